@@ -315,3 +315,12 @@ func (d *Dense[T]) gather(sels []axisSelection) *Dense[T] {
 	}
 	return out
 }
+
+// Must returns d and panics if err is not nil. It is for initializations with known-good
+// arguments, such as Must(FromSlice([]float32{1, 2, 3, 4}, 2, 2)), like template.Must.
+func Must[T Element](d *Dense[T], err error) *Dense[T] {
+	if err != nil {
+		panic(err)
+	}
+	return d
+}

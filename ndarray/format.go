@@ -2,6 +2,7 @@ package ndarray
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -24,86 +25,171 @@ func (d *Dense[T]) String() string { return fmt.Sprint(d) }
 // its flags, width and precision formats each element (for example %.2f or %x), keeping the
 // layout.
 func (d *Dense[T]) Format(f fmt.State, verb rune) {
-	cell := elementFormat[T](f, verb)
 	if d.Size() == 0 {
 		fmt.Fprint(f, "[]")
 		return
 	}
-	p := printer[T]{d: d, cell: cell, summarize: d.Size() > summarizeOver}
+	p := printer[T]{d: d, summarize: d.Size() > summarizeOver}
 	idx := make([]int64, 0, d.Rank())
-	p.render(idx, 0) // measure the widest cell
-	p.measured = true
-	fmt.Fprint(f, p.render(idx, 0))
+	p.walk(idx, 0, nil) // collect the printed values
+	p.cells = formatCells(p.values, f, verb)
+	for _, s := range p.cells {
+		if d.DType() == String {
+			break // NumPy does not align strings
+		}
+		l, r := p.split(s)
+		p.left, p.right = max(p.left, l), max(p.right, r)
+	}
+	var b strings.Builder
+	p.walk(idx, 0, &b)
+	fmt.Fprint(f, b.String())
 }
 
+// printer walks the printed elements of an array twice: once to collect their values, once
+// to write their cells aligned on the decimal point.
 type printer[T Element] struct {
 	d         *Dense[T]
-	cell      func(T) string
 	summarize bool
-	width     int
-	measured  bool
+	values    []T
+	cells     []string
+	next      int
+	// left is the widest part of a cell before its decimal point (the whole cell when there is
+	// none), right the widest part from it on.
+	left, right int
 }
 
-func (p *printer[T]) render(idx []int64, axis int) string {
+// split returns the lengths of s before and from its decimal point; only floats have one.
+func (p *printer[T]) split(s string) (int, int) {
+	if p.d.DType().IsFloat() {
+		if i := strings.IndexAny(s, ".e"); i >= 0 && !strings.ContainsAny(s, "NI") {
+			return i, len(s) - i
+		}
+	}
+	return len(s), 0
+}
+
+func (p *printer[T]) walk(idx []int64, axis int, b *strings.Builder) {
 	rank := p.d.Rank()
 	if axis == rank {
-		s := p.cell(p.d.Get(idx...))
-		if !p.measured {
-			p.width = max(p.width, len(s))
-			return s
+		if b == nil {
+			p.values = append(p.values, p.d.Get(idx...))
+			return
 		}
-		return strings.Repeat(" ", p.width-len(s)) + s
+		s := p.cells[p.next]
+		p.next++
+		l, r := p.split(s)
+		b.WriteString(strings.Repeat(" ", max(p.left-l, 0)))
+		b.WriteString(s)
+		b.WriteString(strings.Repeat(" ", max(p.right-r, 0)))
+		return
 	}
 	n := p.d.layout.Shape[axis]
 	sep := " "
 	if axis < rank-1 {
 		sep = strings.Repeat("\n", rank-1-axis) + strings.Repeat(" ", axis+1)
 	}
-	var b strings.Builder
-	b.WriteByte('[')
+	if b != nil {
+		b.WriteByte('[')
+	}
 	for i := int64(0); i < n; i++ {
-		if i > 0 {
+		if i > 0 && b != nil {
 			b.WriteString(sep)
 		}
 		if p.summarize && n > 2*edgeItems && i == edgeItems {
-			b.WriteString("...")
-			b.WriteString(sep)
+			if b != nil {
+				b.WriteString("...")
+				b.WriteString(sep)
+			}
 			i = n - edgeItems
 		}
-		b.WriteString(p.render(append(idx, i), axis+1))
+		p.walk(append(idx, i), axis+1, b)
 	}
-	b.WriteByte(']')
-	return b.String()
+	if b != nil {
+		b.WriteByte(']')
+	}
 }
 
-// elementFormat returns the function that formats one element for the verb and flags in f.
-func elementFormat[T Element](f fmt.State, verb rune) func(T) string {
-	if verb == 'v' || verb == 's' {
-		if _, ok := f.Precision(); !ok && !f.Flag('+') && !f.Flag('#') {
-			return formatDefault[T]
+// formatCells formats the printed values for the verb and flags in f: for %v and %s without
+// flags, the way NumPy's str() does; otherwise each value with the verb.
+func formatCells[T Element](values []T, f fmt.State, verb rune) []string {
+	cells := make([]string, len(values))
+	_, hasPrec := f.Precision()
+	if (verb == 'v' || verb == 's') && !hasPrec && !f.Flag('+') && !f.Flag('#') {
+		if DTypeOf[T]().IsFloat() {
+			return formatFloats(values)
 		}
+		for i, v := range values {
+			if s, ok := any(v).(string); ok {
+				cells[i] = strconv.Quote(s)
+			} else {
+				cells[i] = fmt.Sprint(v)
+			}
+		}
+		return cells
 	}
 	spec := fmt.FormatString(f, verb)
-	return func(v T) string {
+	for i, v := range values {
 		if h, ok := any(v).(float16.Num); ok {
-			return fmt.Sprintf(spec, h.Float32())
+			cells[i] = fmt.Sprintf(spec, h.Float32())
+		} else {
+			cells[i] = fmt.Sprintf(spec, v)
 		}
-		return fmt.Sprintf(spec, v)
 	}
+	return cells
 }
 
-// formatDefault formats an element as NumPy's str() would, in Go's spelling: the shortest
-// decimal that round-trips for floats, "true"/"false", and quoted strings.
-func formatDefault[T Element](v T) string {
-	switch x := any(v).(type) {
-	case float16.Num:
-		return strconv.FormatFloat(float64(x.Float32()), 'g', -1, 32)
-	case float32:
-		return strconv.FormatFloat(float64(x), 'g', -1, 32)
-	case float64:
-		return strconv.FormatFloat(x, 'g', -1, 64)
-	case string:
-		return strconv.Quote(x)
+// formatFloats follows NumPy's default float printing: positional notation with the fewest
+// digits that represent each value uniquely and a trailing point for integral values ("10."),
+// unless the values span more than three orders of magnitude, reach 1e8 or go below 1e-4, in
+// which case all are printed in exponent notation with a common number of digits.
+func formatFloats[T Element](values []T) []string {
+	bits := 64
+	fs := make([]float64, len(values))
+	for i, v := range values {
+		switch x := any(v).(type) {
+		case float16.Num:
+			fs[i], bits = float64(x.Float32()), 32
+		case float32:
+			fs[i], bits = float64(x), 32
+		case float64:
+			fs[i] = x
+		}
 	}
-	return fmt.Sprint(v)
+	minAbs, maxAbs := math.Inf(1), 0.0
+	for _, x := range fs {
+		if a := math.Abs(x); a != 0 && !math.IsInf(a, 0) && !math.IsNaN(a) {
+			minAbs, maxAbs = min(minAbs, a), max(maxAbs, a)
+		}
+	}
+	exp := maxAbs > 0 && (maxAbs >= 1e8 || minAbs < 1e-4 || maxAbs/minAbs > 1e3)
+	cells := make([]string, len(fs))
+	if !exp {
+		for i, x := range fs {
+			s := strconv.FormatFloat(x, 'f', -1, bits)
+			if !strings.ContainsAny(s, ".IN") {
+				s += "."
+			}
+			cells[i] = s
+		}
+		return cells
+	}
+	digits := 0
+	for _, x := range fs {
+		s := strconv.FormatFloat(x, 'e', -1, bits)
+		if i, j := strings.IndexByte(s, '.'), strings.IndexByte(s, 'e'); i >= 0 && j > i {
+			digits = max(digits, j-i-1)
+		}
+	}
+	for i, x := range fs {
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			cells[i] = strconv.FormatFloat(x, 'g', -1, bits)
+			continue
+		}
+		s := strconv.FormatFloat(x, 'e', digits, bits)
+		if digits == 0 {
+			s = strings.Replace(s, "e", ".e", 1) // NumPy's "1.e+09"
+		}
+		cells[i] = s
+	}
+	return cells
 }

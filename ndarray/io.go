@@ -207,8 +207,8 @@ func (d *Dense[T]) readStrings(r io.Reader) (int64, error) {
 func readAtMost(r io.Reader, n int64) ([]byte, error) {
 	if n <= ioChunk {
 		b := make([]byte, n)
-		_, err := io.ReadFull(r, b)
-		return b, err
+		got, err := io.ReadFull(r, b)
+		return b[:got], err
 	}
 	var b []byte
 	for int64(len(b)) < n {

@@ -1,6 +1,9 @@
 package ndarray
 
-import "iter"
+import (
+	"iter"
+	"slices"
+)
 
 // Values returns an iterator over the elements in row-major order (the last index fastest),
 // whatever the layout. The iterator reads the backing at each step, so it sees writes made
@@ -38,11 +41,8 @@ func (d *Dense[T]) Elements() iter.Seq2[int64, *Dense[T]] {
 		for i := int64(0); i < d.layout.Shape[0]; i++ {
 			l := Layout{
 				Shape:   d.layout.Shape[1:].Clone(),
-				Strides: append([]int64(nil), d.layout.Strides[1:]...),
+				Strides: slices.Clone(d.layout.Strides[1:]),
 				Offset:  d.layout.Offset + i*d.layout.Strides[0],
-			}
-			if l.Shape == nil {
-				l.Shape, l.Strides = Shape{}, []int64{}
 			}
 			if !yield(i, d.view(l)) {
 				return

@@ -3,6 +3,7 @@ package ndarray
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Layout maps the indices of an array onto positions in a flat backing slice: the element at
@@ -46,7 +47,7 @@ func (l Layout) Size() int64 { return l.Shape.Size() }
 
 // Clone returns a deep copy of l.
 func (l Layout) Clone() Layout {
-	return Layout{Shape: l.Shape.Clone(), Strides: append([]int64(nil), l.Strides...), Offset: l.Offset}
+	return Layout{Shape: l.Shape.Clone(), Strides: slices.Clone(l.Strides), Offset: l.Offset}
 }
 
 // Position returns the position in the backing slice of the element at indices, and false when
@@ -69,11 +70,12 @@ func (l Layout) Position(indices ...int64) (int64, bool) {
 // product of the dimensions after it. Strides of dimensions of size 1 are ignored, and an empty
 // array is contiguous in any order.
 func (l Layout) IsRowMajor() bool {
+	if l.Size() == 0 {
+		return true
+	}
 	want := int64(1)
 	for i := len(l.Shape) - 1; i >= 0; i-- {
 		switch d := l.Shape[i]; {
-		case d == 0:
-			return true
 		case d != 1 && l.Strides[i] != want:
 			return false
 		default:
@@ -86,11 +88,12 @@ func (l Layout) IsRowMajor() bool {
 // IsColumnMajor reports whether the elements are contiguous in Fortran order, with the same
 // rules as IsRowMajor.
 func (l Layout) IsColumnMajor() bool {
+	if l.Size() == 0 {
+		return true
+	}
 	want := int64(1)
 	for i, d := range l.Shape {
 		switch {
-		case d == 0:
-			return true
 		case d != 1 && l.Strides[i] != want:
 			return false
 		default:

@@ -57,12 +57,12 @@ func (s Shape) Equal(o Shape) bool {
 	return true
 }
 
-// Clone returns a copy of s that shares no memory with it.
+// Clone returns a copy of s that shares no memory with it; the copy of a scalar shape is an
+// empty, non-nil Shape.
 func (s Shape) Clone() Shape {
-	if s == nil {
-		return nil
-	}
-	return append(Shape(make([]int64, 0, len(s))), s...)
+	c := make(Shape, len(s))
+	copy(c, s)
+	return c
 }
 
 // String formats s the way NumPy does: "(2, 3)", "(7,)" and "()" for a scalar. Unknown
