@@ -33,13 +33,19 @@ func (d *Dense[T]) Format(f fmt.State, verb rune) {
 	idx := make([]int64, 0, d.Rank())
 	p.walk(idx, 0, nil) // collect the printed values
 	p.cells = formatCells(p.values, f, verb)
+	whole := 0 // the widest cell with no decimal point to align, such as NaN
 	for _, s := range p.cells {
 		if d.DType() == String {
 			break // NumPy does not align strings
 		}
 		l, r := p.split(s)
+		if r == 0 {
+			whole = max(whole, l)
+			continue
+		}
 		p.left, p.right = max(p.left, l), max(p.right, r)
 	}
+	p.left = max(p.left, whole-p.right)
 	var b strings.Builder
 	p.walk(idx, 0, &b)
 	fmt.Fprint(f, b.String())
@@ -78,6 +84,9 @@ func (p *printer[T]) walk(idx []int64, axis int, b *strings.Builder) {
 		s := p.cells[p.next]
 		p.next++
 		l, r := p.split(s)
+		if r == 0 { // right-align cells with no decimal point
+			l, r = l-p.right, p.right
+		}
 		b.WriteString(strings.Repeat(" ", max(p.left-l, 0)))
 		b.WriteString(s)
 		b.WriteString(strings.Repeat(" ", max(p.right-r, 0)))

@@ -41,7 +41,7 @@ func TestStringGoSpellings(t *testing.T) {
 	assert.Equal(t, `["a" "b c"]`, Must(FromSlice([]string{"a", "b c"}, 2)).String())
 	nan := math.NaN()
 	assert.Equal(t, "[  1.  NaN +Inf]", Must(FromSlice([]float64{1, nan, math.Inf(1)}, 3)).String())
-	assert.Equal(t, "[-Inf 1.e-09 1.e+00]", Must(FromSlice([]float64{math.Inf(-1), 1e-9, 1}, 3)).String())
+	assert.Equal(t, "[  -Inf 1.e-09 1.e+00]", Must(FromSlice([]float64{math.Inf(-1), 1e-9, 1}, 3)).String())
 }
 
 func TestFormatVerbs(t *testing.T) {
