@@ -40,11 +40,17 @@ func (d *Dense[T]) WriteTo(w io.Writer) (int64, error) {
 		total += int64(n)
 		return err == nil
 	}
-	buf := make([]byte, 0, min(d.Size()*width, ioChunk))
+	var buf []byte // staging, allocated when a strided or short run needs it
 	flush := func() bool {
 		ok := write(buf)
 		buf = buf[:0]
 		return ok
+	}
+	stage := func(more int) bool {
+		if buf == nil {
+			buf = make([]byte, 0, min(d.Size()*width, ioChunk))
+		}
+		return len(buf)+more <= ioChunk || flush()
 	}
 	d.layout.lines(func(start, stride, n int64) bool {
 		if stride == 1 && hostLittleEndian {
@@ -52,14 +58,14 @@ func (d *Dense[T]) WriteTo(w io.Writer) (int64, error) {
 			if len(raw) >= ioChunk {
 				return flush() && write(raw)
 			}
-			if len(buf)+len(raw) > ioChunk && !flush() {
+			if !stage(len(raw)) {
 				return false
 			}
 			buf = append(buf, raw...)
 			return true
 		}
 		for p, end := start, start+n*stride; p != end; p += stride {
-			if len(buf)+int(width) > ioChunk && !flush() {
+			if !stage(int(width)) {
 				return false
 			}
 			buf = appendLE(buf, &d.data[p])
