@@ -21,7 +21,7 @@ var benchLayouts = []struct {
 	rowStride, colStart int
 }{
 	{"contiguous", nil, benchN, benchN, benchN, 0},
-	{"strided", []Index{Step(2), Range(1, benchN - 1)}, benchN / 2, benchN - 2, 2 * benchN, 1},
+	{"strided", []Index{Step(2), Range(1, benchN-1)}, benchN / 2, benchN - 2, 2 * benchN, 1},
 }
 
 func benchSource() *Dense[float32] {

@@ -454,10 +454,11 @@ func TestIndexString(t *testing.T) {
 		idx  Index
 		want string
 	}{
-		{At(-1), "At(-1)"}, {All(), "[::1]"}, {Range(1, 3), "[1:3:1]"}, {Flip(), "[::-1]"},
-		{From(2), "[2::1]"}, {To(2), "[:2:1]"}, {Mod(3), "Mod(3)"}, {Incl(1, 2), "Incl[1 2]"},
-		{Excl(0), "Excl[0]"}, {NewAxis(), "NewAxis()"}, {Ellipsis(), "Ellipsis()"},
-		{Take(New[int64](2)), "Take((2,))"}, {Index{}, "Index{}"},
+		{At(-1), "At(-1)"}, {All(), "All()"}, {Range(1, 3), "Range(1, 3)"}, {Flip(), "Flip()"},
+		{RangeStep(5, 0, -2), "RangeStep(5, 0, -2)"}, {Step(3), "Step(3)"},
+		{From(2), "From(2)"}, {To(2), "To(2)"}, {Mod(3), "Mod(3)"}, {Even(), "Even()"}, {Odd(), "Odd()"},
+		{Incl(1, 2), "Incl(1, 2)"}, {Excl(0), "Excl(0)"}, {NewAxis(), "NewAxis()"}, {Ellipsis(), "Ellipsis()"},
+		{Take(New[int64](2)), "Take((2,) array)"}, {Take(nil), "Take(nil)"}, {Index{}, "Index{}"},
 	} {
 		assert.Equal(t, tc.want, tc.idx.String())
 	}
@@ -479,4 +480,39 @@ func TestErrorsAreSentinels(t *testing.T) {
 	_, err := FromSlice([]int8{1}, 2)
 	assert.True(t, errors.Is(err, ErrShape))
 	assert.False(t, errors.Is(err, ErrIndex))
+}
+
+func TestExclSelections(t *testing.T) {
+	for _, tc := range []struct {
+		n        int64
+		excluded []int64
+		want     []int64
+		view     bool
+	}{
+		{10, nil, seq(0, 10), true},
+		{10, []int64{0, 1, 9}, seq(2, 9), true},
+		{10, []int64{9, 0, 1, 0}, seq(2, 9), true},
+		{10, []int64{-1, -10}, seq(1, 9), true},
+		{10, []int64{4}, []int64{0, 1, 2, 3, 5, 6, 7, 8, 9}, false},
+		{6, []int64{1, 3, 5}, []int64{0, 2, 4}, true},
+		{7, []int64{0, 2, 3, 5, 6}, []int64{1, 4}, true},
+		{3, []int64{0, 1, 2}, nil, true},
+	} {
+		a := arange(func(v int64) int64 { return v }, tc.n)
+		v, err := a.Slice(Excl(tc.excluded...))
+		require.NoError(t, err)
+		assertValues(t, tc.want, v)
+		if v.Size() > 0 {
+			assert.Equal(t, tc.view, v.SharesMemory(a), "Excl%v of %d", tc.excluded, tc.n)
+		}
+	}
+}
+
+func TestExclOnAHugeBroadcastDimensionDoesNotAllocateIt(t *testing.T) {
+	// One element broadcast along a dimension of 2^50 with stride 0.
+	huge := Must(FromLayout([]float64{7}, Layout{Shape: Shape{1 << 50}, Strides: []int64{0}}))
+	v, err := huge.Slice(Excl(0, -1))
+	require.NoError(t, err)
+	assert.Equal(t, Shape{1<<50 - 2}, v.Shape())
+	assert.Equal(t, 7.0, v.Get(1<<49))
 }

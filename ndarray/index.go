@@ -3,6 +3,9 @@ package ndarray
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
+	"strings"
 )
 
 // Index selects along one dimension in Slice (or adds one, or stands for several). Build one
@@ -106,36 +109,58 @@ func NewAxis() Index { return Index{kind: kindNewAxis} }
 // NumPy. A Slice call may hold one Ellipsis at most.
 func Ellipsis() Index { return Index{kind: kindEllipsis} }
 
-// String describes the index the way it was built, as in "At(2)" or "RangeStep(0, 5, 2)".
+// String describes the index as the Go call that builds it, such as "At(2)" or
+// "RangeStep(0, 5, 2)".
 func (x Index) String() string {
 	switch x.kind {
 	case kindAt:
 		return fmt.Sprintf("At(%d)", x.start)
 	case kindRange:
-		bound := func(v int64, open bool) string {
-			if open {
-				return ""
-			}
-			return fmt.Sprint(v)
+		switch {
+		case x.openStart && x.openStop && x.step == 1:
+			return "All()"
+		case x.openStart && x.openStop && x.step == -1:
+			return "Flip()"
+		case x.openStart && x.openStop:
+			return fmt.Sprintf("Step(%d)", x.step)
+		case x.openStart:
+			return fmt.Sprintf("To(%d)", x.stop)
+		case x.openStop && x.start == 1 && x.step == 2:
+			return "Odd()"
+		case x.openStop:
+			return fmt.Sprintf("From(%d)", x.start)
+		case x.step == 1:
+			return fmt.Sprintf("Range(%d, %d)", x.start, x.stop)
 		}
-		return fmt.Sprintf("[%s:%s:%d]", bound(x.start, x.openStart), bound(x.stop, x.openStop), x.step)
+		return fmt.Sprintf("RangeStep(%d, %d, %d)", x.start, x.stop, x.step)
 	case kindMod:
+		if x.step == 2 {
+			return "Even()"
+		}
 		return fmt.Sprintf("Mod(%d)", x.step)
 	case kindIncl:
-		return fmt.Sprintf("Incl%v", x.list)
+		return "Incl(" + joinInts(x.list) + ")"
 	case kindExcl:
-		return fmt.Sprintf("Excl%v", x.list)
+		return "Excl(" + joinInts(x.list) + ")"
 	case kindTake:
 		if x.take == nil {
 			return "Take(nil)"
 		}
-		return fmt.Sprintf("Take(%v)", x.take.Shape())
+		return fmt.Sprintf("Take(%v array)", x.take.layout.Shape)
 	case kindNewAxis:
 		return "NewAxis()"
 	case kindEllipsis:
 		return "Ellipsis()"
 	}
 	return "Index{}"
+}
+
+func joinInts(v []int64) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.FormatInt(n, 10)
+	}
+	return strings.Join(s, ", ")
 }
 
 // selection is what one Index selects along one dimension: nothing kept (drop), an arithmetic
@@ -177,21 +202,15 @@ func (x Index) resolve(n int64) (selection, error) {
 		}
 		return fromPositions(positions), nil
 	case kindExcl:
-		excluded := make([]bool, n)
-		for _, p := range x.list {
+		excluded := make([]int64, len(x.list))
+		for k, p := range x.list {
 			i, err := normalize(p, n)
 			if err != nil {
 				return selection{}, fmt.Errorf("Excl position %d: %w", p, err)
 			}
-			excluded[i] = true
+			excluded[k] = i
 		}
-		positions := make([]int64, 0, n)
-		for i, ex := range excluded {
-			if !ex {
-				positions = append(positions, int64(i))
-			}
-		}
-		return fromPositions(positions), nil
+		return excludeAll(excluded, n), nil
 	case kindTake:
 		if x.take == nil {
 			return selection{}, fmt.Errorf("Take(nil): %w", ErrIndex)
@@ -268,6 +287,38 @@ func fromPositions(positions []int64) selection {
 		return selection{explicit: true, list: positions, dims: Shape{int64(len(positions))}}
 	}
 	return selection{start: positions[0], count: int64(len(positions)), step: step}
+}
+
+// excludeAll returns the selection of the positions of [0, n) not in excluded (all inside it).
+// It never allocates in proportion to n unless the result is a list that long: a kept set that
+// is evenly spaced with a step of 2 or more needs n ≤ 2·len(excluded)+2, and one with step 1
+// is a single run that is recognized from the excluded positions alone.
+func excludeAll(excluded []int64, n int64) selection {
+	slices.Sort(excluded)
+	excluded = slices.Compact(excluded)
+	m := int64(len(excluded))
+	if n > 2*m+2 {
+		// Many positions are kept: the result is a view only when they form one run
+		// [first, first+kept), that is when excluded is a prefix [0, first) and a suffix.
+		kept := n - m
+		first := int64(0)
+		for first < m && excluded[first] == first {
+			first++
+		}
+		if first == m || excluded[first] >= first+kept {
+			return selection{start: first, count: kept, step: 1}
+		}
+	}
+	positions := make([]int64, 0, n-m)
+	next := 0
+	for i := int64(0); i < n; i++ {
+		if next < len(excluded) && excluded[next] == i {
+			next++
+			continue
+		}
+		positions = append(positions, i)
+	}
+	return fromPositions(positions)
 }
 
 // normalize turns a possibly negative position into one in [0, n), or fails with ErrIndex.

@@ -11,22 +11,22 @@ import (
 func (d *Dense[T]) Values() iter.Seq[T] {
 	return func(yield func(T) bool) {
 		data := d.data
-		d.layout.lines(func(start, stride, n int64) bool {
-			if stride == 1 {
-				for _, v := range data[start : start+n] {
+		var it lineIter
+		for it.init(d.layout); it.next(); {
+			if it.stride == 1 {
+				for _, v := range data[it.start : it.start+it.n] {
 					if !yield(v) {
-						return false
+						return
 					}
 				}
-				return true
+				continue
 			}
-			for p, end := start, start+n*stride; p != end; p += stride {
+			for p, end := it.start, it.start+it.n*it.stride; p != end; p += it.stride {
 				if !yield(data[p]) {
-					return false
+					return
 				}
 			}
-			return true
-		})
+		}
 	}
 }
 

@@ -180,71 +180,83 @@ func addInt64(a, b int64) (int64, bool) {
 	return a + b, true
 }
 
-// maxStackRank is the rank up to which iteration keeps its counters on the stack.
-const maxStackRank = 8
+// maxLineRank bounds the dimensions a lineIter tracks. Dimensions of size 1 are dropped and a
+// non-empty array of k dimensions of size 2 or more has at least 2^k elements, which must fit
+// in an int, so no valid layout needs more.
+const maxLineRank = 64
 
-// lines calls fn for every innermost line of a valid layout in row-major order: the n positions
-// start, start+stride, … It merges trailing dimensions that are contiguous with each other, so a
-// row-major layout is one line. It stops early when fn returns false and reports whether it ran
-// to the end.
-func (l Layout) lines(fn func(start, stride, n int64) bool) bool {
-	r := len(l.Shape)
-	for _, d := range l.Shape {
-		if d == 0 {
-			return true
-		}
+// lineIter walks the innermost lines of a valid layout in row-major order: after each call to
+// next that returns true, the line is the n positions start, start+stride, … It merges
+// dimensions that step exactly over each other, so a row-major layout is one line. It keeps
+// its counters in arrays so that it lives on the caller's stack.
+type lineIter struct {
+	shape, strides, idx [maxLineRank]int64
+	outer               int // the number of dimensions outside the line
+	pos                 int64
+	start, stride, n    int64
+	state               uint8 // 0 before the first line, 1 walking, 2 done
+}
+
+// init prepares the walk of l.
+func (it *lineIter) init(l Layout) {
+	it.state, it.outer, it.pos = 0, 0, l.Offset
+	if l.Size() == 0 {
+		it.state = 2
+		return
 	}
-	if r == 0 {
-		return fn(l.Offset, 1, 1)
-	}
-	// Drop dimensions of size 1 and merge each dimension into the next when it steps exactly
-	// over it, innermost first.
-	var shapeBuf, strideBuf, idxBuf [maxStackRank]int64
-	shape, strides := shapeBuf[:0], strideBuf[:0]
-	if r > maxStackRank {
-		shape, strides = make([]int64, 0, r), make([]int64, 0, r)
-	}
-	for k := 0; k < r; k++ {
-		d, s := l.Shape[k], l.Strides[k]
-		if d == 1 {
+	r := 0
+	for k, d := range l.Shape {
+		s := l.Strides[k]
+		switch {
+		case d == 1:
 			continue
-		}
-		if n := len(shape); n > 0 && strides[n-1] == s*d {
+		case r > 0 && it.strides[r-1] == s*d:
 			// The previous (outer) dimension and this one walk one progression.
-			shape[n-1] *= d
-			strides[n-1] = s
+			it.shape[r-1] *= d
+			it.strides[r-1] = s
 			continue
 		}
-		shape, strides = append(shape, d), append(strides, s)
+		it.shape[r], it.strides[r], it.idx[r] = d, s, 0
+		r++
 	}
-	if len(shape) == 0 {
-		return fn(l.Offset, 1, 1)
+	if r == 0 { // a scalar, or only dimensions of size 1
+		it.shape[0], it.strides[0], r = 1, 1, 1
 	}
-	outer := len(shape) - 1
-	inner, innerStride := shape[outer], strides[outer]
-	idx := idxBuf[:0]
-	if outer > maxStackRank {
-		idx = make([]int64, outer)
-	} else {
-		idx = idxBuf[:outer]
+	it.outer = r - 1
+	it.n, it.stride = it.shape[r-1], it.strides[r-1]
+}
+
+// next advances to the next line and reports whether there is one.
+func (it *lineIter) next() bool {
+	switch it.state {
+	case 0:
+		it.state = 1
+		it.start = it.pos
+		return true
+	case 2:
+		return false
 	}
-	pos := l.Offset
-	for {
-		if !fn(pos, innerStride, inner) {
-			return false
-		}
-		k := outer - 1
-		for ; k >= 0; k-- {
-			idx[k]++
-			pos += strides[k]
-			if idx[k] < shape[k] {
-				break
-			}
-			pos -= strides[k] * shape[k]
-			idx[k] = 0
-		}
-		if k < 0 {
+	for k := it.outer - 1; k >= 0; k-- {
+		it.idx[k]++
+		it.pos += it.strides[k]
+		if it.idx[k] < it.shape[k] {
+			it.start = it.pos
 			return true
+		}
+		it.pos -= it.strides[k] * it.shape[k]
+		it.idx[k] = 0
+	}
+	it.state = 2
+	return false
+}
+
+// lines calls fn for every innermost line of a valid layout, as lineIter walks them, and stops
+// early when fn returns false.
+func (l Layout) lines(fn func(start, stride, n int64) bool) {
+	var it lineIter
+	for it.init(l); it.next(); {
+		if !fn(it.start, it.stride, it.n) {
+			return
 		}
 	}
 }
@@ -260,9 +272,9 @@ func pairs(a, b Layout, fn func(pa, pb int64) bool) {
 		fn(a.Offset, b.Offset)
 		return
 	}
-	var idxBuf [maxStackRank]int64
+	var idxBuf [maxLineRank]int64
 	idx := idxBuf[:0]
-	if r > maxStackRank {
+	if r > maxLineRank {
 		idx = make([]int64, r)
 	} else {
 		idx = idxBuf[:r]

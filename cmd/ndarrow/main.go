@@ -1,0 +1,105 @@
+// Command ndarrow inspects, converts and serves n-dimensional arrays stored as Arrow memory.
+//
+// Usage:
+//
+//	ndarrow <command> [arguments]
+//
+// The commands are:
+//
+//	demo      run the main job end to end on a built-in example
+//	version   print the version
+//	help      print this help
+//
+// Exit status is 0 on success, 1 when a command fails and 2 on a usage error.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Exit statuses.
+const (
+	exitOK    = 0
+	exitFail  = 1
+	exitUsage = 2
+)
+
+// command is one subcommand: its name, a one-line summary and the function that runs it.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+}
+
+func commands() []command {
+	return []command{
+		{"demo", "run the main job end to end on a built-in example", runDemo},
+		{"version", "print the version", runVersion},
+		{"help", "print this help", runHelp},
+	}
+}
+
+// run executes the command line args (without the program name) and returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		usage(stdout)
+		return exitOK
+	case "-version", "--version":
+		return runVersion(ctx, nil, stdout, stderr)
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "ndarrow: unknown command %q\n", args[0])
+	usage(stderr)
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "ndarrow moves n-dimensional arrays between Go, Arrow, NumPy and TensorFlow.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Usage:")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "\tndarrow <command> [arguments]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "The commands are:")
+	fmt.Fprintln(w)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "\t%-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, `Use "ndarrow help <command>" for more about a command.`)
+}
+
+func runHelp(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stdout)
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			fmt.Fprintf(stdout, "usage: ndarrow %s\n\n%s.\n", c.name, c.summary)
+			return exitOK
+		}
+	}
+	fmt.Fprintf(stderr, "ndarrow help: unknown command %q\n", args[0])
+	return exitUsage
+}
