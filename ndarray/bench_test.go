@@ -87,6 +87,7 @@ func BenchmarkRead(b *testing.B) {
 		b.Run(l.name+"/CopyTo", func(b *testing.B) {
 			b.ReportAllocs()
 			dst := make([]float32, n)
+			b.ResetTimer()
 			for range b.N {
 				_ = v.CopyTo(dst)
 			}
@@ -128,6 +129,7 @@ func BenchmarkWrite(b *testing.B) {
 		b.Run(l.name+"/CopyFrom", func(b *testing.B) {
 			b.ReportAllocs()
 			src := make([]float32, n)
+			b.ResetTimer()
 			for range b.N {
 				_ = v.CopyFrom(src)
 			}
