@@ -1,7 +1,6 @@
 package ndarray
 
 import (
-	"fmt"
 	"io"
 	"testing"
 )
@@ -39,60 +38,51 @@ func reportGBps(b *testing.B, elements int) {
 
 var sink float32
 
+// run benchmarks body as the sub-benchmark name, reporting allocations and GB/s over elements.
+func run(b *testing.B, name string, elements int, body func()) {
+	b.Run(name, func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			body()
+		}
+		reportGBps(b, elements)
+	})
+}
+
 func BenchmarkRead(b *testing.B) {
 	a := benchSource()
 	for _, l := range benchLayouts {
 		v := Must(a.Slice(l.indices...))
 		n := l.rows * l.cols
-		b.Run(l.name+"/plain-loop", func(b *testing.B) {
-			b.ReportAllocs()
-			data := a.data
-			for range b.N {
-				var s float32
-				for i := 0; i < l.rows; i++ {
-					row := i*l.rowStride + l.colStart
-					for j := 0; j < l.cols; j++ {
-						s += data[row+j]
-					}
+		rows, cols := int64(l.rows), int64(l.cols)
+		run(b, l.name+"/plain-loop", n, func() {
+			var s float32
+			for i := 0; i < l.rows; i++ {
+				row := a.data[i*l.rowStride+l.colStart:]
+				for j := 0; j < l.cols; j++ {
+					s += row[j]
 				}
-				sink = s
 			}
-			reportGBps(b, n)
+			sink = s
 		})
-		b.Run(l.name+"/Values", func(b *testing.B) {
-			b.ReportAllocs()
-			for range b.N {
-				var s float32
-				for x := range v.Values() {
-					s += x
+		run(b, l.name+"/Values", n, func() {
+			var s float32
+			for x := range v.Values() {
+				s += x
+			}
+			sink = s
+		})
+		run(b, l.name+"/Get", n, func() {
+			var s float32
+			for i := range rows {
+				for j := range cols {
+					s += v.Get(i, j)
 				}
-				sink = s
 			}
-			reportGBps(b, n)
+			sink = s
 		})
-		b.Run(l.name+"/Get", func(b *testing.B) {
-			b.ReportAllocs()
-			rows, cols := int64(l.rows), int64(l.cols)
-			for range b.N {
-				var s float32
-				for i := int64(0); i < rows; i++ {
-					for j := int64(0); j < cols; j++ {
-						s += v.Get(i, j)
-					}
-				}
-				sink = s
-			}
-			reportGBps(b, n)
-		})
-		b.Run(l.name+"/CopyTo", func(b *testing.B) {
-			b.ReportAllocs()
-			dst := make([]float32, n)
-			b.ResetTimer()
-			for range b.N {
-				_ = v.CopyTo(dst)
-			}
-			reportGBps(b, n)
-		})
+		dst := make([]float32, n)
+		run(b, l.name+"/CopyTo", n, func() { _ = v.CopyTo(dst) })
 	}
 }
 
@@ -101,40 +91,24 @@ func BenchmarkWrite(b *testing.B) {
 	for _, l := range benchLayouts {
 		v := Must(a.Slice(l.indices...))
 		n := l.rows * l.cols
-		b.Run(l.name+"/plain-loop", func(b *testing.B) {
-			b.ReportAllocs()
-			data := a.data
-			for range b.N {
-				for i := 0; i < l.rows; i++ {
-					row := i*l.rowStride + l.colStart
-					for j := 0; j < l.cols; j++ {
-						data[row+j] = float32(j)
-					}
+		rows, cols := int64(l.rows), int64(l.cols)
+		run(b, l.name+"/plain-loop", n, func() {
+			for i := 0; i < l.rows; i++ {
+				row := a.data[i*l.rowStride+l.colStart:]
+				for j := 0; j < l.cols; j++ {
+					row[j] = float32(j)
 				}
 			}
-			reportGBps(b, n)
 		})
-		b.Run(l.name+"/Set", func(b *testing.B) {
-			b.ReportAllocs()
-			rows, cols := int64(l.rows), int64(l.cols)
-			for range b.N {
-				for i := int64(0); i < rows; i++ {
-					for j := int64(0); j < cols; j++ {
-						v.Set(float32(j), i, j)
-					}
+		run(b, l.name+"/Set", n, func() {
+			for i := range rows {
+				for j := range cols {
+					v.Set(float32(j), i, j)
 				}
 			}
-			reportGBps(b, n)
 		})
-		b.Run(l.name+"/CopyFrom", func(b *testing.B) {
-			b.ReportAllocs()
-			src := make([]float32, n)
-			b.ResetTimer()
-			for range b.N {
-				_ = v.CopyFrom(src)
-			}
-			reportGBps(b, n)
-		})
+		src := make([]float32, n)
+		run(b, l.name+"/CopyFrom", n, func() { _ = v.CopyFrom(src) })
 	}
 }
 
@@ -144,20 +118,8 @@ func BenchmarkWriteTo(b *testing.B) {
 	a := benchSource()
 	for _, l := range benchLayouts {
 		v := Must(a.Slice(l.indices...))
-		n := l.rows * l.cols
-		b.Run(fmt.Sprintf("%s/WriteTo", l.name), func(b *testing.B) {
-			b.ReportAllocs()
-			for range b.N {
-				_, _ = v.WriteTo(io.Discard)
-			}
-			reportGBps(b, n)
-		})
+		run(b, l.name+"/WriteTo", l.rows*l.cols, func() { _, _ = v.WriteTo(io.Discard) })
 	}
-	b.Run("contiguous/one-Write", func(b *testing.B) {
-		raw := asBytes(a.data)
-		for range b.N {
-			_, _ = io.Discard.Write(raw)
-		}
-		reportGBps(b, len(a.data))
-	})
+	raw := asBytes(a.data)
+	run(b, "contiguous/one-Write", len(a.data), func() { _, _ = io.Discard.Write(raw) })
 }

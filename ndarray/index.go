@@ -192,36 +192,24 @@ func (x Index) resolve(n int64) (selection, error) {
 		}
 		return x.resolveRange(n)
 	case kindIncl:
-		positions := make([]int64, len(x.list))
-		for k, p := range x.list {
-			i, err := normalize(p, n)
-			if err != nil {
-				return selection{}, fmt.Errorf("Incl position %d: %w", p, err)
-			}
-			positions[k] = i
+		positions, err := normalizeAll("Incl", x.list, n)
+		if err != nil {
+			return selection{}, err
 		}
 		return fromPositions(positions), nil
 	case kindExcl:
-		excluded := make([]int64, len(x.list))
-		for k, p := range x.list {
-			i, err := normalize(p, n)
-			if err != nil {
-				return selection{}, fmt.Errorf("Excl position %d: %w", p, err)
-			}
-			excluded[k] = i
+		excluded, err := normalizeAll("Excl", x.list, n)
+		if err != nil {
+			return selection{}, err
 		}
 		return excludeAll(excluded, n), nil
 	case kindTake:
 		if x.take == nil {
 			return selection{}, fmt.Errorf("Take(nil): %w", ErrIndex)
 		}
-		positions := make([]int64, 0, x.take.Size())
-		for p := range x.take.Values() {
-			i, err := normalize(p, n)
-			if err != nil {
-				return selection{}, fmt.Errorf("Take position %d: %w", p, err)
-			}
-			positions = append(positions, i)
+		positions, err := normalizeAll("Take", slices.Collect(x.take.Values()), n)
+		if err != nil {
+			return selection{}, err
 		}
 		return selection{explicit: true, list: positions, dims: x.take.Shape()}, nil
 	}
@@ -319,6 +307,20 @@ func excludeAll(excluded []int64, n int64) selection {
 		positions = append(positions, i)
 	}
 	return fromPositions(positions)
+}
+
+// normalizeAll returns positions normalized by normalize, in a new slice, or the error for the
+// first bad one, naming the index constructor.
+func normalizeAll(name string, positions []int64, n int64) ([]int64, error) {
+	out := make([]int64, len(positions))
+	for k, p := range positions {
+		i, err := normalize(p, n)
+		if err != nil {
+			return nil, fmt.Errorf("%s position %d: %w", name, p, err)
+		}
+		out[k] = i
+	}
+	return out, nil
 }
 
 // normalize turns a possibly negative position into one in [0, n), or fails with ErrIndex.

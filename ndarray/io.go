@@ -127,9 +127,22 @@ func (d *Dense[T]) ReadFrom(r io.Reader) (int64, error) {
 	if d.readOnly {
 		d.readOnlyPanic("ReadFrom")
 	}
+	read := d.readFixed
 	if DTypeOf[T]() == String {
-		return d.readStrings(r)
+		read = d.readStrings
 	}
+	total, err := read(r)
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return total, fmt.Errorf("ndarray: ReadFrom: shape %v: %w", d.layout.Shape, err)
+	}
+	return total, nil
+}
+
+// readFixed reads the elements of a fixed-width type for ReadFrom.
+func (d *Dense[T]) readFixed(r io.Reader) (int64, error) {
 	width := int64(sizeOf[T]())
 	isBool := DTypeOf[T]() == Bool
 	var total, elem int64
@@ -165,15 +178,10 @@ func (d *Dense[T]) ReadFrom(r io.Reader) (int64, error) {
 		}
 		return true
 	})
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
-		}
-		return total, fmt.Errorf("ndarray: ReadFrom: shape %v: %w", d.layout.Shape, err)
-	}
-	return total, nil
+	return total, err
 }
 
+// readStrings reads length-prefixed strings for ReadFrom.
 func (d *Dense[T]) readStrings(r io.Reader) (int64, error) {
 	var total, elem int64
 	var err error
@@ -199,13 +207,7 @@ func (d *Dense[T]) readStrings(r io.Reader) (int64, error) {
 		}
 		return true
 	})
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
-		}
-		return total, fmt.Errorf("ndarray: ReadFrom: shape %v: %w", d.layout.Shape, err)
-	}
-	return total, nil
+	return total, err
 }
 
 // readAtMost reads exactly n bytes, growing its buffer only as data arrives, so a corrupt
