@@ -147,7 +147,7 @@ func (d *Dense[T]) readFixed(r io.Reader) (int64, error) {
 	isBool := DTypeOf[T]() == Bool
 	var total, elem int64
 	var err error
-	buf := make([]byte, 0, ioChunk)
+	var buf []byte // staging for strided, bool and big-endian reads, allocated when needed
 	d.layout.lines(func(start, stride, n int64) bool {
 		if stride == 1 && hostLittleEndian && !isBool {
 			var got int
@@ -155,6 +155,9 @@ func (d *Dense[T]) readFixed(r io.Reader) (int64, error) {
 			total += int64(got)
 			elem += int64(got) / width
 			return err == nil
+		}
+		if buf == nil {
+			buf = make([]byte, min(d.Size()*width, ioChunk))
 		}
 		for n > 0 {
 			k := min(n, ioChunk/width)

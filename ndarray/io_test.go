@@ -216,3 +216,16 @@ func fuzzStream[T Element](t *testing.T, a *Dense[T], data []byte) {
 		t.Fatalf("re-encoded %x, read %x", out.Bytes(), data[:n])
 	}
 }
+
+func TestReadFromContiguousDoesNotAllocate(t *testing.T) {
+	a := New[float64](1024)
+	raw := make([]byte, 8*1024)
+	r := bytes.NewReader(raw)
+	allocs := testing.AllocsPerRun(10, func() {
+		r.Reset(raw)
+		_, _ = a.ReadFrom(r)
+	})
+	if hostLittleEndian {
+		assert.Zero(t, allocs, "contiguous numeric data is read straight into the array")
+	}
+}
