@@ -1,0 +1,134 @@
+package ipc
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// hostLittleEndian reports whether the machine is little-endian, as Arrow's bodies are.
+var hostLittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// swapBytes reverses the byte order of each width-byte element of b.
+func swapBytes(b []byte, width int) {
+	for i := 0; i+width <= len(b); i += width {
+		for l, r := i, i+width-1; l < r; l, r = l+1, r-1 {
+			b[l], b[r] = b[r], b[l]
+		}
+	}
+}
+
+// TensorReader reads the tensors of a stream of encapsulated Tensor messages — what Arrow
+// C++'s ipc::WriteTensor and pyarrow.ipc.write_tensor write, one or more back to back —
+// until the end of the input or the end-of-stream marker.
+//
+// Trust model: the input may be anything. Every length, offset, shape, stride and buffer is
+// checked before use and against the reader's Limits; bad input gives an error wrapping
+// ErrInvalid, ErrLimit or io.ErrUnexpectedEOF, never a panic, and a reader from an io.Reader
+// allocates only as bytes arrive. A TensorReader is not safe for concurrent use.
+type TensorReader struct {
+	lim    Limits
+	src    []byte    // the whole input, for byte and mapped readers
+	r      io.Reader // the input of a streaming reader
+	pos    int64
+	owner  *mapping
+	closed bool
+	err    error
+}
+
+// NewBytesReader returns a reader over the messages in b. Tensors it returns view b without
+// copying; b must not change while they are in use.
+func NewBytesReader(b []byte, lim Limits) *TensorReader {
+	return &TensorReader{lim: lim.withDefaults(), src: b}
+}
+
+// NewReader returns a reader that reads messages from r, copying each body once into memory
+// it allocates.
+func NewReader(r io.Reader, lim Limits) *TensorReader {
+	return &TensorReader{lim: lim.withDefaults(), r: r}
+}
+
+// OpenFile memory-maps the file at path (where the platform can; elsewhere it reads it whole)
+// and returns a reader whose tensors view the mapping without copying. The mapping lives until
+// the reader is closed and every tensor it returned has been released.
+func OpenFile(path string, lim Limits) (*TensorReader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("ipc: %w", err)
+	}
+	defer f.Close()
+	m, err := mapFile(f)
+	if err != nil {
+		return nil, fmt.Errorf("ipc: %s: %w", path, err)
+	}
+	m.retain() // the reader's own reference, dropped by Close
+	return &TensorReader{lim: lim.withDefaults(), src: m.bytes, owner: m}, nil
+}
+
+// Next returns the next tensor, or io.EOF after the last one. After an error other than
+// io.EOF the reader stops: Next returns the same error again.
+func (rd *TensorReader) Next() (*Tensor, error) {
+	if rd.err != nil {
+		return nil, rd.err
+	}
+	if rd.closed {
+		return nil, fmt.Errorf("ipc: Next on a closed reader: %w", os.ErrClosed)
+	}
+	var m message
+	var n int64
+	var err error
+	if rd.r != nil {
+		m, n, err = readMessage(rd.r, rd.pos, rd.lim)
+	} else {
+		m, n, err = parseMessage(rd.src[rd.pos:], rd.pos, rd.lim)
+	}
+	rd.pos += n
+	if err != nil {
+		rd.err = err
+		return nil, err
+	}
+	t, err := decodeTensor(m, rd.lim)
+	if err != nil {
+		rd.err = err
+		return nil, err
+	}
+	if rd.owner != nil {
+		rd.owner.retain()
+		t.owner = rd.owner
+	}
+	return t, nil
+}
+
+// Close releases the reader's reference to a memory-mapped file; tensors still held keep the
+// mapping alive until they are released. Close on other readers only stops them.
+func (rd *TensorReader) Close() error {
+	if rd.closed {
+		return nil
+	}
+	rd.closed = true
+	if rd.owner != nil {
+		rd.owner.release()
+	}
+	return nil
+}
+
+// ReadAll returns every tensor of the input. It stops at the first error, returning no
+// tensors with it (and releasing those it had read).
+func (rd *TensorReader) ReadAll() ([]*Tensor, error) {
+	var out []*Tensor
+	for {
+		t, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			for _, t := range out {
+				t.Release()
+			}
+			return nil, err
+		}
+		out = append(out, t)
+	}
+}

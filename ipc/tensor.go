@@ -1,0 +1,306 @@
+package ipc
+
+import (
+	"fmt"
+	"io"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/apache/arrow/go/v17/arrow/float16"
+	flatbuffers "github.com/google/flatbuffers/go"
+
+	"github.com/ndarrow/ndarrow/internal/arrowfb"
+	"github.com/ndarrow/ndarrow/ndarray"
+)
+
+// Tensor is a dense tensor decoded from an Arrow Tensor message. Its values are not copied:
+// Data aliases the bytes the reader was given or the memory-mapped file, and stays valid until
+// the last Release of a tensor read from a file (tensors read from a []byte or an io.Reader
+// need no Release, and Release on them is harmless).
+type Tensor struct {
+	dtype   ndarray.DType
+	shape   ndarray.Shape
+	strides []int64 // bytes
+	names   []string
+	data    []byte
+	offset  int64
+	owner   *mapping
+}
+
+// DType returns the element type.
+func (t *Tensor) DType() ndarray.DType { return t.dtype }
+
+// Shape returns a copy of the shape.
+func (t *Tensor) Shape() ndarray.Shape { return t.shape.Clone() }
+
+// Strides returns a copy of the strides in bytes, one per dimension, as the message gave them
+// (row-major ones when it gave none).
+func (t *Tensor) Strides() []int64 { return append([]int64(nil), t.strides...) }
+
+// DimNames returns the dimension names, or nil when every dimension is unnamed.
+func (t *Tensor) DimNames() []string { return append([]string(nil), t.names...) }
+
+// Data returns the bytes of the values region, little-endian, laid out by Strides. It is a
+// view of the reader's input, not a copy.
+func (t *Tensor) Data() []byte { return t.data }
+
+// Offset returns the byte offset of the tensor's message in its input.
+func (t *Tensor) Offset() int64 { return t.offset }
+
+// Layout returns the layout of the values in elements, for ndarray.FromLayout.
+func (t *Tensor) Layout() ndarray.Layout {
+	width := int64(t.dtype.Size())
+	strides := make([]int64, len(t.strides))
+	for i, s := range t.strides {
+		strides[i] = s / width
+	}
+	return ndarray.Layout{Shape: t.shape.Clone(), Strides: strides}
+}
+
+// Retain adds a reference to the memory behind Data; each Retain needs a Release.
+func (t *Tensor) Retain() {
+	if t.owner != nil {
+		t.owner.retain()
+	}
+}
+
+// Release drops a reference to the memory behind Data. After the last Release of every tensor
+// of a memory-mapped file (and the Close of its reader), the mapping is unmapped and arrays
+// viewing it must not be used.
+func (t *Tensor) Release() {
+	if t.owner != nil {
+		t.owner.release()
+	}
+}
+
+// AsDense returns the tensor as a Dense[T] with its layout (row-major, column-major or
+// strided). The array is read-only and views Data without copying when the values are aligned
+// for T and the machine is little-endian, which is the case for every tensor read from a
+// memory-mapped file or from an io.Reader, and from a []byte whose first byte is 8-byte
+// aligned; otherwise it is a writable copy. T must be the tensor's element type.
+func AsDense[T ndarray.Element](t *Tensor) (*ndarray.Dense[T], error) {
+	if want := ndarray.DTypeOf[T](); want != t.dtype {
+		return nil, fmt.Errorf("ipc: tensor of %v read as %v: %w", t.dtype, want, ndarray.ErrDType)
+	}
+	values, zeroCopy := viewAs[T](t.data)
+	d, err := ndarray.FromLayout(values, t.Layout())
+	if err != nil {
+		// decodeTensor validated the layout against the data.
+		return nil, fmt.Errorf("ipc: tensor at byte %d: %w: %w", t.offset, ErrInvalid, err)
+	}
+	if zeroCopy {
+		d = d.AsReadOnly()
+	}
+	return d, nil
+}
+
+// viewAs returns b as a []T without copying when it is aligned for T on a little-endian
+// machine, and a converted copy otherwise; the bool says which.
+func viewAs[T ndarray.Element](b []byte) ([]T, bool) {
+	var zero T
+	width := int(unsafe.Sizeof(zero))
+	n := len(b) / width
+	if n == 0 {
+		return nil, true
+	}
+	if hostLittleEndian && uintptr(unsafe.Pointer(unsafe.SliceData(b)))%unsafe.Alignof(zero) == 0 {
+		return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n), true
+	}
+	out := make([]T, n)
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(out))), n*width)
+	copy(raw, b)
+	if !hostLittleEndian {
+		swapBytes(raw, width)
+	}
+	return out, false
+}
+
+// decodeTensor validates a Tensor message and returns the tensor it describes, its values a
+// view of m.body.
+func decodeTensor(m message, lim Limits) (*Tensor, error) {
+	fail := func(kind error, format string, args ...any) (*Tensor, error) {
+		return nil, fmt.Errorf("ipc: tensor at byte %d: %s: %w", m.offset, fmt.Sprintf(format, args...), kind)
+	}
+	switch h := m.meta.HeaderType(); h {
+	case arrowfb.MessageHeaderTensor:
+	case arrowfb.MessageHeaderSparseTensor:
+		return fail(ErrUnsupported, "a SparseTensor message: sparse tensors are not supported yet")
+	default:
+		return fail(ErrUnsupported, "a %v message is not a tensor (record batches are read with arrow-go's ipc package)", h)
+	}
+	var tbl flatbuffers.Table
+	m.meta.Header(&tbl) // present: VerifyMessage checked it
+	var ft arrowfb.Tensor
+	ft.Init(tbl.Bytes, tbl.Pos)
+
+	dtype, err := elementType(ft.TypeType(), func(t *flatbuffers.Table) { ft.Type(t) })
+	if err != nil {
+		return fail(ErrInvalid, "element type: %v", err)
+	}
+	rank := ft.ShapeLength()
+	if rank > lim.MaxRank {
+		return fail(ErrLimit, "rank %d exceeds the limit of %d", rank, lim.MaxRank)
+	}
+	t := &Tensor{dtype: dtype, shape: make(ndarray.Shape, rank), offset: m.offset}
+	named := false
+	names := make([]string, rank)
+	var dim arrowfb.TensorDim
+	for i := range rank {
+		ft.Shape(&dim, i)
+		if t.shape[i] = dim.Size(); t.shape[i] < 0 {
+			return fail(ErrInvalid, "dimension %d is %d", i, t.shape[i])
+		}
+		names[i] = string(dim.Name())
+		named = named || names[i] != ""
+	}
+	if named {
+		t.names = names
+	}
+	size, err := checkedSize(t.shape)
+	if err != nil {
+		return fail(ErrInvalid, "shape %v: %v", t.shape, err)
+	}
+	if size > lim.MaxElements {
+		return fail(ErrLimit, "shape %v has %d elements, more than the limit of %d", t.shape, size, lim.MaxElements)
+	}
+	width := int64(dtype.Size())
+
+	var buf arrowfb.Buffer
+	ft.Data(&buf)
+	off, length := buf.Offset(), buf.Length()
+	if off < 0 || length < 0 || off > int64(len(m.body)) || length > int64(len(m.body))-off {
+		return fail(ErrInvalid, "data buffer (offset %d, length %d) outside a body of %d bytes", off, length, len(m.body))
+	}
+	t.data = m.body[off : off+length]
+
+	switch n := ft.StridesLength(); {
+	case n == 0:
+		t.strides = rowMajorBytes(t.shape, width)
+	case n != rank:
+		return fail(ErrInvalid, "%d strides for rank %d", n, rank)
+	default:
+		t.strides = make([]int64, n)
+		for i := range n {
+			s := ft.Strides(i)
+			if s < 0 || s%width != 0 {
+				return fail(ErrInvalid, "stride %d of dimension %d is not a non-negative multiple of the %d-byte element", s, i, width)
+			}
+			t.strides[i] = s
+		}
+	}
+	if err := t.Layout().Validate(int64(len(t.data)) / width); err != nil {
+		return fail(ErrInvalid, "shape %v with strides %v does not fit in %d bytes of data: %v", t.shape, t.strides, len(t.data), err)
+	}
+	return t, nil
+}
+
+// elementType maps an Arrow Type union member onto a DType; table fills in the member's table.
+func elementType(kind arrowfb.Type, table func(*flatbuffers.Table)) (ndarray.DType, error) {
+	var tbl flatbuffers.Table
+	table(&tbl)
+	switch kind {
+	case arrowfb.TypeInt:
+		var it arrowfb.Int
+		it.Init(tbl.Bytes, tbl.Pos)
+		signed := map[int32]ndarray.DType{8: ndarray.Int8, 16: ndarray.Int16, 32: ndarray.Int32, 64: ndarray.Int64}
+		unsigned := map[int32]ndarray.DType{8: ndarray.Uint8, 16: ndarray.Uint16, 32: ndarray.Uint32, 64: ndarray.Uint64}
+		d, ok := unsigned[it.BitWidth()]
+		if it.IsSigned() {
+			d, ok = signed[it.BitWidth()]
+		}
+		if !ok {
+			return 0, fmt.Errorf("integer bit width %d", it.BitWidth())
+		}
+		return d, nil
+	case arrowfb.TypeFloatingPoint:
+		var fp arrowfb.FloatingPoint
+		fp.Init(tbl.Bytes, tbl.Pos)
+		switch fp.Precision() {
+		case arrowfb.PrecisionHALF:
+			return ndarray.Float16, nil
+		case arrowfb.PrecisionSINGLE:
+			return ndarray.Float32, nil
+		case arrowfb.PrecisionDOUBLE:
+			return ndarray.Float64, nil
+		}
+		return 0, fmt.Errorf("floating-point precision %d", fp.Precision())
+	}
+	return 0, fmt.Errorf("%v: tensors hold integers and floating-point numbers only", kind)
+}
+
+// checkedSize returns the number of elements of a shape with no negative dimension.
+func checkedSize(s ndarray.Shape) (int64, error) {
+	if err := s.Validate(); err != nil {
+		return 0, err
+	}
+	return s.Size(), nil
+}
+
+// rowMajorBytes returns C-order strides in bytes, computed as Arrow C++ does.
+func rowMajorBytes(shape ndarray.Shape, width int64) []int64 {
+	strides := ndarray.RowMajor(shape).Strides
+	for i := range strides {
+		strides[i] *= width
+	}
+	return strides
+}
+
+// mapping is memory shared by the tensors of one file, unmapped at the last release.
+type mapping struct {
+	refs  atomic.Int64
+	bytes []byte
+	unmap func([]byte) error
+}
+
+func (m *mapping) retain() { m.refs.Add(1) }
+
+func (m *mapping) release() {
+	switch n := m.refs.Add(-1); {
+	case n == 0:
+		if m.unmap != nil {
+			_ = m.unmap(m.bytes)
+		}
+		m.bytes = nil
+	case n < 0:
+		panic("ipc: Release called more times than Retain")
+	}
+}
+
+// WriteValues writes the tensor's values to w in row-major order, little-endian, whatever its
+// layout: the bytes NumPy's tobytes() and Arrow C++'s row-major ToTensor give. It returns the
+// number of bytes written.
+func (t *Tensor) WriteValues(w io.Writer) (int64, error) {
+	switch t.dtype {
+	case ndarray.Int8:
+		return writeValues[int8](t, w)
+	case ndarray.Int16:
+		return writeValues[int16](t, w)
+	case ndarray.Int32:
+		return writeValues[int32](t, w)
+	case ndarray.Int64:
+		return writeValues[int64](t, w)
+	case ndarray.Uint8:
+		return writeValues[uint8](t, w)
+	case ndarray.Uint16:
+		return writeValues[uint16](t, w)
+	case ndarray.Uint32:
+		return writeValues[uint32](t, w)
+	case ndarray.Uint64:
+		return writeValues[uint64](t, w)
+	case ndarray.Float16:
+		return writeValues[float16.Num](t, w)
+	case ndarray.Float32:
+		return writeValues[float32](t, w)
+	case ndarray.Float64:
+		return writeValues[float64](t, w)
+	}
+	return 0, fmt.Errorf("ipc: tensor of %v: %w", t.dtype, ndarray.ErrDType)
+}
+
+func writeValues[T ndarray.Element](t *Tensor, w io.Writer) (int64, error) {
+	d, err := AsDense[T](t)
+	if err != nil {
+		return 0, err
+	}
+	return d.WriteTo(w)
+}
