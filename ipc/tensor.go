@@ -236,11 +236,20 @@ func checkedSize(s ndarray.Shape) (int64, error) {
 	return s.Size(), nil
 }
 
-// rowMajorBytes returns C-order strides in bytes, computed as Arrow C++ does.
+// rowMajorBytes returns C-order strides in bytes, computed as Arrow C++ does: an empty
+// tensor gets the element width for every stride.
 func rowMajorBytes(shape ndarray.Shape, width int64) []int64 {
-	strides := ndarray.RowMajor(shape).Strides
-	for i := range strides {
-		strides[i] *= width
+	return scaledStrides(ndarray.RowMajor(shape), width)
+}
+
+// scaledStrides returns the strides of l in bytes, with Arrow C++'s rule for empty tensors.
+func scaledStrides(l ndarray.Layout, width int64) []int64 {
+	strides := make([]int64, len(l.Strides))
+	for i, s := range l.Strides {
+		strides[i] = s * width
+		if l.Size() == 0 {
+			strides[i] = width
+		}
 	}
 	return strides
 }
