@@ -1,6 +1,8 @@
 package ipc
 
 import (
+	"runtime"
+
 	flatbuffers "github.com/google/flatbuffers/go"
 
 	"github.com/ndarrow/ndarrow/internal/arrowfb"
@@ -18,4 +20,11 @@ func tensorTable(m *arrowfb.Message) *arrowfb.Tensor {
 	var t arrowfb.Tensor
 	t.Init(tbl.Bytes, tbl.Pos)
 	return &t
+}
+
+type runtimeMemStats = runtime.MemStats
+
+func readMemStats(m *runtime.MemStats) {
+	runtime.GC()
+	runtime.ReadMemStats(m)
 }

@@ -1,6 +1,7 @@
 package ndarray
 
 import (
+	"bytes"
 	"errors"
 	"slices"
 	"testing"
@@ -515,4 +516,28 @@ func TestExclOnAHugeBroadcastDimensionDoesNotAllocateIt(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Shape{1<<50 - 2}, v.Shape())
 	assert.Equal(t, 7.0, v.Get(1<<49))
+}
+
+// TestBroadcastLayouts covers layouts with zero strides, where many positions share one
+// element (a broadcast, or a size-1 dimension stretched by FromLayout).
+func TestBroadcastLayouts(t *testing.T) {
+	row := []int16{1, 2, 3}
+	b := Must(FromLayout(row, Layout{Shape: Shape{2, 3}, Strides: []int64{0, 1}}))
+	assert.Equal(t, []int16{1, 2, 3, 1, 2, 3}, slices.Collect(b.Values()))
+	col := Must(FromLayout(row, Layout{Shape: Shape{3, 4}, Strides: []int64{1, 0}}))
+	assert.Equal(t, []int16{1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3}, slices.Collect(col.Values()))
+	dst := make([]int16, 12)
+	require.NoError(t, col.CopyTo(dst))
+	assert.Equal(t, []int16{1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3}, dst)
+	var buf bytes.Buffer
+	n, err := col.WriteTo(&buf)
+	require.NoError(t, err)
+	assert.Equal(t, int64(24), n)
+	assert.True(t, col.Equal(col.Clone()))
+	strs := Must(FromLayout([]string{"a"}, Layout{Shape: Shape{3}, Strides: []int64{0}}))
+	buf.Reset()
+	n, err = strs.WriteTo(&buf)
+	require.NoError(t, err)
+	assert.Equal(t, int64(15), n)
+	assert.Equal(t, "[\"a\" \"a\" \"a\"]", strs.String())
 }

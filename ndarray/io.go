@@ -64,7 +64,7 @@ func (d *Dense[T]) WriteTo(w io.Writer) (int64, error) {
 			buf = append(buf, raw...)
 			return true
 		}
-		for p, end := start, start+n*stride; p != end; p += stride {
+		for i, p := int64(0), start; i < n; i, p = i+1, p+stride {
 			if !stage(int(width)) {
 				return false
 			}
@@ -190,7 +190,7 @@ func (d *Dense[T]) readStrings(r io.Reader) (int64, error) {
 	var err error
 	var head [4]byte
 	d.layout.lines(func(start, stride, n int64) bool {
-		for p, end := start, start+n*stride; p != end; p += stride {
+		for i, p := int64(0), start; i < n; i, p = i+1, p+stride {
 			var got int
 			got, err = io.ReadFull(r, head[:])
 			total += int64(got)

@@ -21,7 +21,7 @@ func (d *Dense[T]) Values() iter.Seq[T] {
 				}
 				continue
 			}
-			for p, end := it.start, it.start+it.n*it.stride; p != end; p += it.stride {
+			for i, p := int64(0), it.start; i < it.n; i, p = i+1, p+it.stride {
 				if !yield(data[p]) {
 					return
 				}
