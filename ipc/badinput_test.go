@@ -113,7 +113,7 @@ func (s spec) metadata() []byte {
 	return b.FinishedBytes()
 }
 
-func (s spec) bytes(t *testing.T) []byte {
+func (s spec) bytes(t testing.TB) []byte {
 	var buf bytes.Buffer
 	_, err := writeMessage(&buf, s.metadata(), s.body, tensorAlignment)
 	require.NoError(t, err)

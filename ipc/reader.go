@@ -70,11 +70,11 @@ func OpenFile(path string, lim Limits) (*TensorReader, error) {
 // Next returns the next tensor, or io.EOF after the last one. After an error other than
 // io.EOF the reader stops: Next returns the same error again.
 func (rd *TensorReader) Next() (*Tensor, error) {
-	if rd.err != nil {
-		return nil, rd.err
-	}
 	if rd.closed {
 		return nil, fmt.Errorf("ipc: Next on a closed reader: %w", os.ErrClosed)
+	}
+	if rd.err != nil {
+		return nil, rd.err
 	}
 	var m message
 	var n int64

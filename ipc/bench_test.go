@@ -1,0 +1,123 @@
+package ipc
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ndarrow/ndarrow/ndarray"
+)
+
+// The read benchmarks show that reading a tensor from a memory map costs the same whatever
+// its size: the values are not copied. See BENCHMARKS.md.
+
+var benchSizes = []struct {
+	name  string
+	bytes int64
+}{
+	{"1KiB", 1 << 10},
+	{"1MiB", 1 << 20},
+	{"1GiB", 1 << 30},
+}
+
+// writeBenchFile writes one float32 tensor of size bytes to a file and returns its path.
+func writeBenchFile(b *testing.B, size int64) string {
+	b.Helper()
+	path := filepath.Join(b.TempDir(), "bench.tensor")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := ndarray.New[float32](size/4/256, 256)
+	if _, err := WriteTensor(f, d, nil); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// BenchmarkReadMapped opens a memory-mapped tensor file, decodes its tensor, views it as a
+// Dense[float32] and reads one element, for tensors from 1 KiB to 1 GiB.
+func BenchmarkReadMapped(b *testing.B) {
+	for _, s := range benchSizes {
+		b.Run("size="+s.name, func(b *testing.B) {
+			path := writeBenchFile(b, s.bytes)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				rd, err := OpenFile(path, Limits{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				t, err := rd.Next()
+				if err != nil {
+					b.Fatal(err)
+				}
+				d, err := AsDense[float32](t)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_ = d.Get(d.Dim(0)-1, 255)
+				t.Release()
+				_ = rd.Close()
+			}
+		})
+	}
+}
+
+// BenchmarkReadBytes decodes a tensor from bytes already in memory.
+func BenchmarkReadBytes(b *testing.B) {
+	for _, s := range benchSizes[:2] {
+		b.Run("size="+s.name, func(b *testing.B) {
+			var buf bytes.Buffer
+			_, _ = WriteTensor(&buf, ndarray.New[float32](s.bytes/4/256, 256), nil)
+			input := buf.Bytes()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				t, err := NewBytesReader(input, Limits{}).Next()
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = AsDense[float32](t)
+			}
+		})
+	}
+}
+
+// BenchmarkWriteTensor compares WriteTensor with a plain copy of the same bytes into a buffer
+// of the same size (the floor for any writer that must deliver them).
+func BenchmarkWriteTensor(b *testing.B) {
+	for _, s := range []int64{1 << 20, 64 << 20} {
+		d := ndarray.New[float32](s/4/256, 256)
+		name := fmt.Sprintf("size=%dMiB", s>>20)
+		sink := bytes.NewBuffer(make([]byte, 0, s+4096))
+		b.Run(name+"/WriteTensor", func(b *testing.B) {
+			b.SetBytes(s)
+			for range b.N {
+				sink.Reset()
+				_, _ = WriteTensor(sink, d, nil)
+			}
+		})
+		b.Run(name+"/copy", func(b *testing.B) {
+			b.SetBytes(s)
+			raw := valueBytes(d.Data())
+			dst := make([]byte, s)
+			for range b.N {
+				copy(dst, raw)
+			}
+		})
+		b.Run(name+"/WriteTensor-discard", func(b *testing.B) {
+			b.SetBytes(s)
+			b.ReportAllocs()
+			for range b.N {
+				_, _ = WriteTensor(io.Discard, d, nil)
+			}
+		})
+	}
+}
