@@ -106,7 +106,7 @@ func BenchmarkWriteTensor(b *testing.B) {
 		})
 		b.Run(name+"/copy", func(b *testing.B) {
 			b.SetBytes(s)
-			raw := valueBytes(d.Data())
+			raw := ndarray.LittleEndianBytes(d.Data())
 			dst := make([]byte, s)
 			for range b.N {
 				copy(dst, raw)

@@ -1,24 +1,11 @@
 package ipc
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 )
-
-// hostLittleEndian reports whether the machine is little-endian, as Arrow's bodies are.
-var hostLittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
-
-// swapBytes reverses the byte order of each width-byte element of b.
-func swapBytes(b []byte, width int) {
-	for i := 0; i+width <= len(b); i += width {
-		for l, r := i, i+width-1; l < r; l, r = l+1, r-1 {
-			b[l], b[r] = b[r], b[l]
-		}
-	}
-}
 
 // TensorReader reads the tensors of a stream of encapsulated Tensor messages — what Arrow
 // C++'s ipc::WriteTensor and pyarrow.ipc.write_tensor write, one or more back to back —

@@ -47,7 +47,7 @@ func TestRoundTripProperty(t *testing.T) {
 	}
 }
 
-func roundTripRandom[T ndarray.Element](t *testing.T, rng *rand.Rand, value func(*rand.Rand) T) {
+func roundTripRandom[T ndarray.Numeric](t *testing.T, rng *rand.Rand, value func(*rand.Rand) T) {
 	rank := rng.IntN(5)
 	shape := make([]int64, rank)
 	for i := range shape {
@@ -145,11 +145,7 @@ func TestColumnMajorIsWrittenAsIs(t *testing.T) {
 
 func TestWriteTensorRefuses(t *testing.T) {
 	var buf bytes.Buffer
-	_, err := WriteTensor(&buf, ndarray.New[bool](2), nil)
-	assert.ErrorIs(t, err, ErrUnsupported)
-	_, err = WriteTensor(&buf, ndarray.New[string](2), nil)
-	assert.ErrorIs(t, err, ErrUnsupported)
-	_, err = WriteTensor(&buf, ndarray.New[int8](2, 2), []string{"one"})
+	_, err := WriteTensor(&buf, ndarray.New[int8](2, 2), []string{"one"})
 	assert.ErrorIs(t, err, ErrUnsupported)
 	assert.Zero(t, buf.Len(), "nothing written on refusal")
 }

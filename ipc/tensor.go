@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow/float16"
 	flatbuffers "github.com/google/flatbuffers/go"
@@ -78,11 +77,11 @@ func (t *Tensor) Release() {
 // for T and the machine is little-endian, which is the case for every tensor read from a
 // memory-mapped file or from an io.Reader, and from a []byte whose first byte is 8-byte
 // aligned; otherwise it is a writable copy. T must be the tensor's element type.
-func AsDense[T ndarray.Element](t *Tensor) (*ndarray.Dense[T], error) {
+func AsDense[T ndarray.Numeric](t *Tensor) (*ndarray.Dense[T], error) {
 	if want := ndarray.DTypeOf[T](); want != t.dtype {
 		return nil, fmt.Errorf("ipc: tensor of %v read as %v: %w", t.dtype, want, ndarray.ErrDType)
 	}
-	values, zeroCopy := viewAs[T](t.data)
+	values, zeroCopy := ndarray.ViewBytes[T](t.data)
 	d, err := ndarray.FromLayout(values, t.Layout())
 	if err != nil {
 		// decodeTensor validated the layout against the data.
@@ -92,27 +91,6 @@ func AsDense[T ndarray.Element](t *Tensor) (*ndarray.Dense[T], error) {
 		d = d.AsReadOnly()
 	}
 	return d, nil
-}
-
-// viewAs returns b as a []T without copying when it is aligned for T on a little-endian
-// machine, and a converted copy otherwise; the bool says which.
-func viewAs[T ndarray.Element](b []byte) ([]T, bool) {
-	var zero T
-	width := int(unsafe.Sizeof(zero))
-	n := len(b) / width
-	if n == 0 {
-		return nil, true
-	}
-	if hostLittleEndian && uintptr(unsafe.Pointer(unsafe.SliceData(b)))%unsafe.Alignof(zero) == 0 {
-		return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n), true
-	}
-	out := make([]T, n)
-	raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(out))), n*width)
-	copy(raw, b)
-	if !hostLittleEndian {
-		swapBytes(raw, width)
-	}
-	return out, false
 }
 
 // decodeTensor validates a Tensor message and returns the tensor it describes, its values a
@@ -306,7 +284,7 @@ func (t *Tensor) WriteValues(w io.Writer) (int64, error) {
 	return 0, fmt.Errorf("ipc: tensor of %v: %w", t.dtype, ndarray.ErrDType)
 }
 
-func writeValues[T ndarray.Element](t *Tensor, w io.Writer) (int64, error) {
+func writeValues[T ndarray.Numeric](t *Tensor, w io.Writer) (int64, error) {
 	d, err := AsDense[T](t)
 	if err != nil {
 		return 0, err

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"unsafe"
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
@@ -21,13 +20,10 @@ const tensorAlignment = 64
 // with one name per dimension (empty when dimNames is nil) and strides in bytes, zero padding
 // to a 64-byte boundary, then the values. A row-major or column-major array is written as it
 // is, straight from its memory; any other layout is written as a row-major copy. WriteTensor
-// fails with ErrUnsupported for bool and string arrays, which Arrow tensors cannot hold, and
-// when dimNames is neither nil nor one name per dimension. It returns the bytes written.
-func WriteTensor[T ndarray.Element](w io.Writer, d *ndarray.Dense[T], dimNames []string) (int64, error) {
+// fails with ErrUnsupported when dimNames is neither nil nor one name per dimension. It
+// returns the bytes written.
+func WriteTensor[T ndarray.Numeric](w io.Writer, d *ndarray.Dense[T], dimNames []string) (int64, error) {
 	dtype := d.DType()
-	if !dtype.IsNumeric() {
-		return 0, fmt.Errorf("ipc: WriteTensor: %v elements: Arrow tensors hold numbers only: %w", dtype, ErrUnsupported)
-	}
 	if dimNames != nil && len(dimNames) != d.Rank() {
 		return 0, fmt.Errorf("ipc: WriteTensor: %d dimension names for rank %d: %w", len(dimNames), d.Rank(), ErrUnsupported)
 	}
@@ -43,34 +39,18 @@ func WriteTensor[T ndarray.Element](w io.Writer, d *ndarray.Dense[T], dimNames [
 		values = d.Clone().Data()
 	}
 	strides := scaledStrides(order, int64(dtype.Size()))
-	body := valueBytes(values)
+	body := ndarray.LittleEndianBytes(values)
 	meta := tensorMetadata(dtype, layout.Shape, dimNames, strides, int64(len(body)))
 	return writeMessage(w, meta, body, tensorAlignment)
 }
 
 // contiguous returns the Size elements of a contiguous array, which start at its offset.
-func contiguous[T ndarray.Element](d *ndarray.Dense[T], l ndarray.Layout) []T {
+func contiguous[T ndarray.Numeric](d *ndarray.Dense[T], l ndarray.Layout) []T {
 	n := l.Size()
 	if n == 0 {
 		return nil
 	}
 	return d.Data()[l.Offset : l.Offset+n]
-}
-
-// valueBytes returns the little-endian bytes of values: their own memory on a little-endian
-// machine, a swapped copy elsewhere.
-func valueBytes[T ndarray.Element](values []T) []byte {
-	if len(values) == 0 {
-		return nil
-	}
-	var zero T
-	width := int(unsafe.Sizeof(zero))
-	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(values))), len(values)*width)
-	if !hostLittleEndian {
-		b = append([]byte(nil), b...)
-		swapBytes(b, width)
-	}
-	return b
 }
 
 // tensorMetadata builds the flatbuffer Message of a Tensor.

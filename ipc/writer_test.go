@@ -45,7 +45,7 @@ func rewrite(t *testing.T, w *bytes.Buffer, tensor *Tensor) {
 	require.NoError(t, err)
 }
 
-func rewriteAs[T ndarray.Element](w *bytes.Buffer, tensor *Tensor) error {
+func rewriteAs[T ndarray.Numeric](w *bytes.Buffer, tensor *Tensor) error {
 	d, err := AsDense[T](tensor)
 	if err != nil {
 		return err

@@ -229,3 +229,26 @@ func TestReadFromContiguousDoesNotAllocate(t *testing.T) {
 		assert.Zero(t, allocs, "contiguous numeric data is read straight into the array")
 	}
 }
+
+func TestViewBytes(t *testing.T) {
+	raw := make([]byte, 17)
+	binary.LittleEndian.PutUint32(raw, 7)
+	binary.LittleEndian.PutUint32(raw[4:], 0xffffffff)
+	v, view := ViewBytes[int32](raw[:9])
+	assert.Equal(t, []int32{7, -1}, v, "trailing bytes are ignored")
+	assert.Equal(t, hostLittleEndian, view)
+	if view {
+		raw[0] = 8
+		assert.Equal(t, int32(8), v[0], "a view sees writes to the bytes")
+	}
+	odd, view := ViewBytes[uint16](raw[1:5])
+	assert.False(t, view, "misaligned bytes are copied")
+	assert.Len(t, odd, 2)
+	none, view := ViewBytes[float64](raw[:7])
+	assert.Nil(t, none)
+	assert.True(t, view)
+
+	h := []float16.Num{float16.New(1)}
+	assert.Equal(t, []byte{0x00, 0x3c}, LittleEndianBytes(h))
+	assert.Empty(t, LittleEndianBytes([]int64{}))
+}

@@ -1,0 +1,46 @@
+package ndarray
+
+import "unsafe"
+
+// ViewBytes returns the little-endian numeric values in b as a []T of len(b)/width elements
+// (trailing bytes are ignored). On a little-endian machine, when b is aligned for T, the
+// result is a view of b's memory and the bool is true; otherwise it is a converted copy and
+// the bool is false. A view must not outlive b's memory.
+func ViewBytes[T Numeric](b []byte) ([]T, bool) {
+	var zero T
+	width := int(unsafe.Sizeof(zero))
+	n := len(b) / width
+	if n == 0 {
+		return nil, true
+	}
+	if hostLittleEndian && uintptr(unsafe.Pointer(unsafe.SliceData(b)))%unsafe.Alignof(zero) == 0 {
+		return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n), true
+	}
+	out := make([]T, n)
+	raw := asBytes(out)
+	copy(raw, b)
+	if !hostLittleEndian {
+		swapEach(raw, width)
+	}
+	return out, false
+}
+
+// LittleEndianBytes returns the bytes of values in little-endian order: on a little-endian
+// machine a view of the values' own memory (no copy), elsewhere a converted copy.
+func LittleEndianBytes[T Numeric](values []T) []byte {
+	b := asBytes(values)
+	if !hostLittleEndian && len(b) > 0 {
+		b = append([]byte(nil), b...)
+		swapEach(b, sizeOf[T]())
+	}
+	return b
+}
+
+// swapEach reverses the byte order of each width-byte element of b.
+func swapEach(b []byte, width int) {
+	for i := 0; i+width <= len(b); i += width {
+		for l, r := i, i+width-1; l < r; l, r = l+1, r-1 {
+			b[l], b[r] = b[r], b[l]
+		}
+	}
+}
