@@ -1,0 +1,37 @@
+package arrowtensor
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+
+	"github.com/ndarrow/ndarrow/ndarray"
+)
+
+// Records splits d, of shape [N, cell shape...], along its first axis into record batches of
+// at most rowsPerBatch rows, each with one arrow.fixed_shape_tensor column named name. This is
+// how a large tensor goes into an IPC stream or a Flight DoGet in pieces a reader can take one
+// at a time. The batches are slices of one array that views d's memory when d is row-major
+// contiguous (a row-major copy otherwise); release each one. Records fails with
+// ndarray.ErrShape when rowsPerBatch is not positive or d is a scalar.
+func Records[T ndarray.Numeric](name string, d *ndarray.Dense[T], dimNames []string, rowsPerBatch int64) ([]arrow.Record, error) {
+	if rowsPerBatch <= 0 {
+		return nil, fmt.Errorf("arrowtensor: %d rows per batch: %w", rowsPerBatch, ndarray.ErrShape)
+	}
+	arr, err := NewFixedShapeTensorArray(d, dimNames)
+	if err != nil {
+		return nil, err
+	}
+	defer arr.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: name, Type: arr.DataType(), Nullable: true}}, nil)
+	n := int64(arr.Len())
+	var out []arrow.Record
+	for start := int64(0); start < n || (n == 0 && out == nil); start += rowsPerBatch {
+		end := min(start+rowsPerBatch, n)
+		part := array.NewSlice(arr, start, end)
+		out = append(out, array.NewRecord(schema, []arrow.Array{part}, end-start))
+		part.Release()
+	}
+	return out, nil
+}
