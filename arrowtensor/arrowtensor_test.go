@@ -307,6 +307,8 @@ func TestFixedShapeMetadata(t *testing.T) {
 		{"too many dim names", list(6, arrow.PrimitiveTypes.Float32), `{"shape":[2,3],"dim_names":["a","b","c"]}`, ndarray.ErrShape},
 		{"storage not a fixed-size list", arrow.ListOf(arrow.PrimitiveTypes.Float32), `{"shape":[2,3]}`, ErrUnsupported},
 		{"non-numeric values", list(6, arrow.BinaryTypes.String), `{"shape":[2,3]}`, ErrUnsupported},
+		{"zero-size cells", list(6, arrow.PrimitiveTypes.Float32), `{"shape":[0]}`, ErrUnsupported},
+		{"unknown dimension", list(6, arrow.PrimitiveTypes.Float32), `{"shape":[-1,6]}`, ndarray.ErrShape},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := (&FixedShapeTensorType{}).Deserialize(tc.storage, tc.meta)

@@ -53,7 +53,7 @@ func NewFixedShapeTensorType(valueType arrow.DataType, shape []int64, permutatio
 	if _, err := DTypeFromArrow(valueType); err != nil {
 		return nil, err
 	}
-	size, err := cellSize(shape)
+	size, err := fixedCellSize(shape)
 	if err != nil {
 		return nil, err
 	}
@@ -80,9 +80,19 @@ func cellSize(shape []int64) (int64, error) {
 		return 0, fmt.Errorf("arrowtensor: tensor shape: %w", err)
 	}
 	if !s.IsKnown() || s.Size() > 1<<31-1 {
-		return 0, fmt.Errorf("arrowtensor: tensor shape %v: a cell must hold 0 to 2^31-1 elements: %w", s, ndarray.ErrShape)
+		return 0, fmt.Errorf("arrowtensor: tensor shape %v: a cell must hold 1 to 2^31-1 elements: %w", s, ndarray.ErrShape)
 	}
 	return s.Size(), nil
+}
+
+// fixedCellSize is cellSize for a fixed_shape_tensor, whose storage list arrow-go cannot make
+// with size 0.
+func fixedCellSize(shape []int64) (int64, error) {
+	n, err := cellSize(shape)
+	if err == nil && n == 0 {
+		err = fmt.Errorf("arrowtensor: tensor shape %v: arrow-go has no fixed-size list of size 0: %w", shape, ErrUnsupported)
+	}
+	return n, err
 }
 
 // checkPermutation reports whether p is nil or a permutation of 0 … n-1.
