@@ -3,6 +3,7 @@ package ipc
 import (
 	"errors"
 	"fmt"
+	"github.com/ndarrow/ndarrow/internal/mmap"
 	"io"
 	"os"
 )
@@ -20,7 +21,7 @@ type TensorReader struct {
 	src    []byte    // the whole input, for byte and mapped readers
 	r      io.Reader // the input of a streaming reader
 	pos    int64
-	owner  *mapping
+	owner  *mmap.Mapping
 	closed bool
 	err    error
 }
@@ -41,17 +42,11 @@ func NewReader(r io.Reader, lim Limits) *TensorReader {
 // and returns a reader whose tensors view the mapping without copying. The mapping lives until
 // the reader is closed and every tensor it returned has been released.
 func OpenFile(path string, lim Limits) (*TensorReader, error) {
-	f, err := os.Open(path)
+	m, err := mmap.Open(path) // the reader's own reference, dropped by Close
 	if err != nil {
 		return nil, fmt.Errorf("ipc: %w", err)
 	}
-	defer f.Close()
-	m, err := mapFile(f)
-	if err != nil {
-		return nil, fmt.Errorf("ipc: %s: %w", path, err)
-	}
-	m.retain() // the reader's own reference, dropped by Close
-	return &TensorReader{lim: lim.withDefaults(), src: m.bytes, owner: m}, nil
+	return &TensorReader{lim: lim.withDefaults(), src: m.Bytes(), owner: m}, nil
 }
 
 // Next returns the next tensor, or io.EOF after the last one. After an error other than
@@ -82,7 +77,7 @@ func (rd *TensorReader) Next() (*Tensor, error) {
 		return nil, err
 	}
 	if rd.owner != nil {
-		rd.owner.retain()
+		rd.owner.Retain()
 		t.owner = rd.owner
 	}
 	return t, nil
@@ -96,7 +91,7 @@ func (rd *TensorReader) Close() error {
 	}
 	rd.closed = true
 	if rd.owner != nil {
-		rd.owner.release()
+		rd.owner.Release()
 	}
 	return nil
 }

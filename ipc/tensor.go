@@ -3,12 +3,12 @@ package ipc
 import (
 	"fmt"
 	"io"
-	"sync/atomic"
 
 	"github.com/apache/arrow/go/v17/arrow/float16"
 	flatbuffers "github.com/google/flatbuffers/go"
 
 	"github.com/ndarrow/ndarrow/internal/arrowfb"
+	"github.com/ndarrow/ndarrow/internal/mmap"
 	"github.com/ndarrow/ndarrow/ndarray"
 )
 
@@ -23,7 +23,7 @@ type Tensor struct {
 	names   []string
 	data    []byte
 	offset  int64
-	owner   *mapping
+	owner   *mmap.Mapping
 }
 
 // DType returns the element type.
@@ -59,7 +59,7 @@ func (t *Tensor) Layout() ndarray.Layout {
 // Retain adds a reference to the memory behind Data; each Retain needs a Release.
 func (t *Tensor) Retain() {
 	if t.owner != nil {
-		t.owner.retain()
+		t.owner.Retain()
 	}
 }
 
@@ -68,7 +68,7 @@ func (t *Tensor) Retain() {
 // viewing it must not be used.
 func (t *Tensor) Release() {
 	if t.owner != nil {
-		t.owner.release()
+		t.owner.Release()
 	}
 }
 
@@ -230,27 +230,6 @@ func scaledStrides(l ndarray.Layout, width int64) []int64 {
 		}
 	}
 	return strides
-}
-
-// mapping is memory shared by the tensors of one file, unmapped at the last release.
-type mapping struct {
-	refs  atomic.Int64
-	bytes []byte
-	unmap func([]byte) error
-}
-
-func (m *mapping) retain() { m.refs.Add(1) }
-
-func (m *mapping) release() {
-	switch n := m.refs.Add(-1); {
-	case n == 0:
-		if m.unmap != nil {
-			_ = m.unmap(m.bytes)
-		}
-		m.bytes = nil
-	case n < 0:
-		panic("ipc: Release called more times than Retain")
-	}
 }
 
 // WriteValues writes the tensor's values to w in row-major order, little-endian, whatever its

@@ -70,7 +70,7 @@ func TestMemoryMappedFile(t *testing.T) {
 
 	rd, err := OpenFile(path, Limits{})
 	require.NoError(t, err)
-	mapped := rd.owner.bytes
+	mapped := rd.owner.Bytes()
 	tensors, err := rd.ReadAll()
 	require.NoError(t, err)
 	require.Len(t, tensors, 2)
@@ -81,7 +81,7 @@ func TestMemoryMappedFile(t *testing.T) {
 	assert.True(t, a.Equal(src))
 	assert.True(t, b.Equal(src.Transpose()), "a column-major tensor keeps its layout")
 	assert.False(t, b.IsContiguous())
-	assert.Equal(t, int64(3), rd.owner.refs.Load(), "the reader and two tensors hold the mapping")
+	assert.Equal(t, int64(3), rd.owner.Refs(), "the reader and two tensors hold the mapping")
 
 	require.NoError(t, rd.Close())
 	require.NoError(t, rd.Close(), "Close twice is harmless")
@@ -91,8 +91,8 @@ func TestMemoryMappedFile(t *testing.T) {
 	owner := tensors[0].owner
 	tensors[0].Release()
 	tensors[1].Release()
-	assert.Equal(t, int64(0), owner.refs.Load())
-	assert.Nil(t, owner.bytes, "unmapped after the last release")
+	assert.Equal(t, int64(0), owner.Refs())
+	assert.Nil(t, owner.Bytes(), "unmapped after the last release")
 	assert.Panics(t, func() { tensors[0].Release() }, "one Release too many")
 }
 

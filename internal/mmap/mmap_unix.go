@@ -1,21 +1,20 @@
 //go:build unix
 
-package ipc
+package mmap
 
 import (
 	"os"
 	"syscall"
 )
 
-// mapFile maps f read-only into memory.
-func mapFile(f *os.File) (*mapping, error) {
+func mapFile(f *os.File) (*Mapping, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
 	size := st.Size()
 	if size == 0 {
-		return &mapping{}, nil
+		return &Mapping{}, nil
 	}
 	if size != int64(int(size)) {
 		return nil, syscall.EFBIG
@@ -24,5 +23,5 @@ func mapFile(f *os.File) (*mapping, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &mapping{bytes: b, unmap: syscall.Munmap}, nil
+	return &Mapping{bytes: b, unmap: syscall.Munmap}, nil
 }

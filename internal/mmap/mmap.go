@@ -1,0 +1,55 @@
+// Package mmap maps files read-only into memory and counts the references to each mapping,
+// so that arrays viewing a file keep it mapped until the last one is released.
+package mmap
+
+import (
+	"fmt"
+	"os"
+	"sync/atomic"
+)
+
+// Mapping is a read-only file in memory. It starts with one reference, held by the caller of
+// Open; the memory is unmapped when the count drops to zero.
+type Mapping struct {
+	refs  atomic.Int64
+	bytes []byte
+	unmap func([]byte) error
+}
+
+// Open maps the file at path, or reads it whole where the platform cannot map files.
+func Open(path string) (*Mapping, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	m, err := mapFile(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	m.refs.Store(1)
+	return m, nil
+}
+
+// Bytes returns the file's contents; they must not be used after the last Release.
+func (m *Mapping) Bytes() []byte { return m.bytes }
+
+// Refs returns the number of references held.
+func (m *Mapping) Refs() int64 { return m.refs.Load() }
+
+// Retain adds a reference.
+func (m *Mapping) Retain() { m.refs.Add(1) }
+
+// Release drops a reference and unmaps the file at the last one. It panics when called more
+// times than there were references, which is a use-after-free waiting to happen.
+func (m *Mapping) Release() {
+	switch n := m.refs.Add(-1); {
+	case n == 0:
+		if m.unmap != nil {
+			_ = m.unmap(m.bytes)
+		}
+		m.bytes = nil
+	case n < 0:
+		panic("mmap: Release called more times than Retain")
+	}
+}

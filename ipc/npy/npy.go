@@ -1,0 +1,268 @@
+// Package npy reads and writes NumPy's .npy files (format versions 1.0, 2.0 and 3.0), the
+// format of numpy.save and numpy.load.
+//
+// Reading from a []byte or a memory-mapped file does not copy little-endian data: the array's
+// values are a view of the file. C-order files become row-major arrays and Fortran-order
+// files column-major ones, both without copying; big-endian data is converted (a copy).
+// Object arrays, which NumPy stores pickled, are refused with ErrUnsupported and never
+// unpickled. Every header is parsed strictly and every size checked against the input and
+// against Limits before anything is allocated.
+//
+// Writing produces what numpy.save writes, byte for byte: format 1.0 (2.0 for headers too long
+// for it), a header padded with spaces so that the data starts on a 64-byte boundary (which
+// also makes the files friendly to memory mapping), then the values.
+package npy
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/float16"
+
+	"github.com/ndarrow/ndarrow/internal/mmap"
+	"github.com/ndarrow/ndarrow/ndarray"
+)
+
+// Sentinel errors; every error from this package wraps one of them (or io.ErrUnexpectedEOF
+// for a truncated file).
+var (
+	// ErrInvalid reports a file that is not a well-formed .npy file: a bad magic string or
+	// version, a header that is not the dictionary NumPy writes, or a data size that does not
+	// match the shape. It wraps arrow.ErrInvalid.
+	ErrInvalid = fmt.Errorf("invalid .npy file: %w", arrow.ErrInvalid)
+	// ErrUnsupported reports a well-formed file of a type ndarrow does not read: object
+	// (pickled) arrays, strings, complex numbers, structured types.
+	ErrUnsupported = errors.New("unsupported .npy file")
+	// ErrLimit reports a file that exceeds one of the reader's Limits.
+	ErrLimit = errors.New(".npy file exceeds a limit")
+)
+
+// Limits bound what a reader accepts; a zero field takes its default.
+type Limits struct {
+	// MaxHeaderSize bounds the header dictionary, in bytes. Default 64 KiB (NumPy's own
+	// reader stops at 10,000 bytes).
+	MaxHeaderSize int64
+	// MaxRank bounds the number of dimensions. Default 64.
+	MaxRank int
+	// MaxElements bounds the number of elements. Default 2^40.
+	MaxElements int64
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxHeaderSize <= 0 {
+		l.MaxHeaderSize = 64 << 10
+	}
+	if l.MaxRank <= 0 {
+		l.MaxRank = 64
+	}
+	if l.MaxElements <= 0 {
+		l.MaxElements = 1 << 40
+	}
+	return l
+}
+
+const (
+	magic     = "\x93NUMPY"
+	alignment = 64
+)
+
+// Array is the content of a .npy file: its element type, shape, order and the bytes of its
+// values, little-endian.
+type Array struct {
+	dtype   ndarray.DType
+	shape   ndarray.Shape
+	fortran bool
+	data    []byte
+	copied  bool
+	owner   *mmap.Mapping
+}
+
+// DType returns the element type.
+func (a *Array) DType() ndarray.DType { return a.dtype }
+
+// Shape returns a copy of the shape.
+func (a *Array) Shape() ndarray.Shape { return a.shape.Clone() }
+
+// FortranOrder reports whether the values are stored in column-major order.
+func (a *Array) FortranOrder() bool { return a.fortran }
+
+// Data returns the values' bytes, little-endian, in the file's order: a view of the input
+// unless the file was big-endian or read from an io.Reader.
+func (a *Array) Data() []byte { return a.data }
+
+// Layout returns the layout of the values in elements: row-major, or column-major for a
+// Fortran-order file.
+func (a *Array) Layout() ndarray.Layout {
+	if a.fortran {
+		return ndarray.ColumnMajor(a.shape)
+	}
+	return ndarray.RowMajor(a.shape)
+}
+
+// Release drops the array's reference to a memory-mapped file; see Open. It does nothing for
+// arrays read otherwise.
+func (a *Array) Release() {
+	if a.owner != nil {
+		a.owner.Release()
+	}
+}
+
+// AsDense returns the numeric array as a Dense[T] in the file's order (a Fortran-order file
+// gives a column-major view). It views the values without copying when they are
+// little-endian in the input and aligned for T, returning a read-only array; otherwise it
+// returns a writable copy. T must be the array's element type; see AsBool for bool arrays.
+func AsDense[T ndarray.Numeric](a *Array) (*ndarray.Dense[T], error) {
+	if want := ndarray.DTypeOf[T](); want != a.dtype {
+		return nil, fmt.Errorf("npy: array of %v read as %v: %w", a.dtype, want, ndarray.ErrDType)
+	}
+	values, viewed := ndarray.ViewBytes[T](a.data)
+	return wrap(a, values, viewed)
+}
+
+// AsBool returns a bool array as a Dense[bool], a read-only view of the values when they come
+// from a []byte or a mapped file. It fails with ErrInvalid when a byte is neither 0 nor 1,
+// which NumPy never writes and Go's bool cannot hold.
+func AsBool(a *Array) (*ndarray.Dense[bool], error) {
+	if a.dtype != ndarray.Bool {
+		return nil, fmt.Errorf("npy: array of %v read as bool: %w", a.dtype, ndarray.ErrDType)
+	}
+	for i, b := range a.data {
+		if b > 1 {
+			return nil, fmt.Errorf("npy: bool element %d is byte %d, neither 0 nor 1: %w", i, b, ErrInvalid)
+		}
+	}
+	var values []bool
+	if len(a.data) > 0 {
+		values = unsafe.Slice((*bool)(unsafe.Pointer(unsafe.SliceData(a.data))), len(a.data))
+	}
+	return wrap(a, values, true)
+}
+
+// wrap puts values in the array's layout, read-only when they view the input.
+func wrap[T ndarray.Element](a *Array, values []T, viewed bool) (*ndarray.Dense[T], error) {
+	d, err := ndarray.FromLayout(values, a.Layout())
+	if err != nil {
+		return nil, fmt.Errorf("npy: %w: %w", ErrInvalid, err)
+	}
+	if viewed && !a.copied {
+		d = d.AsReadOnly()
+	}
+	return d, nil
+}
+
+// WriteValues writes the values to w in row-major order, little-endian (bool one byte each),
+// whatever the file's order, and returns the number of bytes written.
+func (a *Array) WriteValues(w io.Writer) (int64, error) {
+	switch a.dtype {
+	case ndarray.Bool:
+		d, err := AsBool(a)
+		if err != nil {
+			return 0, err
+		}
+		return d.WriteTo(w)
+	case ndarray.Int8:
+		return writeValues[int8](a, w)
+	case ndarray.Int16:
+		return writeValues[int16](a, w)
+	case ndarray.Int32:
+		return writeValues[int32](a, w)
+	case ndarray.Int64:
+		return writeValues[int64](a, w)
+	case ndarray.Uint8:
+		return writeValues[uint8](a, w)
+	case ndarray.Uint16:
+		return writeValues[uint16](a, w)
+	case ndarray.Uint32:
+		return writeValues[uint32](a, w)
+	case ndarray.Uint64:
+		return writeValues[uint64](a, w)
+	case ndarray.Float16:
+		return writeValues[float16.Num](a, w)
+	case ndarray.Float32:
+		return writeValues[float32](a, w)
+	case ndarray.Float64:
+		return writeValues[float64](a, w)
+	}
+	return 0, fmt.Errorf("npy: %v: %w", a.dtype, ErrUnsupported)
+}
+
+func writeValues[T ndarray.Numeric](a *Array, w io.Writer) (int64, error) {
+	d, err := AsDense[T](a)
+	if err != nil {
+		return 0, err
+	}
+	return d.WriteTo(w)
+}
+
+// header is the parsed header dictionary.
+type header struct {
+	descr   string
+	fortran bool
+	shape   ndarray.Shape
+}
+
+// descrs maps NumPy type strings (without the byte-order character) onto element types.
+var descrs = map[string]ndarray.DType{
+	"b1": ndarray.Bool, "?": ndarray.Bool,
+	"i1": ndarray.Int8, "i2": ndarray.Int16, "i4": ndarray.Int32, "i8": ndarray.Int64,
+	"u1": ndarray.Uint8, "u2": ndarray.Uint16, "u4": ndarray.Uint32, "u8": ndarray.Uint64,
+	"f2": ndarray.Float16, "f4": ndarray.Float32, "f8": ndarray.Float64,
+	"b": ndarray.Int8, "B": ndarray.Uint8,
+}
+
+// descrOf returns the NumPy type string numpy.save writes for d.
+func descrOf(d ndarray.DType) string {
+	switch {
+	case d == ndarray.Bool:
+		return "|b1"
+	case d.Size() == 1 && d.IsInteger() && d.IsSigned():
+		return "|i1"
+	case d.Size() == 1:
+		return "|u1"
+	case d.IsFloat():
+		return "<f" + strconv.Itoa(d.Size())
+	case d.IsSigned():
+		return "<i" + strconv.Itoa(d.Size())
+	default:
+		return "<u" + strconv.Itoa(d.Size())
+	}
+}
+
+// parseDescr returns the element type of a type string and whether its data is big-endian.
+func parseDescr(descr string) (ndarray.DType, bool, error) {
+	order, typ := byte('|'), descr
+	if len(descr) > 0 && strings.IndexByte("<>|=", descr[0]) >= 0 {
+		order, typ = descr[0], descr[1:]
+	}
+	if strings.HasPrefix(typ, "O") {
+		return 0, false, fmt.Errorf("npy: descr %q: object arrays are stored pickled and are never unpickled: %w", descr, ErrUnsupported)
+	}
+	d, ok := descrs[typ]
+	if !ok {
+		return 0, false, fmt.Errorf("npy: descr %q: %w", descr, ErrUnsupported)
+	}
+	big := order == '>' || (order == '=' && !hostLittleEndian)
+	return d, big && d.Size() > 1, nil
+}
+
+// Open memory-maps the .npy file at path (where the platform can; elsewhere it reads it
+// whole) and returns its array, whose values view the mapping. The mapping lives until the
+// array is released.
+func Open(path string, lim Limits) (*Array, error) {
+	m, err := mmap.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("npy: %w", err)
+	}
+	a, err := ReadBytes(m.Bytes(), lim)
+	if err != nil {
+		m.Release()
+		return nil, fmt.Errorf("%w (file %s)", err, path)
+	}
+	a.owner = m
+	return a, nil
+}

@@ -1,0 +1,115 @@
+package npy
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/ndarrow/ndarrow/ndarray"
+)
+
+// Write writes d to w as a .npy file, byte for byte as numpy.save writes the same array:
+// format 1.0 (2.0 when the header needs more than 65535 bytes), the header dictionary padded
+// with spaces and a newline so the data starts on a 64-byte boundary, then the values. A
+// row-major array is written in C order and a column-major one in Fortran order, both straight
+// from memory; other layouts are written as a C-order copy. It returns the bytes written.
+func Write[T ndarray.Numeric | bool](w io.Writer, d *ndarray.Dense[T]) (int64, error) {
+	l := d.Layout()
+	fortran := !l.IsRowMajor() && l.IsColumnMajor()
+	var values []T
+	if l.IsContiguous() {
+		values = d.Data()[l.Offset : l.Offset+l.Size()]
+		if l.Size() == 0 {
+			values = nil
+		}
+	} else {
+		values = d.Clone().Data()
+	}
+	head := Header(d.DType(), d.Shape(), fortran)
+	n, err := w.Write(head)
+	total := int64(n)
+	if err == nil && len(values) > 0 {
+		n, err = w.Write(valueBytes(values))
+		total += int64(n)
+	}
+	if err != nil {
+		return total, fmt.Errorf("npy: writing: %w", err)
+	}
+	return total, nil
+}
+
+// valueBytes returns the little-endian bytes of values (bool one byte each).
+func valueBytes[T ndarray.Numeric | bool](values []T) []byte {
+	switch v := any(values).(type) {
+	case []bool:
+		b := make([]byte, len(v))
+		for i, x := range v {
+			if x {
+				b[i] = 1
+			}
+		}
+		return b
+	case []int8:
+		return ndarray.LittleEndianBytes(v)
+	case []int16:
+		return ndarray.LittleEndianBytes(v)
+	case []int32:
+		return ndarray.LittleEndianBytes(v)
+	case []int64:
+		return ndarray.LittleEndianBytes(v)
+	case []uint8:
+		return ndarray.LittleEndianBytes(v)
+	case []uint16:
+		return ndarray.LittleEndianBytes(v)
+	case []uint32:
+		return ndarray.LittleEndianBytes(v)
+	case []uint64:
+		return ndarray.LittleEndianBytes(v)
+	case []float32:
+		return ndarray.LittleEndianBytes(v)
+	case []float64:
+		return ndarray.LittleEndianBytes(v)
+	}
+	return float16Bytes(values)
+}
+
+// Header returns the preamble and header numpy.save writes for an array of dtype and shape.
+func Header(dtype ndarray.DType, shape ndarray.Shape, fortran bool) []byte {
+	dims := make([]string, len(shape))
+	for i, n := range shape {
+		dims[i] = strconv.FormatInt(n, 10)
+	}
+	tuple := "(" + strings.Join(dims, ", ")
+	if len(dims) == 1 {
+		tuple += ","
+	}
+	tuple += ")"
+	order := "False"
+	if fortran {
+		order = "True"
+	}
+	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': %s, 'shape': %s, }", descrOf(dtype), order, tuple)
+	// NumPy pads with spaces so that preamble + header + '\n' is a multiple of 64.
+	size := len(magic) + 2 + 2
+	if len(dict)+1+size+alignment > math.MaxUint16 {
+		size = len(magic) + 2 + 4
+	}
+	pad := alignment - (size+len(dict)+1)%alignment
+	if pad == alignment {
+		pad = 0
+	}
+	text := dict + strings.Repeat(" ", pad) + "\n"
+	out := make([]byte, 0, size+len(text))
+	out = append(out, magic...)
+	if size == len(magic)+4 {
+		out = append(out, 1, 0)
+		out = binary.LittleEndian.AppendUint16(out, uint16(len(text)))
+	} else {
+		out = append(out, 2, 0)
+		out = binary.LittleEndian.AppendUint32(out, uint32(len(text)))
+	}
+	return append(out, text...)
+}
