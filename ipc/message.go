@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/ndarrow/ndarrow/internal/arrowfb"
+	"github.com/ndarrow/ndarrow/internal/bounded"
 )
 
 // continuation is the marker that starts an encapsulated message since Arrow 0.15; before it,
@@ -126,7 +127,7 @@ func readMessage(r io.Reader, offset int64, lim Limits) (message, int64, error) 
 	if err != nil {
 		return message{}, f.header, err
 	}
-	meta, err := readGrowing(r, f.metaLen)
+	meta, err := bounded.ReadFull(r, f.metaLen)
 	if err != nil {
 		return message{}, f.header + int64(len(meta)), truncatedErr(offset, "metadata", err)
 	}
@@ -134,37 +135,12 @@ func readMessage(r io.Reader, offset int64, lim Limits) (message, int64, error) 
 	if err != nil {
 		return message{}, f.header + f.metaLen, err
 	}
-	body, err := readGrowing(r, bodyLen)
+	body, err := bounded.ReadFull(r, bodyLen)
 	read := f.header + f.metaLen + int64(len(body))
 	if err != nil {
 		return message{}, read, truncatedErr(offset, "body", err)
 	}
 	return message{offset: offset, meta: m, body: body}, read, nil
-}
-
-// growChunk is the first allocation of readGrowing; later ones double what has arrived.
-const growChunk = 64 << 10
-
-// readGrowing reads exactly n bytes from r into a buffer that grows only as data arrives. The
-// buffer is 8-byte aligned, as every Go allocation of that size is.
-func readGrowing(r io.Reader, n int64) ([]byte, error) {
-	if n <= growChunk {
-		b := make([]byte, n)
-		got, err := io.ReadFull(r, b)
-		return b[:got], err
-	}
-	b := make([]byte, 0, growChunk)
-	for int64(len(b)) < n {
-		if len(b) == cap(b) {
-			b = append(b, make([]byte, min(n-int64(len(b)), int64(len(b))))...)[:len(b)]
-		}
-		got, err := io.ReadFull(r, b[len(b):min(int64(cap(b)), n)])
-		b = b[:len(b)+got]
-		if err != nil {
-			return b, err
-		}
-	}
-	return b, nil
 }
 
 func truncated(offset int64, what string) error {

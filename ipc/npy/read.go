@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ndarrow/ndarrow/internal/bounded"
 	"github.com/ndarrow/ndarrow/ndarray"
 )
 
@@ -143,7 +144,7 @@ func Read(r io.Reader, lim Limits) (*Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := readGrowing(r, need)
+	data, err := bounded.ReadFull(r, need)
 	if err != nil {
 		return nil, fmt.Errorf("npy: shape %v needs %d bytes of data, the file holds %d: %w", h.shape, need, len(data), io.ErrUnexpectedEOF)
 	}
@@ -151,24 +152,6 @@ func Read(r io.Reader, lim Limits) (*Array, error) {
 		swapInPlace(data, d.Size())
 	}
 	return &Array{dtype: d, shape: h.shape, fortran: h.fortran, data: data, copied: true}, nil
-}
-
-// readGrowing reads exactly n bytes into a buffer that grows as data arrives.
-func readGrowing(r io.Reader, n int64) ([]byte, error) {
-	const chunk = 64 << 10
-	var b []byte
-	for int64(len(b)) < n {
-		grow := min(n-int64(len(b)), max(int64(len(b)), chunk))
-		b = append(b, make([]byte, grow)...)
-		got, err := io.ReadFull(r, b[int64(len(b))-grow:])
-		if err != nil {
-			return b[:int64(len(b))-grow+int64(got)], err
-		}
-	}
-	if b == nil {
-		b = []byte{}
-	}
-	return b, nil
 }
 
 func swapped(b []byte, width int) []byte {
@@ -344,7 +327,7 @@ func (p *headerParser) dict() (header, error) {
 		}
 	}
 	p.pos++
-	if p.s[p.pos:] != strings.TrimRight(p.s[p.pos:], " \t\r\n\x00") || strings.TrimSpace(p.s[p.pos:]) != "" {
+	if strings.Trim(p.s[p.pos:], " \t\r\n") != "" {
 		return h, fmt.Errorf("text after the dictionary at header byte %d", p.pos)
 	}
 	for _, k := range []string{"descr", "fortran_order", "shape"} {

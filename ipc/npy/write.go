@@ -92,22 +92,23 @@ func Header(dtype ndarray.DType, shape ndarray.Shape, fortran bool) []byte {
 		order = "True"
 	}
 	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': %s, 'shape': %s, }", descrOf(dtype), order, tuple)
-	// NumPy pads with spaces so that preamble + header + '\n' is a multiple of 64.
-	size := len(magic) + 2 + 2
-	if len(dict)+1+size+alignment > math.MaxUint16 {
-		size = len(magic) + 2 + 4
+	// NumPy pads with spaces so that preamble + header + '\n' is a multiple of 64, using
+	// format 1.0 unless the header is too long for its 16-bit length.
+	pad := func(preamble int) string {
+		n := alignment - (preamble+len(dict)+1)%alignment
+		if n == alignment {
+			n = 0
+		}
+		return dict + strings.Repeat(" ", n) + "\n"
 	}
-	pad := alignment - (size+len(dict)+1)%alignment
-	if pad == alignment {
-		pad = 0
-	}
-	text := dict + strings.Repeat(" ", pad) + "\n"
-	out := make([]byte, 0, size+len(text))
+	text := pad(len(magic) + 4)
+	out := make([]byte, 0, len(magic)+6+len(text))
 	out = append(out, magic...)
-	if size == len(magic)+4 {
+	if len(text) <= math.MaxUint16 {
 		out = append(out, 1, 0)
 		out = binary.LittleEndian.AppendUint16(out, uint16(len(text)))
 	} else {
+		text = pad(len(magic) + 6)
 		out = append(out, 2, 0)
 		out = binary.LittleEndian.AppendUint32(out, uint32(len(text)))
 	}
