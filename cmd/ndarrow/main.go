@@ -6,11 +6,18 @@
 //
 // The commands are:
 //
+//	inspect   describe the tensors in files (--json: one object per tensor)
+//	convert   convert a tensor file: convert --to tensor|npy|arrow|arrows IN OUT
 //	demo      run the main job end to end on a built-in example
 //	version   print the version
 //	help      print this help
 //
-// Exit status is 0 on success, 1 when a command fails and 2 on a usage error.
+// Input files are recognized from their first bytes: Arrow Tensor messages (as
+// pyarrow.ipc.write_tensor writes them), NumPy .npy files, and Arrow IPC files and streams
+// whose arrow.fixed_shape_tensor columns are tensors.
+//
+// Exit status is 0 on success, 1 when a command fails (with one line on standard error per
+// failure) and 2 on a usage error.
 package main
 
 import (
@@ -44,6 +51,8 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"inspect", "describe the tensors in files (--json: one object per tensor)", runInspect},
+		{"convert", "convert a tensor file: convert --to tensor|npy|arrow|arrows IN OUT", runConvert},
 		{"demo", "run the main job end to end on a built-in example", runDemo},
 		{"version", "print the version", runVersion},
 		{"help", "print this help", runHelp},

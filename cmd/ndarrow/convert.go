@@ -1,0 +1,257 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/float16"
+	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
+
+	"github.com/ndarrow/ndarrow/arrowtensor"
+	"github.com/ndarrow/ndarrow/ipc"
+	"github.com/ndarrow/ndarrow/ipc/npy"
+	"github.com/ndarrow/ndarrow/ndarray"
+)
+
+// outputFormats are the formats convert writes; sparse ones come with sparse tensors.
+var outputFormats = map[string]string{
+	"tensor": "Arrow Tensor messages, one per tensor (pyarrow.ipc.read_tensor)",
+	"npy":    "NumPy .npy (one tensor)",
+	"arrow":  "Arrow IPC file, one arrow.fixed_shape_tensor column per tensor",
+	"arrows": "Arrow IPC stream, one arrow.fixed_shape_tensor column per tensor",
+}
+
+func runConvert(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	to := fs.String("to", "", "output format: tensor, npy, arrow or arrows (coo, csr, csc, csf: not yet)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: ndarrow convert --to FORMAT IN OUT")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() != 2 || *to == "" {
+		fs.Usage()
+		return exitUsage
+	}
+	in, out := fs.Arg(0), fs.Arg(1)
+	if err := convert(*to, in, out); err != nil {
+		fmt.Fprintf(stderr, "ndarrow convert: %v\n", err)
+		return exitFail
+	}
+	return exitOK
+}
+
+func convert(to, in, out string) error {
+	switch to {
+	case "coo", "csr", "csc", "csf":
+		return fmt.Errorf("--to %s: sparse output is %w", to, errNotYet)
+	}
+	if _, ok := outputFormats[to]; !ok {
+		return fmt.Errorf("--to %q: unknown format (tensor, npy, arrow, arrows)", to)
+	}
+	tensors, err := load(in)
+	if err != nil {
+		return fmt.Errorf("%s: %w", in, err)
+	}
+	if len(tensors) == 0 {
+		return fmt.Errorf("%s: no tensors", in)
+	}
+	return writeAtomically(out, func(w io.Writer) error { return write(to, w, tensors) })
+}
+
+// writeAtomically writes a temporary file beside path and renames it to path only when
+// write succeeded, so a failure leaves nothing behind.
+func writeAtomically(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	done := false
+	defer func() {
+		if !done {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := write(tmp); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	done = true
+	return nil
+}
+
+func write(to string, w io.Writer, tensors []tensor) error {
+	switch to {
+	case "npy":
+		if len(tensors) != 1 {
+			return fmt.Errorf("the input holds %d tensors; a .npy file holds one", len(tensors))
+		}
+	case "arrow", "arrows":
+		return writeBatch(to, w, tensors)
+	}
+	for _, t := range tensors {
+		if err := writeOne(to, w, t); err != nil {
+			return fmt.Errorf("%s: %w", t.name, err)
+		}
+	}
+	return nil
+}
+
+// writeOne writes one tensor as a Tensor message or a .npy file.
+func writeOne(to string, w io.Writer, t tensor) error {
+	switch d := t.values.(type) {
+	case *ndarray.Dense[bool]:
+		if to == "npy" {
+			_, err := npy.Write(w, d)
+			return err
+		}
+		return fmt.Errorf("bool tensors cannot be Arrow tensors: %w", ipc.ErrUnsupported)
+	case *ndarray.Dense[int8]:
+		return writeAs(to, w, d, t.dimNames)
+	case *ndarray.Dense[int16]:
+		return writeAs(to, w, d, t.dimNames)
+	case *ndarray.Dense[int32]:
+		return writeAs(to, w, d, t.dimNames)
+	case *ndarray.Dense[int64]:
+		return writeAs(to, w, d, t.dimNames)
+	case *ndarray.Dense[uint8]:
+		return writeAs(to, w, d, t.dimNames)
+	case *ndarray.Dense[uint16]:
+		return writeAs(to, w, d, t.dimNames)
+	case *ndarray.Dense[uint32]:
+		return writeAs(to, w, d, t.dimNames)
+	case *ndarray.Dense[uint64]:
+		return writeAs(to, w, d, t.dimNames)
+	case *ndarray.Dense[float16.Num]:
+		return writeAs(to, w, d, t.dimNames)
+	case *ndarray.Dense[float32]:
+		return writeAs(to, w, d, t.dimNames)
+	case *ndarray.Dense[float64]:
+		return writeAs(to, w, d, t.dimNames)
+	}
+	return fmt.Errorf("%T: %w", t.values, ndarray.ErrDType)
+}
+
+func writeAs[T ndarray.Numeric](to string, w io.Writer, d *ndarray.Dense[T], names []string) error {
+	if to == "npy" {
+		_, err := npy.Write(w, d)
+		return err
+	}
+	if names != nil && len(names) != d.Rank() {
+		names = nil
+	}
+	_, err := ipc.WriteTensor(w, d, names)
+	return err
+}
+
+// writeBatch writes the tensors as fixed_shape_tensor columns of one record batch: each
+// tensor's first dimension is the rows, so all must have the same.
+func writeBatch(to string, w io.Writer, tensors []tensor) error {
+	var fields []arrow.Field
+	var cols []arrow.Array
+	defer func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
+	rows := int64(-1)
+	for i, t := range tensors {
+		shape := t.values.Shape()
+		if shape.Rank() == 0 {
+			return fmt.Errorf("%s is a scalar: a tensor column needs a first dimension of rows", t.name)
+		}
+		if rows >= 0 && shape[0] != rows {
+			return fmt.Errorf("%s has %d rows, %s %d: columns of one batch need the same", t.name, shape[0], tensors[0].name, rows)
+		}
+		rows = shape[0]
+		col, err := columnOf(t)
+		if err != nil {
+			return fmt.Errorf("%s: %w", t.name, err)
+		}
+		cols = append(cols, col)
+		name := t.column
+		if name == "" {
+			name = "tensor"
+			if len(tensors) > 1 {
+				name = fmt.Sprintf("tensor_%d", i)
+			}
+		}
+		fields = append(fields, arrow.Field{Name: name, Type: col.DataType(), Nullable: true})
+	}
+	schema := arrow.NewSchema(fields, nil)
+	rec := array.NewRecord(schema, cols, rows)
+	defer rec.Release()
+	if to == "arrow" {
+		ws, ok := w.(interface {
+			io.Writer
+			io.Seeker
+		})
+		if !ok {
+			return errors.New("an Arrow IPC file needs a seekable output")
+		}
+		fw, err := arrowipc.NewFileWriter(ws, arrowipc.WithSchema(schema))
+		if err != nil {
+			return err
+		}
+		if err := fw.Write(rec); err != nil {
+			return err
+		}
+		return fw.Close()
+	}
+	sw := arrowipc.NewWriter(w, arrowipc.WithSchema(schema))
+	if err := sw.Write(rec); err != nil {
+		return err
+	}
+	return sw.Close()
+}
+
+// columnOf makes a fixed_shape_tensor column of a [rows, cell...] tensor; the first dimension
+// name, the rows', is dropped.
+func columnOf(t tensor) (arrow.Array, error) {
+	var names []string
+	if len(t.dimNames) > 1 && strings.Join(t.dimNames[1:], "") != "" {
+		names = t.dimNames[1:]
+	}
+	switch d := t.values.(type) {
+	case *ndarray.Dense[int8]:
+		return arrowtensor.NewFixedShapeTensorArray(d, names)
+	case *ndarray.Dense[int16]:
+		return arrowtensor.NewFixedShapeTensorArray(d, names)
+	case *ndarray.Dense[int32]:
+		return arrowtensor.NewFixedShapeTensorArray(d, names)
+	case *ndarray.Dense[int64]:
+		return arrowtensor.NewFixedShapeTensorArray(d, names)
+	case *ndarray.Dense[uint8]:
+		return arrowtensor.NewFixedShapeTensorArray(d, names)
+	case *ndarray.Dense[uint16]:
+		return arrowtensor.NewFixedShapeTensorArray(d, names)
+	case *ndarray.Dense[uint32]:
+		return arrowtensor.NewFixedShapeTensorArray(d, names)
+	case *ndarray.Dense[uint64]:
+		return arrowtensor.NewFixedShapeTensorArray(d, names)
+	case *ndarray.Dense[float16.Num]:
+		return arrowtensor.NewFixedShapeTensorArray(d, names)
+	case *ndarray.Dense[float32]:
+		return arrowtensor.NewFixedShapeTensorArray(d, names)
+	case *ndarray.Dense[float64]:
+		return arrowtensor.NewFixedShapeTensorArray(d, names)
+	}
+	return nil, fmt.Errorf("%v tensors cannot be Arrow tensor columns: %w", t.values.DType(), ndarray.ErrDType)
+}

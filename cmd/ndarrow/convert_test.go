@@ -1,0 +1,119 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// inspectJSON returns the inspect --json lines of a file.
+func inspectJSON(t *testing.T, path string) []inspection {
+	code, stdout, stderr := runCLI("inspect", "--json", path)
+	require.Equal(t, exitOK, code, stderr)
+	var out []inspection
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		var in inspection
+		require.NoError(t, json.Unmarshal([]byte(line), &in))
+		out = append(out, in)
+	}
+	return out
+}
+
+// TestConvertRoundTrips converts golden files through every output format and back, and
+// checks with inspect that the values (their sha256), shapes and types are unchanged.
+func TestConvertRoundTrips(t *testing.T) {
+	inputs := []string{
+		"../../ipc/testdata/arrow-cpp-17/dense_double_3x5_colmajor.tensor",
+		"../../ipc/testdata/arrow-cpp-17/dense_halffloat_rank3.tensor",
+		"../../ipc/testdata/arrow-cpp-17/dense_int32_4x3_strided.tensor",
+		"../../ipc/testdata/arrow-cpp-17/dense_uint8_rank3.tensor",
+		"../../ipc/npy/testdata/numpy/f64_fortran.npy",
+		"../../ipc/npy/testdata/numpy/f64_bigendian.npy",
+		"../../ipc/npy/testdata/numpy/u8_image.npy",
+	}
+	for _, in := range inputs {
+		want := inspectJSON(t, in)[0]
+		for _, chain := range [][]string{{"npy", "tensor"}, {"tensor", "npy"}, {"arrow", "tensor"}, {"arrows", "npy"}, {"arrow", "arrows", "tensor"}} {
+			t.Run(filepath.Base(in)+"/"+strings.Join(chain, "-"), func(t *testing.T) {
+				dir := t.TempDir()
+				src := in
+				for i, to := range chain {
+					out := filepath.Join(dir, "step"+string(rune('0'+i))+"."+to)
+					code, _, stderr := runCLI("convert", "--to", to, src, out)
+					require.Equal(t, exitOK, code, stderr)
+					src = out
+					got := inspectJSON(t, out)
+					require.Len(t, got, 1)
+					assert.Equal(t, want.SHA256, got[0].SHA256, "values after %s", to)
+					assert.Equal(t, want.Shape, got[0].Shape)
+					assert.Equal(t, want.DType, got[0].DType)
+					wantKind := "dense"
+					if to == "arrow" || to == "arrows" {
+						wantKind = "fixed_shape_tensor"
+					}
+					assert.Equal(t, wantKind, got[0].Kind)
+				}
+			})
+		}
+	}
+}
+
+func TestConvertKeepsDimNames(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "x.arrow")
+	code, _, stderr := runCLI("convert", "--to", "arrow", "../../ipc/testdata/arrow-cpp-17/dense_float_rank3.tensor", out)
+	require.Equal(t, exitOK, code, stderr)
+	got := inspectJSON(t, out)[0]
+	assert.Equal(t, []string{"", "row", "col"}, got.DimNames, "the row dimension is the column's rows")
+	back := filepath.Join(dir, "x.tensor")
+	code, _, stderr = runCLI("convert", "--to", "tensor", out, back)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, []string{"", "row", "col"}, inspectJSON(t, back)[0].DimNames)
+}
+
+func TestConvertMultiTensorFiles(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "m.tensor")
+	code, _, stderr := runCLI("convert", "--to", "tensor", "../../ipc/testdata/arrow-cpp-17/multi_3.tensor", out)
+	require.Equal(t, exitOK, code, stderr)
+	orig, err := os.ReadFile("../../ipc/testdata/arrow-cpp-17/multi_3.tensor")
+	require.NoError(t, err)
+	ours, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Equal(t, len(orig), len(ours), "three messages framed as C++ frames them")
+	assert.Len(t, inspectJSON(t, out), 3)
+}
+
+func TestConvertFailuresLeaveNothing(t *testing.T) {
+	dir := t.TempDir()
+	for name, tc := range map[string]struct {
+		args []string
+		msg  string
+	}{
+		"several tensors into one .npy": {[]string{"--to", "npy", "../../ipc/testdata/arrow-cpp-17/multi_3.tensor"}, "holds 3 tensors"},
+		"rows differ in one batch":      {[]string{"--to", "arrow", "../../ipc/testdata/arrow-cpp-17/multi_3.tensor"}, "need the same"},
+		"bool into a tensor":            {[]string{"--to", "tensor", "../../ipc/npy/testdata/numpy/bool_mask.npy"}, "bool tensors cannot be Arrow tensors"},
+		"scalar into a column":          {[]string{"--to", "arrows", "../../ipc/npy/testdata/numpy/f32_scalar.npy"}, "is a scalar"},
+		"sparse output":                 {[]string{"--to", "csr", "../../ipc/npy/testdata/numpy/u8_image.npy"}, "not supported yet"},
+		"unknown format":                {[]string{"--to", "parquet", "../../ipc/npy/testdata/numpy/u8_image.npy"}, "unknown format"},
+		"unreadable input":              {[]string{"--to", "npy", "../../ipc/npy/testdata/numpy/object_refuse.npy"}, "never unpickled"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out := filepath.Join(dir, "out")
+			code, _, stderr := runCLI(append(append([]string{"convert"}, tc.args...), out)...)
+			assert.Equal(t, exitFail, code)
+			assert.Contains(t, stderr, tc.msg)
+			assert.Equal(t, 1, strings.Count(stderr, "\n"))
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			assert.Empty(t, entries, "no output and no temporary file left behind")
+		})
+	}
+	code, _, _ := runCLI("convert", "--to", "npy", "only-one-arg")
+	assert.Equal(t, exitUsage, code)
+}

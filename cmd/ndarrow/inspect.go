@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// inspection is one line of `ndarrow inspect --json`: the fields of the golden files'
+// expected.jsonl.
+type inspection struct {
+	Name     string   `json:"name"`
+	Kind     string   `json:"kind"`
+	Column   string   `json:"column,omitempty"`
+	DType    string   `json:"dtype"`
+	Shape    []int64  `json:"shape"`
+	DimNames []string `json:"dim_names"`
+	NNZ      int64    `json:"nnz"`
+	SHA256   string   `json:"sha256"`
+}
+
+func inspect(t tensor) (inspection, error) {
+	h := sha256.New()
+	if _, err := t.values.WriteTo(h); err != nil {
+		return inspection{}, err
+	}
+	shape := []int64(t.values.Shape())
+	names := t.dimNames
+	if names == nil {
+		names = []string{}
+	}
+	return inspection{
+		Name: t.name, Kind: t.kind, Column: t.column, DType: t.values.DType().String(),
+		Shape: shape, DimNames: names, NNZ: t.values.Shape().Size(), SHA256: hex.EncodeToString(h.Sum(nil)),
+	}, nil
+}
+
+func runInspect(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print one JSON object per tensor")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: ndarrow inspect [--json] FILE...")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return exitUsage
+	}
+	code := exitOK
+	table := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
+	if !*asJSON {
+		fmt.Fprintln(table, "NAME\tKIND\tDTYPE\tSHAPE\tDIM NAMES\tSHA256")
+	}
+	enc := json.NewEncoder(stdout)
+	for _, path := range fs.Args() {
+		tensors, err := load(path)
+		for _, t := range tensors {
+			line, err := inspect(t)
+			if err != nil {
+				fmt.Fprintf(stderr, "ndarrow inspect: %s: %s: %v\n", path, t.name, err)
+				code = exitFail
+				continue
+			}
+			if *asJSON {
+				_ = enc.Encode(line)
+				continue
+			}
+			fmt.Fprintf(table, "%s\t%s\t%s\t%v\t%s\t%.16s…\n", line.Name, line.Kind, line.DType, t.values.Shape(),
+				strings.Join(line.DimNames, ","), line.SHA256)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "ndarrow inspect: %s: %v\n", path, err)
+			code = exitFail
+		}
+	}
+	if !*asJSON {
+		table.Flush()
+	}
+	return code
+}

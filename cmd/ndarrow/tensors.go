@@ -1,0 +1,347 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/float16"
+	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
+
+	"github.com/ndarrow/ndarrow/arrowtensor"
+	"github.com/ndarrow/ndarrow/internal/arrowfb"
+	"github.com/ndarrow/ndarrow/ipc"
+	"github.com/ndarrow/ndarrow/ipc/npy"
+	"github.com/ndarrow/ndarrow/ndarray"
+)
+
+// anyArray is what every ndarray.Dense[T] offers without its type parameter.
+type anyArray interface {
+	DType() ndarray.DType
+	Shape() ndarray.Shape
+	WriteTo(io.Writer) (int64, error)
+}
+
+// tensor is one tensor found in an input file.
+type tensor struct {
+	name     string // the file's base name, with .N or .COLUMN when it holds several
+	kind     string // "dense" or "fixed_shape_tensor"
+	column   string // for record-batch columns
+	dimNames []string
+	values   anyArray
+}
+
+// errNotYet marks inputs whose support comes with a later release.
+var errNotYet = errors.New("not supported yet")
+
+// format names the kinds of input files, detected from their first bytes.
+type format string
+
+const (
+	formatTensor  format = "tensor"  // encapsulated Tensor messages
+	formatSparse  format = "sparse"  // encapsulated SparseTensor messages
+	formatNpy     format = "npy"     // NumPy .npy
+	formatArrow   format = "arrow"   // Arrow IPC file
+	formatArrows  format = "arrows"  // Arrow IPC stream of record batches
+	formatUnknown format = "unknown" // anything else
+)
+
+// detect tells the format of a file from its first bytes.
+func detect(b []byte) format {
+	switch {
+	case bytes.HasPrefix(b, []byte("\x93NUMPY")):
+		return formatNpy
+	case bytes.HasPrefix(b, []byte("ARROW1")):
+		return formatArrow
+	}
+	// An encapsulated message: the header type of the first one tells tensors from batches.
+	start := 4
+	if len(b) >= 4 && bytes.Equal(b[:4], []byte{0xff, 0xff, 0xff, 0xff}) {
+		start = 8
+	}
+	if len(b) < start {
+		return formatUnknown
+	}
+	n := int(int32(uint32(b[start-4]) | uint32(b[start-3])<<8 | uint32(b[start-2])<<16 | uint32(b[start-1])<<24))
+	if n <= 0 || n > len(b)-start {
+		return formatUnknown
+	}
+	meta := b[start : start+n]
+	if arrowfb.VerifyMessage(meta) != nil {
+		return formatUnknown
+	}
+	switch arrowfb.GetRootAsMessage(meta, 0).HeaderType() {
+	case arrowfb.MessageHeaderTensor:
+		return formatTensor
+	case arrowfb.MessageHeaderSparseTensor:
+		return formatSparse
+	case arrowfb.MessageHeaderSchema:
+		return formatArrows
+	}
+	return formatUnknown
+}
+
+// load reads every tensor of the file at path. The tensors view the file's bytes, which the
+// returned arrays keep alive; a file of several tensors names them NAME.0, NAME.1, …
+func load(path string) ([]tensor, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	switch f := detect(b); f {
+	case formatTensor:
+		return loadTensors(b, base)
+	case formatNpy:
+		return loadNpy(b, base)
+	case formatArrow, formatArrows:
+		return loadBatches(b, base, f)
+	case formatSparse:
+		return nil, fmt.Errorf("sparse tensor messages are %w", errNotYet)
+	default:
+		return nil, fmt.Errorf("not a tensor file: no .npy magic, Arrow IPC file magic or tensor message at the start")
+	}
+}
+
+func loadTensors(b []byte, base string) ([]tensor, error) {
+	all, err := ipc.NewBytesReader(b, ipc.Limits{}).ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]tensor, len(all))
+	for i, t := range all {
+		d, err := denseOf(t)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = tensor{name: base, kind: "dense", dimNames: t.DimNames(), values: d}
+		if len(all) > 1 {
+			out[i].name = base + "." + strconv.Itoa(i)
+		}
+	}
+	return out, nil
+}
+
+// denseOf returns the Dense view of a decoded Tensor message.
+func denseOf(t *ipc.Tensor) (anyArray, error) {
+	switch t.DType() {
+	case ndarray.Int8:
+		return ipc.AsDense[int8](t)
+	case ndarray.Int16:
+		return ipc.AsDense[int16](t)
+	case ndarray.Int32:
+		return ipc.AsDense[int32](t)
+	case ndarray.Int64:
+		return ipc.AsDense[int64](t)
+	case ndarray.Uint8:
+		return ipc.AsDense[uint8](t)
+	case ndarray.Uint16:
+		return ipc.AsDense[uint16](t)
+	case ndarray.Uint32:
+		return ipc.AsDense[uint32](t)
+	case ndarray.Uint64:
+		return ipc.AsDense[uint64](t)
+	case ndarray.Float16:
+		return ipc.AsDense[float16.Num](t)
+	case ndarray.Float32:
+		return ipc.AsDense[float32](t)
+	case ndarray.Float64:
+		return ipc.AsDense[float64](t)
+	}
+	return nil, fmt.Errorf("tensor of %v: %w", t.DType(), ndarray.ErrDType)
+}
+
+func loadNpy(b []byte, base string) ([]tensor, error) {
+	a, err := npy.ReadBytes(b, npy.Limits{})
+	if err != nil {
+		return nil, err
+	}
+	var d anyArray
+	switch a.DType() {
+	case ndarray.Bool:
+		d, err = npy.AsBool(a)
+	case ndarray.Int8:
+		d, err = npy.AsDense[int8](a)
+	case ndarray.Int16:
+		d, err = npy.AsDense[int16](a)
+	case ndarray.Int32:
+		d, err = npy.AsDense[int32](a)
+	case ndarray.Int64:
+		d, err = npy.AsDense[int64](a)
+	case ndarray.Uint8:
+		d, err = npy.AsDense[uint8](a)
+	case ndarray.Uint16:
+		d, err = npy.AsDense[uint16](a)
+	case ndarray.Uint32:
+		d, err = npy.AsDense[uint32](a)
+	case ndarray.Uint64:
+		d, err = npy.AsDense[uint64](a)
+	case ndarray.Float16:
+		d, err = npy.AsDense[float16.Num](a)
+	case ndarray.Float32:
+		d, err = npy.AsDense[float32](a)
+	case ndarray.Float64:
+		d, err = npy.AsDense[float64](a)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return []tensor{{name: base, kind: "dense", values: d}}, nil
+}
+
+// loadBatches reads the fixed_shape_tensor columns of a record-batch file or stream, each
+// column one tensor of shape [rows, cell...] over all its batches. arrow-go's readers are not
+// hardened against malformed input, so a panic inside them becomes an error here.
+func loadBatches(b []byte, base string, f format) (out []tensor, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("malformed Arrow IPC %s: %v", f, r)
+		}
+	}()
+	var schema *arrow.Schema
+	var records []arrow.Record
+	if f == formatArrow {
+		r, err := arrowipc.NewFileReader(bytes.NewReader(b))
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
+		schema = r.Schema()
+		for i := range r.NumRecords() {
+			rec, err := r.Record(i)
+			if err != nil {
+				return nil, err
+			}
+			rec.Retain()
+			records = append(records, rec)
+		}
+	} else {
+		r, err := arrowipc.NewReader(bytes.NewReader(b))
+		if err != nil {
+			return nil, err
+		}
+		defer r.Release()
+		schema = r.Schema()
+		for r.Next() {
+			rec := r.Record()
+			rec.Retain()
+			records = append(records, rec)
+		}
+		if err := r.Err(); err != nil {
+			return nil, err
+		}
+	}
+	// The readers allocate with arrow-go's Go allocator, whose Free leaves memory to the
+	// garbage collector, so the views taken below stay valid after the records are released.
+	defer func() {
+		for _, rec := range records {
+			rec.Release()
+		}
+	}()
+	var skipped []string
+	for c, field := range schema.Fields() {
+		switch field.Type.(type) {
+		case *arrowtensor.FixedShapeTensorType:
+			t, err := columnTensor(records, c, field)
+			if err != nil {
+				return nil, fmt.Errorf("column %s: %w", field.Name, err)
+			}
+			t.name = base + "." + field.Name
+			out = append(out, t)
+		case *arrow.ListType, *arrow.LargeListType, *arrow.FixedSizeListType, *arrowtensor.VariableShapeTensorType:
+			skipped = append(skipped, field.Name)
+		}
+	}
+	if len(skipped) > 0 {
+		return out, fmt.Errorf("ragged columns %s are %w", strings.Join(skipped, ", "), errNotYet)
+	}
+	return out, nil
+}
+
+// columnTensor gathers a fixed_shape_tensor column of every batch into one tensor.
+func columnTensor(records []arrow.Record, c int, field arrow.Field) (tensor, error) {
+	typ := field.Type.(*arrowtensor.FixedShapeTensorType)
+	dtype, err := arrowtensor.DTypeFromArrow(typ.ValueType())
+	if err != nil {
+		return tensor{}, err
+	}
+	var d anyArray
+	switch dtype {
+	case ndarray.Int8:
+		d, err = columnDense[int8](records, c)
+	case ndarray.Int16:
+		d, err = columnDense[int16](records, c)
+	case ndarray.Int32:
+		d, err = columnDense[int32](records, c)
+	case ndarray.Int64:
+		d, err = columnDense[int64](records, c)
+	case ndarray.Uint8:
+		d, err = columnDense[uint8](records, c)
+	case ndarray.Uint16:
+		d, err = columnDense[uint16](records, c)
+	case ndarray.Uint32:
+		d, err = columnDense[uint32](records, c)
+	case ndarray.Uint64:
+		d, err = columnDense[uint64](records, c)
+	case ndarray.Float16:
+		d, err = columnDense[float16.Num](records, c)
+	case ndarray.Float32:
+		d, err = columnDense[float32](records, c)
+	case ndarray.Float64:
+		d, err = columnDense[float64](records, c)
+	}
+	if err != nil {
+		return tensor{}, err
+	}
+	var names []string
+	if typ.DimNames() != nil {
+		names = append([]string{""}, typ.LogicalDimNames()...)
+	}
+	return tensor{kind: "fixed_shape_tensor", column: field.Name, dimNames: names, values: d}, nil
+}
+
+// columnDense returns column c of every record as one [rows, cell...] array: a view when
+// there is one record, a copy of the rows in order otherwise.
+func columnDense[T ndarray.Numeric](records []arrow.Record, c int) (*ndarray.Dense[T], error) {
+	var parts []*ndarray.Dense[T]
+	rows := int64(0)
+	for _, rec := range records {
+		col, ok := rec.Column(c).(*arrowtensor.FixedShapeTensorArray)
+		if !ok {
+			return nil, fmt.Errorf("batch column is %T, not a fixed_shape_tensor array", rec.Column(c))
+		}
+		d, err := arrowtensor.ToDense[T](col)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, d)
+		rows += d.Dim(0)
+	}
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("no record batches")
+	}
+	shape := parts[0].Shape()
+	shape[0] = rows
+	out := ndarray.New[T](shape...)
+	at := int64(0)
+	for _, p := range parts {
+		dst, err := out.Slice(ndarray.Range(at, at+p.Dim(0)))
+		if err != nil {
+			return nil, err
+		}
+		if err := ndarray.Copy(dst, p); err != nil {
+			return nil, err
+		}
+		at += p.Dim(0)
+	}
+	return out, nil
+}
