@@ -5,12 +5,21 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"unsafe"
 
+	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
+
+	"github.com/ndarrow/ndarrow/arrowtensor"
+	"github.com/ndarrow/ndarrow/ipc"
+	"github.com/ndarrow/ndarrow/ipc/npy"
 	"github.com/ndarrow/ndarrow/ndarray"
 )
 
 // runDemo runs the main job on a built-in example: it builds a batch of images, slices it
-// with views and copies, reshapes it, streams it out and back, and checks every step.
+// with views and copies, reshapes it, streams it out and back, writes it as Arrow and NumPy
+// files and reads them back zero-copy from memory maps, checking every step.
 func runDemo(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		fmt.Fprintln(stderr, "usage: ndarrow demo")
@@ -108,6 +117,123 @@ func demo(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "a write through a read-only view panics: %v\n", msg)
 
+	if err := demoFiles(w, batch); err != nil {
+		return err
+	}
 	fmt.Fprintln(w, "\ndemo: ok")
 	return nil
+}
+
+// demoFiles writes the batch as an Arrow Tensor message, a .npy file and an Arrow IPC stream of
+// tensor-column record batches, and reads each back, the first two zero-copy from a memory map.
+func demoFiles(w io.Writer, batch *ndarray.Dense[float32]) error {
+	dir, err := os.MkdirTemp("", "ndarrow-demo-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	fmt.Fprintf(w, "\n== Arrow and NumPy files (in %s, removed afterwards)\n", dir)
+
+	// An Arrow Tensor message, as pyarrow.ipc.write_tensor writes it.
+	tensorPath := filepath.Join(dir, "batch.tensor")
+	if err := writeFile(tensorPath, func(f io.Writer) error {
+		_, err := ipc.WriteTensor(f, batch, []string{"image", "row", "col"})
+		return err
+	}); err != nil {
+		return err
+	}
+	rd, err := ipc.OpenFile(tensorPath, ipc.Limits{})
+	if err != nil {
+		return err
+	}
+	t, err := rd.Next()
+	if err != nil {
+		return err
+	}
+	mapped, err := ipc.AsDense[float32](t)
+	if err != nil {
+		return err
+	}
+	if !mapped.Equal(batch) {
+		return fmt.Errorf("the tensor file read back different values")
+	}
+	fmt.Fprintf(w, "%s: %d bytes, one Tensor message; memory-mapped back as %v %v, dim names %v, zero-copy: %t\n",
+		filepath.Base(tensorPath), fileSize(tensorPath), mapped.DType(), mapped.Shape(), t.DimNames(), samePlace(mapped.Data(), t.Data()))
+	t.Release()
+	rd.Close()
+
+	// A .npy file, as numpy.save writes it.
+	npyPath := filepath.Join(dir, "batch.npy")
+	if err := writeFile(npyPath, func(f io.Writer) error { _, err := npy.Write(f, batch); return err }); err != nil {
+		return err
+	}
+	a, err := npy.Open(npyPath, npy.Limits{})
+	if err != nil {
+		return err
+	}
+	fromNpy, err := npy.AsDense[float32](a)
+	if err != nil {
+		return err
+	}
+	if !fromNpy.Equal(batch) {
+		return fmt.Errorf("the .npy file read back different values")
+	}
+	fmt.Fprintf(w, "%s: %d bytes (data 64-byte aligned); memory-mapped back, zero-copy: %t\n",
+		filepath.Base(npyPath), fileSize(npyPath), samePlace(fromNpy.Data(), a.Data()))
+	a.Release()
+
+	// An Arrow IPC stream: the batch as an arrow.fixed_shape_tensor column, 2 images a batch.
+	streamPath := filepath.Join(dir, "batch.arrows")
+	recs, err := arrowtensor.Records("images", batch, []string{"row", "col"}, 2)
+	if err != nil {
+		return err
+	}
+	if err := writeFile(streamPath, func(f io.Writer) error {
+		sw := arrowipc.NewWriter(f, arrowipc.WithSchema(recs[0].Schema()))
+		for _, r := range recs {
+			if err := sw.Write(r); err != nil {
+				return err
+			}
+			r.Release()
+		}
+		return sw.Close()
+	}); err != nil {
+		return err
+	}
+	tensors, err := load(streamPath)
+	if err != nil {
+		return err
+	}
+	line, err := inspect(tensors[0])
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s: %d bytes, %d record batches of an %s column; read back with arrow-go's IPC reader as %v %v\n",
+		filepath.Base(streamPath), fileSize(streamPath), len(recs), arrowtensor.FixedShapeTensorName, line.DType, line.Shape)
+	return nil
+}
+
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func fileSize(path string) int64 {
+	st, err := os.Stat(path)
+	if err != nil {
+		return -1
+	}
+	return st.Size()
+}
+
+// samePlace reports whether the array's values start where the file's bytes for them do.
+func samePlace(values []float32, data []byte) bool {
+	return len(values) > 0 && len(data) > 0 && unsafe.Pointer(&values[0]) == unsafe.Pointer(&data[0])
 }

@@ -61,6 +61,9 @@ func TestDemo(t *testing.T) {
 		"transposed (12, 4) (strides [1 12]), a view: true",
 		"wrote the strided crop as 64 little-endian bytes",
 		"a write through a read-only view panics: ndarray: Set on a read-only array of shape (4, 3, 4)",
+		"batch.tensor: 448 bytes, one Tensor message; memory-mapped back as float32 (4, 3, 4), dim names [image row col], zero-copy: true",
+		"batch.npy: 320 bytes (data 64-byte aligned); memory-mapped back, zero-copy: true",
+		"2 record batches of an arrow.fixed_shape_tensor column; read back with arrow-go's IPC reader as float32 [4 3 4]",
 		"demo: ok",
 	} {
 		assert.Contains(t, stdout, want)
