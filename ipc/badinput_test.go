@@ -252,7 +252,7 @@ func TestBadTensorMetadata(t *testing.T) {
 		{"odd integer width", func(s *spec) { s.bitWidth = 7 }, Limits{}, ErrInvalid, "integer bit width 7"},
 		{"unknown float precision", func(s *spec) { s.typeType, s.bitWidth = arrowfb.TypeFloatingPoint, 9 }, Limits{}, ErrInvalid, "floating-point precision 9"},
 		{"union type out of range", func(s *spec) { s.typeType = 99 }, Limits{}, ErrInvalid, "unknown type 99"},
-		{"record batch header", func(s *spec) { s.headerType = arrowfb.MessageHeaderRecordBatch }, Limits{}, ErrUnsupported, "RecordBatch message is not a tensor"},
+		{"a Tensor table labelled RecordBatch", func(s *spec) { s.headerType = arrowfb.MessageHeaderRecordBatch }, Limits{}, ErrInvalid, "RecordBatch"},
 		{"unknown header", func(s *spec) { s.headerType = 9 }, Limits{}, ErrInvalid, "unknown message header type 9"},
 		{"old metadata version", func(s *spec) { s.version = arrowfb.MetadataVersionV3 }, Limits{}, ErrUnsupported, "metadata version 2"},
 	} {

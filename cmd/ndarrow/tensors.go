@@ -12,7 +12,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/float16"
-	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/internal/arrowfb"
@@ -101,7 +101,7 @@ func load(path string) ([]tensor, error) {
 	case formatNpy:
 		return loadNpy(b, base)
 	case formatArrow, formatArrows:
-		return loadBatches(b, base, f)
+		return loadBatches(b, base)
 	case formatSparse:
 		return nil, fmt.Errorf("sparse tensor messages are %w", errNotYet)
 	default:
@@ -196,46 +196,11 @@ func loadNpy(b []byte, base string) ([]tensor, error) {
 }
 
 // loadBatches reads the fixed_shape_tensor columns of a record-batch file or stream, each
-// column one tensor of shape [rows, cell...] over all its batches. arrow-go's readers are not
-// hardened against malformed input, so a panic inside them becomes an error here.
-func loadBatches(b []byte, base string, f format) (out []tensor, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			out, err = nil, fmt.Errorf("malformed Arrow IPC %s: %v", f, r)
-		}
-	}()
-	var schema *arrow.Schema
-	var records []arrow.Record
-	if f == formatArrow {
-		r, err := arrowipc.NewFileReader(bytes.NewReader(b))
-		if err != nil {
-			return nil, err
-		}
-		defer r.Close()
-		schema = r.Schema()
-		for i := range r.NumRecords() {
-			rec, err := r.Record(i)
-			if err != nil {
-				return nil, err
-			}
-			rec.Retain()
-			records = append(records, rec)
-		}
-	} else {
-		r, err := arrowipc.NewReader(bytes.NewReader(b))
-		if err != nil {
-			return nil, err
-		}
-		defer r.Release()
-		schema = r.Schema()
-		for r.Next() {
-			rec := r.Record()
-			rec.Retain()
-			records = append(records, rec)
-		}
-		if err := r.Err(); err != nil {
-			return nil, err
-		}
+// column one tensor of shape [rows, cell...] over all its batches.
+func loadBatches(b []byte, base string) ([]tensor, error) {
+	schema, records, err := ipc.ReadRecordBatches(b, memory.NewGoAllocator())
+	if err != nil {
+		return nil, err
 	}
 	// The readers allocate with arrow-go's Go allocator, whose Free leaves memory to the
 	// garbage collector, so the views taken below stay valid after the records are released.
@@ -244,6 +209,7 @@ func loadBatches(b []byte, base string, f format) (out []tensor, err error) {
 			rec.Release()
 		}
 	}()
+	var out []tensor
 	var skipped []string
 	for c, field := range schema.Fields() {
 		switch field.Type.(type) {

@@ -11,9 +11,10 @@ import (
 // field or an unknown union member.
 var ErrMalformed = errors.New("malformed flatbuffer")
 
-// VerifyMessage checks that buf holds a Message whose header, if it is a Tensor or a
-// SparseTensor, can be read with the generated accessors without going out of bounds. Other
-// header types are checked only as far as the Message table itself. After VerifyMessage
+// VerifyMessage checks that buf holds a Message whose header can be read without going out of
+// bounds: every table, vtable, vector and string of a Tensor or SparseTensor header and every
+// vector of a Schema, RecordBatch or DictionaryBatch header (which arrow-go's readers size
+// their allocations from), with Field nesting at most maxDepth deep. After VerifyMessage
 // returns nil, GetRootAsMessage(buf, 0) and the accessors reachable from it are safe.
 func VerifyMessage(buf []byte) error {
 	v := verifier{buf: buf}
@@ -46,8 +47,19 @@ func VerifyMessage(buf []byte) error {
 		return v.tensor(header)
 	case MessageHeaderSparseTensor:
 		return v.sparseTensor(header)
-	case MessageHeaderSchema, MessageHeaderDictionaryBatch, MessageHeaderRecordBatch:
-		return nil
+	case MessageHeaderSchema:
+		return v.schema(header)
+	case MessageHeaderRecordBatch:
+		return v.recordBatch(header)
+	case MessageHeaderDictionaryBatch:
+		if err := v.scalars(header, "DictionaryBatch", field{0, 8}, field{2, 1}); err != nil {
+			return err
+		}
+		batch, ok, err := v.child(header, 1, "DictionaryBatch.data")
+		if err != nil || !ok {
+			return err
+		}
+		return v.recordBatch(batch)
 	}
 	return v.fail(msg.pos, "unknown message header type %d", headerType)
 }
@@ -352,4 +364,126 @@ func (v *verifier) sparseTensor(t tableRef) error {
 	default:
 		return v.fail(t.pos, "unknown sparse index type %d", kind)
 	}
+}
+
+// maxDepth bounds the nesting of Schema fields, so that a reader recursing over them cannot
+// run out of stack.
+const maxDepth = 64
+
+// schema checks a Schema table: its fields, recursively, its metadata and features.
+func (v *verifier) schema(t tableRef) error {
+	if err := v.scalars(t, "Schema", field{0, 2}); err != nil {
+		return err
+	}
+	if err := v.vectorOfTables(t, 1, "Schema.fields", false, func(f tableRef) error { return v.field(f, 1) }); err != nil {
+		return err
+	}
+	if err := v.vectorOfTables(t, 2, "Schema.custom_metadata", false, v.keyValue); err != nil {
+		return err
+	}
+	_, _, _, err := v.vector(t, 3, 8, "Schema.features")
+	return err
+}
+
+// field checks a Field table at the given nesting depth.
+func (v *verifier) field(t tableRef, depth int) error {
+	if depth > maxDepth {
+		return v.fail(t.pos, "fields nested more than %d deep", maxDepth)
+	}
+	if err := v.str(t, 0, "Field.name"); err != nil {
+		return err
+	}
+	if err := v.scalars(t, "Field", field{1, 1}, field{2, 1}); err != nil {
+		return err
+	}
+	if kind := Type(v.u8(t, 2)); kind != TypeNONE {
+		if kind > TypeLargeListView {
+			return v.fail(t.pos, "Field.type: unknown type %d", kind)
+		}
+		tt, ok, err := v.child(t, 3, "Field.type")
+		if err != nil {
+			return err
+		}
+		if ok {
+			switch kind {
+			case TypeTimestamp:
+				err = v.str(tt, 1, "Timestamp.timezone")
+			case TypeUnion:
+				_, _, _, err = v.vector(tt, 1, 4, "Union.typeIds")
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	if dict, ok, err := v.child(t, 4, "Field.dictionary"); err != nil {
+		return err
+	} else if ok {
+		if err := v.scalars(dict, "DictionaryEncoding", field{0, 8}, field{2, 1}, field{3, 2}); err != nil {
+			return err
+		}
+		if _, _, err := v.child(dict, 1, "DictionaryEncoding.indexType"); err != nil {
+			return err
+		}
+	}
+	if err := v.vectorOfTables(t, 5, "Field.children", false, func(c tableRef) error { return v.field(c, depth+1) }); err != nil {
+		return err
+	}
+	return v.vectorOfTables(t, 6, "Field.custom_metadata", false, v.keyValue)
+}
+
+// recordBatch checks a RecordBatch table's vectors of nodes, buffers and counts.
+func (v *verifier) recordBatch(t tableRef) error {
+	if err := v.scalars(t, "RecordBatch", field{0, 8}); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		slot int
+		size uint32
+		what string
+	}{{1, 16, "RecordBatch.nodes"}, {2, 16, "RecordBatch.buffers"}, {4, 8, "RecordBatch.variadicBufferCounts"}} {
+		if _, _, _, err := v.vector(t, f.slot, f.size, f.what); err != nil {
+			return err
+		}
+	}
+	_, _, err := v.child(t, 3, "RecordBatch.compression")
+	return err
+}
+
+// VerifyFooter checks the Footer flatbuffer at the end of an Arrow IPC file, as VerifyMessage
+// checks a message, and returns the byte offsets of the record batch and dictionary blocks it
+// lists (each must be the start of a message in the file).
+func VerifyFooter(buf []byte) ([]int64, error) {
+	v := verifier{buf: buf}
+	if len(buf) < 4 {
+		return nil, v.fail(0, "footer of %d bytes has no root offset", len(buf))
+	}
+	footer, err := v.table(uint64(binary.LittleEndian.Uint32(buf)), "Footer")
+	if err != nil {
+		return nil, err
+	}
+	if err := v.scalars(footer, "Footer", field{0, 2}); err != nil {
+		return nil, err
+	}
+	if schema, ok, err := v.child(footer, 1, "Footer.schema"); err != nil {
+		return nil, err
+	} else if ok {
+		if err := v.schema(schema); err != nil {
+			return nil, err
+		}
+	}
+	var offsets []int64
+	for _, slot := range []int{2, 3} {
+		at, n, ok, err := v.vector(footer, slot, 24, "Footer.blocks")
+		if err != nil {
+			return nil, err
+		}
+		for i := uint32(0); ok && i < n; i++ {
+			offsets = append(offsets, int64(binary.LittleEndian.Uint64(buf[at+4+24*i:])))
+		}
+	}
+	if err := v.vectorOfTables(footer, 4, "Footer.custom_metadata", false, v.keyValue); err != nil {
+		return nil, err
+	}
+	return offsets, nil
 }
