@@ -317,3 +317,21 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// TestVersion3Header reads a format 3.0 file (a UTF-8 header, otherwise as 2.0), which NumPy
+// writes when a structured dtype has non-Latin-1 field names.
+func TestVersion3Header(t *testing.T) {
+	text := "{'descr': '<i2', 'fortran_order': False, 'shape': (2,), }"
+	pad := alignment - (12+len(text)+1)%alignment
+	text += string(bytes.Repeat([]byte(" "), pad)) + "\n"
+	b := append([]byte(magic), 3, 0, byte(len(text)), byte(len(text)>>8), 0, 0)
+	b = append(append(b, text...), 1, 0, 0xff, 0xff)
+	for _, read := range []func() (*Array, error){
+		func() (*Array, error) { return ReadBytes(b, Limits{}) },
+		func() (*Array, error) { return Read(bytes.NewReader(b), Limits{}) },
+	} {
+		a, err := read()
+		require.NoError(t, err)
+		assert.Equal(t, "[ 1 -1]", ndarray.Must(AsDense[int16](a)).String())
+	}
+}
