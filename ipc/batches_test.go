@@ -177,3 +177,19 @@ func TestTensorReaderRefusesRecordBatches(t *testing.T) {
 	assert.ErrorIs(t, err, ErrUnsupported)
 	assert.ErrorContains(t, err, "a Schema message is not a tensor")
 }
+
+// TestDeeplyNestedSchemaIsRefused builds a stream whose one column is a list nested 100 deep,
+// which arrow-go writes happily; its reader would recurse as deep, so the verifier stops it.
+func TestDeeplyNestedSchemaIsRefused(t *testing.T) {
+	var typ arrow.DataType = arrow.PrimitiveTypes.Int8
+	for range 100 {
+		typ = arrow.ListOf(typ)
+	}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "deep", Type: typ, Nullable: true}}, nil)
+	var buf bytes.Buffer
+	w := arrowipc.NewWriter(&buf, arrowipc.WithSchema(schema))
+	require.NoError(t, w.Close())
+	_, _, err := ReadRecordBatches(buf.Bytes(), nil)
+	assert.ErrorIs(t, err, ErrInvalid)
+	assert.ErrorContains(t, err, "fields nested more than 64 deep")
+}

@@ -177,3 +177,26 @@ func TestVerifyRejects(t *testing.T) {
 		assert.ErrorIs(t, err, ErrMalformed, name)
 	}
 }
+
+// TestVectorLengthNear4G sets the length of the shape vector of a golden Tensor message to
+// values near 2^32: the verifier must refuse them without reading or allocating.
+func TestVectorLengthNear4G(t *testing.T) {
+	meta := goldenMetadata(t)["dense_float_rank3.tensor"]
+	m := GetRootAsMessage(meta, 0)
+	var tbl flatbuffers.Table
+	require.True(t, m.Header(&tbl))
+	var tensor Tensor
+	tensor.Init(tbl.Bytes, tbl.Pos)
+	// The shape vector's length word sits just before its first element.
+	tt := tensor.Table()
+	o := flatbuffers.UOffsetT(tt.Offset(8)) // vtable entry of field 2, shape
+	require.NotZero(t, o)
+	at := tt.Vector(o) - 4
+	for _, n := range []uint32{0xFFFFFFFF, 0xFFFFFFF0, 1 << 31, 1 << 30} {
+		b := append([]byte(nil), meta...)
+		binary.LittleEndian.PutUint32(b[at:], n)
+		err := VerifyMessage(b)
+		assert.ErrorIs(t, err, ErrMalformed, "length %#x", n)
+		assert.ErrorContains(t, err, "overruns the buffer")
+	}
+}
