@@ -232,39 +232,41 @@ func scaledStrides(l ndarray.Layout, width int64) []int64 {
 	return strides
 }
 
+// Dense returns the tensor as a Dense of its element type, as AsDense does, behind the
+// type-free ndarray.Array interface; a type switch recovers the *ndarray.Dense[T].
+func (t *Tensor) Dense() (ndarray.Array, error) {
+	switch t.dtype {
+	case ndarray.Int8:
+		return AsDense[int8](t)
+	case ndarray.Int16:
+		return AsDense[int16](t)
+	case ndarray.Int32:
+		return AsDense[int32](t)
+	case ndarray.Int64:
+		return AsDense[int64](t)
+	case ndarray.Uint8:
+		return AsDense[uint8](t)
+	case ndarray.Uint16:
+		return AsDense[uint16](t)
+	case ndarray.Uint32:
+		return AsDense[uint32](t)
+	case ndarray.Uint64:
+		return AsDense[uint64](t)
+	case ndarray.Float16:
+		return AsDense[float16.Num](t)
+	case ndarray.Float32:
+		return AsDense[float32](t)
+	case ndarray.Float64:
+		return AsDense[float64](t)
+	}
+	return nil, fmt.Errorf("ipc: tensor of %v: %w", t.dtype, ndarray.ErrDType)
+}
+
 // WriteValues writes the tensor's values to w in row-major order, little-endian, whatever its
 // layout: the bytes NumPy's tobytes() and Arrow C++'s row-major ToTensor give. It returns the
 // number of bytes written.
 func (t *Tensor) WriteValues(w io.Writer) (int64, error) {
-	switch t.dtype {
-	case ndarray.Int8:
-		return writeValues[int8](t, w)
-	case ndarray.Int16:
-		return writeValues[int16](t, w)
-	case ndarray.Int32:
-		return writeValues[int32](t, w)
-	case ndarray.Int64:
-		return writeValues[int64](t, w)
-	case ndarray.Uint8:
-		return writeValues[uint8](t, w)
-	case ndarray.Uint16:
-		return writeValues[uint16](t, w)
-	case ndarray.Uint32:
-		return writeValues[uint32](t, w)
-	case ndarray.Uint64:
-		return writeValues[uint64](t, w)
-	case ndarray.Float16:
-		return writeValues[float16.Num](t, w)
-	case ndarray.Float32:
-		return writeValues[float32](t, w)
-	case ndarray.Float64:
-		return writeValues[float64](t, w)
-	}
-	return 0, fmt.Errorf("ipc: tensor of %v: %w", t.dtype, ndarray.ErrDType)
-}
-
-func writeValues[T ndarray.Numeric](t *Tensor, w io.Writer) (int64, error) {
-	d, err := AsDense[T](t)
+	d, err := t.Dense()
 	if err != nil {
 		return 0, err
 	}

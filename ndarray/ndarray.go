@@ -1,6 +1,11 @@
 package ndarray
 
-import "iter"
+import (
+	"io"
+	"iter"
+
+	"github.com/apache/arrow/go/v17/arrow/float16"
+)
 
 // NdArray is the reading surface that every array kind of ndarrow shares — Dense here, the
 // sparse and ragged arrays in their own packages — so that code which only reads can accept
@@ -26,3 +31,19 @@ var (
 	_ NdArray[float32] = (*Dense[float32])(nil)
 	_ NdArray[string]  = (*Dense[string])(nil)
 )
+
+// Array is the part of Dense[T]'s API that needs no type parameter, for code that handles
+// arrays whose element type is known only at run time, such as readers of files. A type
+// switch on *Dense[T] recovers the typed array.
+type Array interface {
+	DType() DType
+	Shape() Shape
+	Rank() int
+	Size() int64
+	Layout() Layout
+	ReadOnly() bool
+	WriteTo(w io.Writer) (int64, error)
+	String() string
+}
+
+var _ Array = (*Dense[float16.Num])(nil)

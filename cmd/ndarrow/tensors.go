@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,20 +20,13 @@ import (
 	"github.com/ndarrow/ndarrow/ndarray"
 )
 
-// anyArray is what every ndarray.Dense[T] offers without its type parameter.
-type anyArray interface {
-	DType() ndarray.DType
-	Shape() ndarray.Shape
-	WriteTo(io.Writer) (int64, error)
-}
-
 // tensor is one tensor found in an input file.
 type tensor struct {
 	name     string // the file's base name, with .N or .COLUMN when it holds several
 	kind     string // "dense" or "fixed_shape_tensor"
 	column   string // for record-batch columns
 	dimNames []string
-	values   anyArray
+	values   ndarray.Array
 }
 
 // errNotYet marks inputs whose support comes with a later release.
@@ -116,7 +108,7 @@ func loadTensors(b []byte, base string) ([]tensor, error) {
 	}
 	out := make([]tensor, len(all))
 	for i, t := range all {
-		d, err := denseOf(t)
+		d, err := t.Dense()
 		if err != nil {
 			return nil, err
 		}
@@ -128,67 +120,12 @@ func loadTensors(b []byte, base string) ([]tensor, error) {
 	return out, nil
 }
 
-// denseOf returns the Dense view of a decoded Tensor message.
-func denseOf(t *ipc.Tensor) (anyArray, error) {
-	switch t.DType() {
-	case ndarray.Int8:
-		return ipc.AsDense[int8](t)
-	case ndarray.Int16:
-		return ipc.AsDense[int16](t)
-	case ndarray.Int32:
-		return ipc.AsDense[int32](t)
-	case ndarray.Int64:
-		return ipc.AsDense[int64](t)
-	case ndarray.Uint8:
-		return ipc.AsDense[uint8](t)
-	case ndarray.Uint16:
-		return ipc.AsDense[uint16](t)
-	case ndarray.Uint32:
-		return ipc.AsDense[uint32](t)
-	case ndarray.Uint64:
-		return ipc.AsDense[uint64](t)
-	case ndarray.Float16:
-		return ipc.AsDense[float16.Num](t)
-	case ndarray.Float32:
-		return ipc.AsDense[float32](t)
-	case ndarray.Float64:
-		return ipc.AsDense[float64](t)
-	}
-	return nil, fmt.Errorf("tensor of %v: %w", t.DType(), ndarray.ErrDType)
-}
-
 func loadNpy(b []byte, base string) ([]tensor, error) {
 	a, err := npy.ReadBytes(b, npy.Limits{})
 	if err != nil {
 		return nil, err
 	}
-	var d anyArray
-	switch a.DType() {
-	case ndarray.Bool:
-		d, err = npy.AsBool(a)
-	case ndarray.Int8:
-		d, err = npy.AsDense[int8](a)
-	case ndarray.Int16:
-		d, err = npy.AsDense[int16](a)
-	case ndarray.Int32:
-		d, err = npy.AsDense[int32](a)
-	case ndarray.Int64:
-		d, err = npy.AsDense[int64](a)
-	case ndarray.Uint8:
-		d, err = npy.AsDense[uint8](a)
-	case ndarray.Uint16:
-		d, err = npy.AsDense[uint16](a)
-	case ndarray.Uint32:
-		d, err = npy.AsDense[uint32](a)
-	case ndarray.Uint64:
-		d, err = npy.AsDense[uint64](a)
-	case ndarray.Float16:
-		d, err = npy.AsDense[float16.Num](a)
-	case ndarray.Float32:
-		d, err = npy.AsDense[float32](a)
-	case ndarray.Float64:
-		d, err = npy.AsDense[float64](a)
-	}
+	d, err := a.Dense()
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +174,7 @@ func columnTensor(records []arrow.Record, c int, field arrow.Field) (tensor, err
 	if err != nil {
 		return tensor{}, err
 	}
-	var d anyArray
+	var d ndarray.Array
 	switch dtype {
 	case ndarray.Int8:
 		d, err = columnDense[int8](records, c)

@@ -155,44 +155,43 @@ func wrap[T ndarray.Element](a *Array, values []T, viewed bool) (*ndarray.Dense[
 	return d, nil
 }
 
+// Dense returns the array as a Dense of its element type (AsBool for bool, AsDense
+// otherwise) behind the type-free ndarray.Array interface; a type switch recovers the
+// *ndarray.Dense[T].
+func (a *Array) Dense() (ndarray.Array, error) {
+	switch a.dtype {
+	case ndarray.Bool:
+		return AsBool(a)
+	case ndarray.Int8:
+		return AsDense[int8](a)
+	case ndarray.Int16:
+		return AsDense[int16](a)
+	case ndarray.Int32:
+		return AsDense[int32](a)
+	case ndarray.Int64:
+		return AsDense[int64](a)
+	case ndarray.Uint8:
+		return AsDense[uint8](a)
+	case ndarray.Uint16:
+		return AsDense[uint16](a)
+	case ndarray.Uint32:
+		return AsDense[uint32](a)
+	case ndarray.Uint64:
+		return AsDense[uint64](a)
+	case ndarray.Float16:
+		return AsDense[float16.Num](a)
+	case ndarray.Float32:
+		return AsDense[float32](a)
+	case ndarray.Float64:
+		return AsDense[float64](a)
+	}
+	return nil, fmt.Errorf("npy: %v: %w", a.dtype, ErrUnsupported)
+}
+
 // WriteValues writes the values to w in row-major order, little-endian (bool one byte each),
 // whatever the file's order, and returns the number of bytes written.
 func (a *Array) WriteValues(w io.Writer) (int64, error) {
-	switch a.dtype {
-	case ndarray.Bool:
-		d, err := AsBool(a)
-		if err != nil {
-			return 0, err
-		}
-		return d.WriteTo(w)
-	case ndarray.Int8:
-		return writeValues[int8](a, w)
-	case ndarray.Int16:
-		return writeValues[int16](a, w)
-	case ndarray.Int32:
-		return writeValues[int32](a, w)
-	case ndarray.Int64:
-		return writeValues[int64](a, w)
-	case ndarray.Uint8:
-		return writeValues[uint8](a, w)
-	case ndarray.Uint16:
-		return writeValues[uint16](a, w)
-	case ndarray.Uint32:
-		return writeValues[uint32](a, w)
-	case ndarray.Uint64:
-		return writeValues[uint64](a, w)
-	case ndarray.Float16:
-		return writeValues[float16.Num](a, w)
-	case ndarray.Float32:
-		return writeValues[float32](a, w)
-	case ndarray.Float64:
-		return writeValues[float64](a, w)
-	}
-	return 0, fmt.Errorf("npy: %v: %w", a.dtype, ErrUnsupported)
-}
-
-func writeValues[T ndarray.Numeric](a *Array, w io.Writer) (int64, error) {
-	d, err := AsDense[T](a)
+	d, err := a.Dense()
 	if err != nil {
 		return 0, err
 	}
