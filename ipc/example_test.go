@@ -1,0 +1,71 @@
+package ipc_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/ndarrow/ndarrow/ipc"
+	"github.com/ndarrow/ndarrow/ndarray"
+)
+
+// Write a tensor as an Arrow Tensor message and read it back without copying its values.
+func ExampleWriteTensor() {
+	images := ndarray.Must(ndarray.FromSlice([]float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, 2, 2, 3))
+	var buf bytes.Buffer
+	n, err := ipc.WriteTensor(&buf, images, []string{"image", "row", "col"})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("wrote", n, "bytes")
+
+	t, err := ipc.NewBytesReader(buf.Bytes(), ipc.Limits{}).Next()
+	if err != nil {
+		panic(err)
+	}
+	back, err := ipc.AsDense[float32](t)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(t.DType(), t.Shape(), t.DimNames(), t.Strides())
+	fmt.Println(back.Get(1, 0, 2), back.ReadOnly(), back.Equal(images))
+	// Output:
+	// wrote 304 bytes
+	// float32 (2, 2, 3) [image row col] [24 12 4]
+	// 8 true true
+}
+
+// Read every tensor of a file through a memory map: the arrays view the mapping, which stays
+// mapped until the reader is closed and each tensor released.
+func ExampleOpenFile() {
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "two.tensor")
+	f, _ := os.Create(path)
+	_, _ = ipc.WriteTensor(f, ndarray.Must(ndarray.FromSlice([]int64{1, 2, 3, 4}, 2, 2)), nil)
+	_, _ = ipc.WriteTensor(f, ndarray.Must(ndarray.FromSlice([]int64{5, 6, 7, 8}, 2, 2)).Transpose(), nil)
+	f.Close()
+
+	rd, err := ipc.OpenFile(path, ipc.Limits{})
+	if err != nil {
+		panic(err)
+	}
+	defer rd.Close()
+	tensors, err := rd.ReadAll()
+	if err != nil {
+		panic(err)
+	}
+	for _, t := range tensors {
+		d, _ := ipc.AsDense[int64](t)
+		fmt.Printf("%v strides %v\n%v\n", t.Shape(), t.Strides(), d)
+		t.Release()
+	}
+	// Output:
+	// (2, 2) strides [16 8]
+	// [[1 2]
+	//  [3 4]]
+	// (2, 2) strides [8 16]
+	// [[5 7]
+	//  [6 8]]
+}

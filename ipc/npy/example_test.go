@@ -1,0 +1,34 @@
+package npy_test
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/ndarrow/ndarrow/ipc/npy"
+	"github.com/ndarrow/ndarrow/ndarray"
+)
+
+// Write an array as numpy.save would and read it back; a column-major array is written in
+// Fortran order and read back as a column-major view.
+func ExampleWrite() {
+	a := ndarray.Must(ndarray.FromSlice([]float64{1, 2, 3, 4, 5, 6}, 2, 3)).Transpose()
+	var buf bytes.Buffer
+	if _, err := npy.Write(&buf, a); err != nil {
+		panic(err)
+	}
+	fmt.Printf("%q\n", buf.Bytes()[10:68])
+
+	f, err := npy.ReadBytes(buf.Bytes(), npy.Limits{})
+	if err != nil {
+		panic(err)
+	}
+	back, _ := npy.AsDense[float64](f)
+	fmt.Println(f.FortranOrder(), back.Shape(), back.Layout().IsColumnMajor())
+	fmt.Println(back)
+	// Output:
+	// "{'descr': '<f8', 'fortran_order': True, 'shape': (3, 2), }"
+	// true (3, 2) true
+	// [[1. 4.]
+	//  [2. 5.]
+	//  [3. 6.]]
+}
