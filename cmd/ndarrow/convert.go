@@ -12,10 +12,8 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/float16"
 	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
 
-	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/ipc/npy"
 	"github.com/ndarrow/ndarrow/ndarray"
@@ -116,49 +114,25 @@ func write(to string, w io.Writer, tensors []tensor) error {
 
 // writeOne writes one tensor as a Tensor message or a .npy file.
 func writeOne(to string, w io.Writer, t tensor) error {
-	switch d := t.values.(type) {
-	case *ndarray.Dense[bool]:
+	if b, ok := t.values.(*ndarray.Dense[bool]); ok {
 		if to == "npy" {
-			_, err := npy.Write(w, d)
+			_, err := npy.Write(w, b)
 			return err
 		}
 		return fmt.Errorf("bool tensors cannot be Arrow tensors: %w", ipc.ErrUnsupported)
-	case *ndarray.Dense[int8]:
-		return writeAs(to, w, d, t.dimNames)
-	case *ndarray.Dense[int16]:
-		return writeAs(to, w, d, t.dimNames)
-	case *ndarray.Dense[int32]:
-		return writeAs(to, w, d, t.dimNames)
-	case *ndarray.Dense[int64]:
-		return writeAs(to, w, d, t.dimNames)
-	case *ndarray.Dense[uint8]:
-		return writeAs(to, w, d, t.dimNames)
-	case *ndarray.Dense[uint16]:
-		return writeAs(to, w, d, t.dimNames)
-	case *ndarray.Dense[uint32]:
-		return writeAs(to, w, d, t.dimNames)
-	case *ndarray.Dense[uint64]:
-		return writeAs(to, w, d, t.dimNames)
-	case *ndarray.Dense[float16.Num]:
-		return writeAs(to, w, d, t.dimNames)
-	case *ndarray.Dense[float32]:
-		return writeAs(to, w, d, t.dimNames)
-	case *ndarray.Dense[float64]:
-		return writeAs(to, w, d, t.dimNames)
 	}
-	return fmt.Errorf("%T: %w", t.values, ndarray.ErrDType)
-}
-
-func writeAs[T ndarray.Numeric](to string, w io.Writer, d *ndarray.Dense[T], names []string) error {
-	if to == "npy" {
-		_, err := npy.Write(w, d)
+	ops, err := opsOf(t.values.DType())
+	if err != nil {
 		return err
 	}
-	if names != nil && len(names) != d.Rank() {
+	if to == "npy" {
+		return ops.writeNpy(w, t.values)
+	}
+	names := t.dimNames
+	if names != nil && len(names) != t.values.Rank() {
 		names = nil
 	}
-	_, err := ipc.WriteTensor(w, d, names)
-	return err
+	return ops.writeTensor(w, t.values, names)
 }
 
 // writeBatch writes the tensors as fixed_shape_tensor columns of one record batch: each
@@ -229,29 +203,9 @@ func columnOf(t tensor) (arrow.Array, error) {
 	if len(t.dimNames) > 1 && strings.Join(t.dimNames[1:], "") != "" {
 		names = t.dimNames[1:]
 	}
-	switch d := t.values.(type) {
-	case *ndarray.Dense[int8]:
-		return arrowtensor.NewFixedShapeTensorArray(d, names)
-	case *ndarray.Dense[int16]:
-		return arrowtensor.NewFixedShapeTensorArray(d, names)
-	case *ndarray.Dense[int32]:
-		return arrowtensor.NewFixedShapeTensorArray(d, names)
-	case *ndarray.Dense[int64]:
-		return arrowtensor.NewFixedShapeTensorArray(d, names)
-	case *ndarray.Dense[uint8]:
-		return arrowtensor.NewFixedShapeTensorArray(d, names)
-	case *ndarray.Dense[uint16]:
-		return arrowtensor.NewFixedShapeTensorArray(d, names)
-	case *ndarray.Dense[uint32]:
-		return arrowtensor.NewFixedShapeTensorArray(d, names)
-	case *ndarray.Dense[uint64]:
-		return arrowtensor.NewFixedShapeTensorArray(d, names)
-	case *ndarray.Dense[float16.Num]:
-		return arrowtensor.NewFixedShapeTensorArray(d, names)
-	case *ndarray.Dense[float32]:
-		return arrowtensor.NewFixedShapeTensorArray(d, names)
-	case *ndarray.Dense[float64]:
-		return arrowtensor.NewFixedShapeTensorArray(d, names)
+	ops, err := opsOf(t.values.DType())
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("%v tensors cannot be Arrow tensor columns: %w", t.values.DType(), ndarray.ErrDType)
+	return ops.tensorArray(t.values, names)
 }

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/float16"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/ndarrow/ndarrow/arrowtensor"
@@ -174,31 +173,11 @@ func columnTensor(records []arrow.Record, c int, field arrow.Field) (tensor, err
 	if err != nil {
 		return tensor{}, err
 	}
-	var d ndarray.Array
-	switch dtype {
-	case ndarray.Int8:
-		d, err = columnDense[int8](records, c)
-	case ndarray.Int16:
-		d, err = columnDense[int16](records, c)
-	case ndarray.Int32:
-		d, err = columnDense[int32](records, c)
-	case ndarray.Int64:
-		d, err = columnDense[int64](records, c)
-	case ndarray.Uint8:
-		d, err = columnDense[uint8](records, c)
-	case ndarray.Uint16:
-		d, err = columnDense[uint16](records, c)
-	case ndarray.Uint32:
-		d, err = columnDense[uint32](records, c)
-	case ndarray.Uint64:
-		d, err = columnDense[uint64](records, c)
-	case ndarray.Float16:
-		d, err = columnDense[float16.Num](records, c)
-	case ndarray.Float32:
-		d, err = columnDense[float32](records, c)
-	case ndarray.Float64:
-		d, err = columnDense[float64](records, c)
+	ops, err := opsOf(dtype)
+	if err != nil {
+		return tensor{}, err
 	}
+	d, err := ops.column(records, c)
 	if err != nil {
 		return tensor{}, err
 	}

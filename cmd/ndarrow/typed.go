@@ -1,0 +1,55 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/float16"
+
+	"github.com/ndarrow/ndarrow/arrowtensor"
+	"github.com/ndarrow/ndarrow/ipc"
+	"github.com/ndarrow/ndarrow/ipc/npy"
+	"github.com/ndarrow/ndarrow/ndarray"
+)
+
+// typedOps holds, for one numeric element type, the operations the CLI applies to arrays it
+// knows only as ndarray.Array: the one place where the type parameter is chosen.
+type typedOps struct {
+	column      func(records []arrow.Record, c int) (ndarray.Array, error)
+	writeTensor func(w io.Writer, a ndarray.Array, names []string) error
+	writeNpy    func(w io.Writer, a ndarray.Array) error
+	tensorArray func(a ndarray.Array, names []string) (arrow.Array, error)
+}
+
+func opsFor[T ndarray.Numeric]() typedOps {
+	return typedOps{
+		column: func(records []arrow.Record, c int) (ndarray.Array, error) { return columnDense[T](records, c) },
+		writeTensor: func(w io.Writer, a ndarray.Array, names []string) error {
+			_, err := ipc.WriteTensor(w, a.(*ndarray.Dense[T]), names)
+			return err
+		},
+		writeNpy: func(w io.Writer, a ndarray.Array) error {
+			_, err := npy.Write(w, a.(*ndarray.Dense[T]))
+			return err
+		},
+		tensorArray: func(a ndarray.Array, names []string) (arrow.Array, error) {
+			return arrowtensor.NewFixedShapeTensorArray(a.(*ndarray.Dense[T]), names)
+		},
+	}
+}
+
+var numericOps = map[ndarray.DType]typedOps{
+	ndarray.Int8: opsFor[int8](), ndarray.Int16: opsFor[int16](), ndarray.Int32: opsFor[int32](), ndarray.Int64: opsFor[int64](),
+	ndarray.Uint8: opsFor[uint8](), ndarray.Uint16: opsFor[uint16](), ndarray.Uint32: opsFor[uint32](), ndarray.Uint64: opsFor[uint64](),
+	ndarray.Float16: opsFor[float16.Num](), ndarray.Float32: opsFor[float32](), ndarray.Float64: opsFor[float64](),
+}
+
+// opsOf returns the operations for a numeric element type.
+func opsOf(d ndarray.DType) (typedOps, error) {
+	ops, ok := numericOps[d]
+	if !ok {
+		return typedOps{}, fmt.Errorf("%v tensors cannot be Arrow tensors: %w", d, ndarray.ErrDType)
+	}
+	return ops, nil
+}
