@@ -43,9 +43,12 @@ func TestReadRecordBatchesGolden(t *testing.T) {
 	}
 }
 
-// stream writes d as a fixed_shape_tensor column in an IPC stream.
-func stream(t testing.TB, d *ndarray.Dense[float32]) []byte {
-	recs, err := arrowtensor.Records("x", d, nil, 2)
+// stream writes d as a fixed_shape_tensor column in an IPC stream, two rows a batch.
+func stream(t testing.TB, d *ndarray.Dense[float32]) []byte { return streamRows(t, d, 2) }
+
+// streamRows writes d as a fixed_shape_tensor column in an IPC stream, rows rows a batch.
+func streamRows(t testing.TB, d *ndarray.Dense[float32], rows int64) []byte {
+	recs, err := arrowtensor.Records("x", d, nil, rows)
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	w := arrowipc.NewWriter(&buf, arrowipc.WithSchema(recs[0].Schema()))
@@ -111,6 +114,16 @@ func FuzzRecordBatches(f *testing.F) {
 	f.Add(stream(f, ndarray.New[float32](5, 3)))
 	f.Add([]byte("ARROW1\x00\x00junkjunkjunkARROW1"))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if cols, err := ReadTensorColumns(b); err == nil {
+			for _, c := range cols {
+				for _, chunk := range c.Chunks {
+					readColumn(t, c.Type.ValueType(), chunk)
+				}
+				c.Release()
+			}
+		} else if !errors.Is(err, ErrInvalid) && !errors.Is(err, ErrLimit) && !errors.Is(err, ErrUnsupported) && !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("ReadTensorColumns: error without a sentinel: %v", err)
+		}
 		schema, recs, err := ReadRecordBatches(b, memory.NewGoAllocator())
 		if err != nil {
 			if !errors.Is(err, ErrInvalid) && !errors.Is(err, ErrLimit) && !errors.Is(err, ErrUnsupported) && !errors.Is(err, io.ErrUnexpectedEOF) {

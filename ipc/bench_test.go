@@ -121,3 +121,36 @@ func BenchmarkWriteTensor(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTensorColumns reads a fixed_shape_tensor column from an IPC stream in memory (in
+// batches of 1 MiB), with ReadTensorColumns (views of the input) against arrow-go's reader
+// (ReadRecordBatches, which copies each body), for 1 MiB and 64 MiB of values: per batch the
+// first costs the same whatever its size, the second copies it.
+func BenchmarkTensorColumns(b *testing.B) {
+	for _, size := range []int64{1 << 20, 64 << 20} {
+		input := streamRows(b, ndarray.New[float32](size/4/256, 256), 1024)
+		name := fmt.Sprintf("size=%dMiB", size>>20)
+		b.Run(name+"/ReadTensorColumns", func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				cols, err := ReadTensorColumns(input)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cols[0].Release()
+			}
+		})
+		b.Run(name+"/arrow-go-reader", func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				_, recs, err := ReadRecordBatches(input, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, r := range recs {
+					r.Release()
+				}
+			}
+		})
+	}
+}

@@ -12,6 +12,7 @@ import (
 	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
 
 	"github.com/ndarrow/ndarrow/arrowtensor"
+	"github.com/ndarrow/ndarrow/internal/mmap"
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/ipc/npy"
 	"github.com/ndarrow/ndarrow/ndarray"
@@ -125,7 +126,7 @@ func demo(w io.Writer) error {
 }
 
 // demoFiles writes the batch as an Arrow Tensor message, a .npy file and an Arrow IPC stream of
-// tensor-column record batches, and reads each back, the first two zero-copy from a memory map.
+// tensor-column record batches, and reads each back zero-copy from a memory map.
 func demoFiles(w io.Writer, batch *ndarray.Dense[float32]) error {
 	dir, err := os.MkdirTemp("", "ndarrow-demo-")
 	if err != nil {
@@ -200,16 +201,32 @@ func demoFiles(w io.Writer, batch *ndarray.Dense[float32]) error {
 	}); err != nil {
 		return err
 	}
-	tensors, err := load(streamPath)
+	m, err := mmap.Open(streamPath)
 	if err != nil {
 		return err
 	}
-	line, err := inspect(tensors[0])
+	defer m.Release()
+	cols, err := ipc.ReadTensorColumns(m.Bytes())
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%s: %d bytes, %d record batches of an %s column; read back with arrow-go's IPC reader as %v %v\n",
-		filepath.Base(streamPath), fileSize(streamPath), len(recs), arrowtensor.FixedShapeTensorName, line.DType, line.Shape)
+	zeroCopy := true
+	var rows int64
+	for _, chunk := range cols[0].Chunks {
+		part, err := arrowtensor.ToDense[float32](chunk)
+		if err != nil {
+			return err
+		}
+		want, _ := batch.Slice(ndarray.Range(rows, rows+part.Dim(0)))
+		if !part.Equal(want) {
+			return fmt.Errorf("the record batch file read back different values")
+		}
+		zeroCopy = zeroCopy && withinBytes(part.Data(), m.Bytes())
+		rows += part.Dim(0)
+	}
+	cols[0].Release()
+	fmt.Fprintf(w, "%s: %d bytes, %d record batches of an %s column; memory-mapped back, %d rows, zero-copy: %t\n",
+		filepath.Base(streamPath), fileSize(streamPath), len(recs), arrowtensor.FixedShapeTensorName, rows, zeroCopy)
 	return nil
 }
 
@@ -231,6 +248,15 @@ func fileSize(path string) int64 {
 		return -1
 	}
 	return st.Size()
+}
+
+// withinBytes reports whether the values lie inside b's memory.
+func withinBytes(values []float32, b []byte) bool {
+	if len(values) == 0 || len(b) == 0 {
+		return false
+	}
+	start, at := uintptr(unsafe.Pointer(&b[0])), uintptr(unsafe.Pointer(&values[0]))
+	return at >= start && at < start+uintptr(len(b))
 }
 
 // samePlace reports whether the array's values start where the file's bytes for them do.

@@ -33,8 +33,54 @@ func (rcv *DictionaryBatch) Table() flatbuffers.Table {
 	return rcv._tab
 }
 
+func (rcv *DictionaryBatch) Id() int64 {
+	o := flatbuffers.UOffsetT(rcv._tab.Offset(4))
+	if o != 0 {
+		return rcv._tab.GetInt64(o + rcv._tab.Pos)
+	}
+	return 0
+}
+
+func (rcv *DictionaryBatch) MutateId(n int64) bool {
+	return rcv._tab.MutateInt64Slot(4, n)
+}
+
+func (rcv *DictionaryBatch) Data(obj *RecordBatch) *RecordBatch {
+	o := flatbuffers.UOffsetT(rcv._tab.Offset(6))
+	if o != 0 {
+		x := rcv._tab.Indirect(o + rcv._tab.Pos)
+		if obj == nil {
+			obj = new(RecordBatch)
+		}
+		obj.Init(rcv._tab.Bytes, x)
+		return obj
+	}
+	return nil
+}
+
+func (rcv *DictionaryBatch) IsDelta() bool {
+	o := flatbuffers.UOffsetT(rcv._tab.Offset(8))
+	if o != 0 {
+		return rcv._tab.GetBool(o + rcv._tab.Pos)
+	}
+	return false
+}
+
+func (rcv *DictionaryBatch) MutateIsDelta(n bool) bool {
+	return rcv._tab.MutateBoolSlot(8, n)
+}
+
 func DictionaryBatchStart(builder *flatbuffers.Builder) {
-	builder.StartObject(0)
+	builder.StartObject(3)
+}
+func DictionaryBatchAddId(builder *flatbuffers.Builder, id int64) {
+	builder.PrependInt64Slot(0, id, 0)
+}
+func DictionaryBatchAddData(builder *flatbuffers.Builder, data flatbuffers.UOffsetT) {
+	builder.PrependUOffsetTSlot(1, flatbuffers.UOffsetT(data), 0)
+}
+func DictionaryBatchAddIsDelta(builder *flatbuffers.Builder, isDelta bool) {
+	builder.PrependBoolSlot(2, isDelta, false)
 }
 func DictionaryBatchEnd(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
 	return builder.EndObject()

@@ -33,8 +33,25 @@ func (rcv *FixedSizeList) Table() flatbuffers.Table {
 	return rcv._tab
 }
 
+// / The number of values in every list.
+func (rcv *FixedSizeList) ListSize() int32 {
+	o := flatbuffers.UOffsetT(rcv._tab.Offset(4))
+	if o != 0 {
+		return rcv._tab.GetInt32(o + rcv._tab.Pos)
+	}
+	return 0
+}
+
+// / The number of values in every list.
+func (rcv *FixedSizeList) MutateListSize(n int32) bool {
+	return rcv._tab.MutateInt32Slot(4, n)
+}
+
 func FixedSizeListStart(builder *flatbuffers.Builder) {
-	builder.StartObject(0)
+	builder.StartObject(1)
+}
+func FixedSizeListAddListSize(builder *flatbuffers.Builder, listSize int32) {
+	builder.PrependInt32Slot(0, listSize, 0)
 }
 func FixedSizeListEnd(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
 	return builder.EndObject()

@@ -406,6 +406,12 @@ func (v *verifier) field(t tableRef, depth int) error {
 		}
 		if ok {
 			switch kind {
+			case TypeInt:
+				err = v.scalars(tt, "Int", field{0, 4}, field{1, 1})
+			case TypeFloatingPoint:
+				err = v.scalars(tt, "FloatingPoint", field{0, 2})
+			case TypeFixedSizeList:
+				err = v.scalars(tt, "FixedSizeList", field{0, 4})
 			case TypeTimestamp:
 				err = v.str(tt, 1, "Timestamp.timezone")
 			case TypeUnion:
