@@ -163,3 +163,30 @@ func scanMessages(b []byte, base int64) (map[int64]bool, error) {
 		pos += n
 	}
 }
+
+// ReadSchema returns the schema of the Arrow IPC file or stream in b, verified as
+// ReadRecordBatches verifies its input, without reading any batch.
+func ReadSchema(b []byte) (schema *arrow.Schema, err error) {
+	if err := checkBatches(b); err != nil {
+		return nil, fmt.Errorf("ipc: record batches: %w", err)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			schema, err = nil, fmt.Errorf("ipc: malformed schema: %v: %w", r, ErrInvalid)
+		}
+	}()
+	if bytes.HasPrefix(b, []byte(fileMagic)) {
+		r, err := arrowipc.NewFileReader(bytes.NewReader(b))
+		if err != nil {
+			return nil, fmt.Errorf("ipc: schema: %w: %w", ErrInvalid, err)
+		}
+		defer r.Close()
+		return r.Schema(), nil
+	}
+	r, err := arrowipc.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("ipc: schema: %w: %w", ErrInvalid, err)
+	}
+	defer r.Release()
+	return r.Schema(), nil
+}

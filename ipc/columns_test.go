@@ -132,3 +132,17 @@ func TestReadTensorColumnsRefuses(t *testing.T) {
 	assert.Equal(t, uintptr(0), uintptr(unsafe.Pointer(&good[0]))%8, "go allocations are aligned")
 	cols[0].Release()
 }
+
+func TestReadSchema(t *testing.T) {
+	for _, name := range []string{"batch_tensors.arrow", "batch_tensors.arrows"} {
+		b, err := os.ReadFile(filepath.Join(goldenDir, name))
+		require.NoError(t, err)
+		schema, err := ReadSchema(b)
+		require.NoError(t, err)
+		assert.Equal(t, 5, schema.NumFields())
+		_, ok := schema.Field(0).Type.(*arrowtensor.FixedShapeTensorType)
+		assert.True(t, ok)
+	}
+	_, err := ReadSchema([]byte("nope"))
+	assert.Error(t, err)
+}

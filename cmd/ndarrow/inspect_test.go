@@ -2,14 +2,22 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndarrow/ndarrow/arrowtensor"
+	"github.com/ndarrow/ndarrow/ipc"
+	"github.com/ndarrow/ndarrow/ndarray"
 )
 
 // The golden files live beside the packages that read them; the CLI tests use the same copies.
@@ -123,4 +131,40 @@ func TestInspectErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestInspectCompressedStream reads a stream whose batches arrow-go compressed: the zero-copy
+// reader refuses it and inspect reads it through arrow-go's reader instead.
+func TestInspectCompressedStream(t *testing.T) {
+	d := ndarray.New[int16](6, 2)
+	for i := range d.Data() {
+		d.Data()[i] = int16(i)
+	}
+	recs, err := arrowtensor.Records("values", d, nil, 4)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "z.arrows")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	w := arrowipc.NewWriter(f, arrowipc.WithSchema(recs[0].Schema()), arrowipc.WithZstd())
+	for _, r := range recs {
+		require.NoError(t, w.Write(r))
+		r.Release()
+	}
+	require.NoError(t, w.Close())
+	require.NoError(t, f.Close())
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	_, err = ipc.ReadTensorColumns(b)
+	require.ErrorIs(t, err, ipc.ErrUnsupported)
+
+	code, stdout, stderr := runCLI("inspect", "--json", path)
+	require.Equal(t, exitOK, code, stderr)
+	var got inspection
+	require.NoError(t, json.Unmarshal([]byte(stdout), &got))
+	assert.Equal(t, []int64{6, 2}, got.Shape)
+	assert.Equal(t, "fixed_shape_tensor", got.Kind)
+	var want bytes.Buffer
+	_, _ = d.WriteTo(&want)
+	sum := sha256.Sum256(want.Bytes())
+	assert.Equal(t, hex.EncodeToString(sum[:]), got.SHA256)
 }

@@ -132,29 +132,54 @@ func loadNpy(b []byte, base string) ([]tensor, error) {
 }
 
 // loadBatches reads the fixed_shape_tensor columns of a record-batch file or stream, each
-// column one tensor of shape [rows, cell...] over all its batches.
+// column one tensor of shape [rows, cell...] over all its batches. The columns are read
+// without copying; batches whose layout only arrow-go's reader handles (compressed ones, say)
+// are read through it instead.
 func loadBatches(b []byte, base string) ([]tensor, error) {
-	schema, records, err := ipc.ReadRecordBatches(b, memory.NewGoAllocator())
-	if err != nil {
+	chunks := map[string][]*arrowtensor.FixedShapeTensorArray{}
+	var schema *arrow.Schema
+	cols, err := ipc.ReadTensorColumns(b)
+	switch {
+	case err == nil:
+		for _, c := range cols {
+			chunks[c.Name] = c.Chunks
+		}
+		if schema, err = ipc.ReadSchema(b); err != nil {
+			return nil, err
+		}
+	case errors.Is(err, ipc.ErrUnsupported):
+		var records []arrow.Record
+		schema, records, err = ipc.ReadRecordBatches(b, memory.NewGoAllocator())
+		if err != nil {
+			return nil, err
+		}
+		// arrow-go's Go allocator leaves freed memory to the garbage collector, so the views
+		// taken of these records stay valid after they are released.
+		defer func() {
+			for _, rec := range records {
+				rec.Release()
+			}
+		}()
+		for c, field := range schema.Fields() {
+			for _, rec := range records {
+				if col, ok := rec.Column(c).(*arrowtensor.FixedShapeTensorArray); ok {
+					chunks[field.Name] = append(chunks[field.Name], col)
+				}
+			}
+		}
+	default:
 		return nil, err
 	}
-	// The readers allocate with arrow-go's Go allocator, whose Free leaves memory to the
-	// garbage collector, so the views taken below stay valid after the records are released.
-	defer func() {
-		for _, rec := range records {
-			rec.Release()
-		}
-	}()
 	var out []tensor
 	var skipped []string
-	for c, field := range schema.Fields() {
-		switch field.Type.(type) {
+	for _, field := range schema.Fields() {
+		switch typ := field.Type.(type) {
 		case *arrowtensor.FixedShapeTensorType:
-			t, err := columnTensor(records, c, field)
+			t, err := columnTensor(chunks[field.Name], typ)
 			if err != nil {
 				return nil, fmt.Errorf("column %s: %w", field.Name, err)
 			}
-			t.name = base + "." + field.Name
+			t.name, t.column = base+"."+field.Name, field.Name
 			out = append(out, t)
 		case *arrow.ListType, *arrow.LargeListType, *arrow.FixedSizeListType, *arrowtensor.VariableShapeTensorType:
 			skipped = append(skipped, field.Name)
@@ -166,9 +191,8 @@ func loadBatches(b []byte, base string) ([]tensor, error) {
 	return out, nil
 }
 
-// columnTensor gathers a fixed_shape_tensor column of every batch into one tensor.
-func columnTensor(records []arrow.Record, c int, field arrow.Field) (tensor, error) {
-	typ := field.Type.(*arrowtensor.FixedShapeTensorType)
+// columnTensor gathers the chunks of a fixed_shape_tensor column into one tensor.
+func columnTensor(chunks []*arrowtensor.FixedShapeTensorArray, typ *arrowtensor.FixedShapeTensorType) (tensor, error) {
 	dtype, err := arrowtensor.DTypeFromArrow(typ.ValueType())
 	if err != nil {
 		return tensor{}, err
@@ -177,7 +201,7 @@ func columnTensor(records []arrow.Record, c int, field arrow.Field) (tensor, err
 	if err != nil {
 		return tensor{}, err
 	}
-	d, err := ops.column(records, c)
+	d, err := ops.column(chunks)
 	if err != nil {
 		return tensor{}, err
 	}
@@ -185,19 +209,15 @@ func columnTensor(records []arrow.Record, c int, field arrow.Field) (tensor, err
 	if typ.DimNames() != nil {
 		names = append([]string{""}, typ.LogicalDimNames()...)
 	}
-	return tensor{kind: "fixed_shape_tensor", column: field.Name, dimNames: names, values: d}, nil
+	return tensor{kind: "fixed_shape_tensor", dimNames: names, values: d}, nil
 }
 
-// columnDense returns column c of every record as one [rows, cell...] array: a view when
-// there is one record, a copy of the rows in order otherwise.
-func columnDense[T ndarray.Numeric](records []arrow.Record, c int) (*ndarray.Dense[T], error) {
+// columnDense returns the chunks of a column as one [rows, cell...] array: a view when there
+// is one chunk, a copy of the rows in order otherwise.
+func columnDense[T ndarray.Numeric](chunks []*arrowtensor.FixedShapeTensorArray) (*ndarray.Dense[T], error) {
 	var parts []*ndarray.Dense[T]
 	rows := int64(0)
-	for _, rec := range records {
-		col, ok := rec.Column(c).(*arrowtensor.FixedShapeTensorArray)
-		if !ok {
-			return nil, fmt.Errorf("batch column is %T, not a fixed_shape_tensor array", rec.Column(c))
-		}
+	for _, col := range chunks {
 		d, err := arrowtensor.ToDense[T](col)
 		if err != nil {
 			return nil, err

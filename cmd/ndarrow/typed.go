@@ -16,7 +16,7 @@ import (
 // typedOps holds, for one numeric element type, the operations the CLI applies to arrays it
 // knows only as ndarray.Array: the one place where the type parameter is chosen.
 type typedOps struct {
-	column      func(records []arrow.Record, c int) (ndarray.Array, error)
+	column      func(chunks []*arrowtensor.FixedShapeTensorArray) (ndarray.Array, error)
 	writeTensor func(w io.Writer, a ndarray.Array, names []string) error
 	writeNpy    func(w io.Writer, a ndarray.Array) error
 	tensorArray func(a ndarray.Array, names []string) (arrow.Array, error)
@@ -24,7 +24,9 @@ type typedOps struct {
 
 func opsFor[T ndarray.Numeric]() typedOps {
 	return typedOps{
-		column: func(records []arrow.Record, c int) (ndarray.Array, error) { return columnDense[T](records, c) },
+		column: func(chunks []*arrowtensor.FixedShapeTensorArray) (ndarray.Array, error) {
+			return columnDense[T](chunks)
+		},
 		writeTensor: func(w io.Writer, a ndarray.Array, names []string) error {
 			_, err := ipc.WriteTensor(w, a.(*ndarray.Dense[T]), names)
 			return err
