@@ -285,7 +285,7 @@ func (c *batchCursor) tensorArray(typ *arrowtensor.FixedShapeTensorType, rows in
 	switch {
 	case list.Length() != rows:
 		return nil, fmt.Errorf("%d rows in a batch of %d: %w", list.Length(), rows, ErrInvalid)
-	case values.Length() < list.Length()*size || values.Length() > int64(len(data))/width:
+	case values.Length()/size < list.Length() || values.Length() > int64(len(data))/width:
 		return nil, fmt.Errorf("%d values for %d rows of %d, in %d bytes: %w", values.Length(), rows, size, len(data), ErrInvalid)
 	case values.NullCount() != 0:
 		return nil, fmt.Errorf("null tensor elements: %w", ErrUnsupported)

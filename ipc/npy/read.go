@@ -273,7 +273,7 @@ func (p *headerParser) tuple() (ndarray.Shape, error) {
 		if start == p.pos {
 			return nil, fmt.Errorf("expected a dimension at header byte %d", p.pos)
 		}
-		n, err := strconv.ParseInt(strings.TrimRight(p.s[start:p.pos], "L"), 10, 64)
+		n, err := strconv.ParseInt(p.s[start:p.pos], 10, 64)
 		if err != nil {
 			return nil, fmt.Errorf("dimension %q at header byte %d: %w", p.s[start:p.pos], start, err)
 		}
