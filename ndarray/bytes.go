@@ -25,9 +25,10 @@ func ViewBytes[T Numeric](b []byte) ([]T, bool) {
 	return out, false
 }
 
-// LittleEndianBytes returns the bytes of values in little-endian order: on a little-endian
-// machine a view of the values' own memory (no copy), elsewhere a converted copy.
-func LittleEndianBytes[T Numeric](values []T) []byte {
+// LittleEndianBytes returns the bytes of values in little-endian order (bool one byte, 0 or
+// 1): on a little-endian machine a view of the values' own memory (no copy), elsewhere a
+// converted copy.
+func LittleEndianBytes[T Numeric | bool](values []T) []byte {
 	b := asBytes(values)
 	if !hostLittleEndian && len(b) > 0 {
 		b = append([]byte(nil), b...)

@@ -159,7 +159,7 @@ func demoFiles(w io.Writer, batch *ndarray.Dense[float32]) error {
 		return fmt.Errorf("the tensor file read back different values")
 	}
 	fmt.Fprintf(w, "%s: %d bytes, one Tensor message; memory-mapped back as %v %v, dim names %v, zero-copy: %t\n",
-		filepath.Base(tensorPath), fileSize(tensorPath), mapped.DType(), mapped.Shape(), t.DimNames(), samePlace(mapped.Data(), t.Data()))
+		filepath.Base(tensorPath), fileSize(tensorPath), mapped.DType(), mapped.Shape(), t.DimNames(), withinBytes(mapped.Data(), t.Data()))
 	t.Release()
 	rd.Close()
 
@@ -180,7 +180,7 @@ func demoFiles(w io.Writer, batch *ndarray.Dense[float32]) error {
 		return fmt.Errorf("the .npy file read back different values")
 	}
 	fmt.Fprintf(w, "%s: %d bytes (data 64-byte aligned); memory-mapped back, zero-copy: %t\n",
-		filepath.Base(npyPath), fileSize(npyPath), samePlace(fromNpy.Data(), a.Data()))
+		filepath.Base(npyPath), fileSize(npyPath), withinBytes(fromNpy.Data(), a.Data()))
 	a.Release()
 
 	// An Arrow IPC stream: the batch as an arrow.fixed_shape_tensor column, 2 images a batch.
@@ -257,9 +257,4 @@ func withinBytes(values []float32, b []byte) bool {
 	}
 	start, at := uintptr(unsafe.Pointer(&b[0])), uintptr(unsafe.Pointer(&values[0]))
 	return at >= start && at < start+uintptr(len(b))
-}
-
-// samePlace reports whether the array's values start where the file's bytes for them do.
-func samePlace(values []float32, data []byte) bool {
-	return len(values) > 0 && len(data) > 0 && unsafe.Pointer(&values[0]) == unsafe.Pointer(&data[0])
 }

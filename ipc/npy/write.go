@@ -32,48 +32,13 @@ func Write[T ndarray.Numeric | bool](w io.Writer, d *ndarray.Dense[T]) (int64, e
 	n, err := w.Write(head)
 	total := int64(n)
 	if err == nil && len(values) > 0 {
-		n, err = w.Write(valueBytes(values))
+		n, err = w.Write(ndarray.LittleEndianBytes(values))
 		total += int64(n)
 	}
 	if err != nil {
 		return total, fmt.Errorf("npy: writing: %w", err)
 	}
 	return total, nil
-}
-
-// valueBytes returns the little-endian bytes of values (bool one byte each).
-func valueBytes[T ndarray.Numeric | bool](values []T) []byte {
-	switch v := any(values).(type) {
-	case []bool:
-		b := make([]byte, len(v))
-		for i, x := range v {
-			if x {
-				b[i] = 1
-			}
-		}
-		return b
-	case []int8:
-		return ndarray.LittleEndianBytes(v)
-	case []int16:
-		return ndarray.LittleEndianBytes(v)
-	case []int32:
-		return ndarray.LittleEndianBytes(v)
-	case []int64:
-		return ndarray.LittleEndianBytes(v)
-	case []uint8:
-		return ndarray.LittleEndianBytes(v)
-	case []uint16:
-		return ndarray.LittleEndianBytes(v)
-	case []uint32:
-		return ndarray.LittleEndianBytes(v)
-	case []uint64:
-		return ndarray.LittleEndianBytes(v)
-	case []float32:
-		return ndarray.LittleEndianBytes(v)
-	case []float64:
-		return ndarray.LittleEndianBytes(v)
-	}
-	return float16Bytes(values)
 }
 
 // Header returns the preamble and header numpy.save writes for an array of dtype and shape.
