@@ -115,7 +115,7 @@ func (s spec) metadata() []byte {
 
 func (s spec) bytes(t testing.TB) []byte {
 	var buf bytes.Buffer
-	_, err := writeMessage(&buf, s.metadata(), s.body, tensorAlignment)
+	_, err := writeMessage(&buf, s.metadata(), tensorAlignment, s.body)
 	require.NoError(t, err)
 	return buf.Bytes()
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ndarrow/ndarrow/sparse"
 )
 
 // addSeeds adds the golden tensor files and hand-made bad inputs to a fuzz corpus.
@@ -92,6 +94,59 @@ func FuzzFraming(f *testing.F) {
 		}
 		if n1 != n2 || n1 > int64(len(data)) || !bytes.Equal(m1.body, m2.body) {
 			t.Fatalf("parsers disagree: %d / %d bytes", n1, n2)
+		}
+	})
+}
+
+// FuzzSparseTensor reads arbitrary bytes as a sparse tensor through both readers. Neither may
+// panic; a tensor that decodes is densified (within the limits) through WriteValues and
+// ToDense, which must agree, converted to every format its rank allows with the same values,
+// and written and read back to the same values.
+func FuzzSparseTensor(f *testing.F) {
+	addSeeds(f)
+	for _, s := range []sparseSpec{validCOO(), validCSR(), validCSF()} {
+		f.Add(s.bytes(f))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lim := Limits{MaxElements: 1 << 16}
+		s, err := NewBytesReader(data, lim).NextSparse()
+		_, err2 := NewReader(bytes.NewReader(data), lim).NextSparse()
+		if (err == nil) != (err2 == nil) {
+			t.Fatalf("readers disagree: %v / %v", err, err2)
+		}
+		if err != nil {
+			return
+		}
+		var values bytes.Buffer
+		if _, err := s.WriteValues(&values); err != nil {
+			t.Fatal(err)
+		}
+		dense := denseBytes(t, s.Array().DenseArray())
+		if !bytes.Equal(values.Bytes(), dense) {
+			t.Fatal("WriteValues and ToDense disagree")
+		}
+		for _, f := range []sparse.Format{sparse.FormatCOO, sparse.FormatCSR, sparse.FormatCSC, sparse.FormatCSF} {
+			c, err := s.Array().Convert(f)
+			if err != nil {
+				if !errors.Is(err, sparse.ErrInvalid) {
+					t.Fatalf("Convert to %v: %v", f, err)
+				}
+				continue
+			}
+			if !bytes.Equal(denseBytes(t, c.DenseArray()), dense) {
+				t.Fatalf("Convert to %v changed the values", f)
+			}
+		}
+		var encoded bytes.Buffer
+		if _, err := writeSparseAny(&encoded, s.Array(), s.DimNames()); err != nil {
+			t.Fatal(err)
+		}
+		again, err := NewBytesReader(encoded.Bytes(), lim).NextSparse()
+		if err != nil {
+			t.Fatalf("ndarrow cannot read what it wrote: %v", err)
+		}
+		if !bytes.Equal(denseBytes(t, again.Array().DenseArray()), dense) || !again.Shape().Equal(s.Shape()) {
+			t.Fatal("round trip changed the tensor")
 		}
 	})
 }

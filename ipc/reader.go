@@ -49,9 +49,40 @@ func OpenFile(path string, lim Limits) (*TensorReader, error) {
 	return &TensorReader{lim: lim.withDefaults(), src: m.Bytes(), owner: m}, nil
 }
 
-// Next returns the next tensor, or io.EOF after the last one. After an error other than
-// io.EOF the reader stops: Next returns the same error again.
+// Next returns the next dense tensor, or io.EOF after the last one. A SparseTensor message
+// is an error wrapping ErrUnsupported (read mixed streams with NextAny). After an error other
+// than io.EOF the reader stops: every later call returns the same error.
 func (rd *TensorReader) Next() (*Tensor, error) {
+	t, err := rd.NextAny()
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := t.(*Tensor); ok {
+		return d, nil
+	}
+	t.Release()
+	rd.err = fmt.Errorf("ipc: tensor at byte %d: a SparseTensor message where a dense tensor was expected (use NextSparse or NextAny): %w", t.Offset(), ErrUnsupported)
+	return nil, rd.err
+}
+
+// NextSparse returns the next sparse tensor, or io.EOF after the last one. A dense Tensor
+// message is an error wrapping ErrUnsupported (read mixed streams with NextAny).
+func (rd *TensorReader) NextSparse() (*SparseTensor, error) {
+	t, err := rd.NextAny()
+	if err != nil {
+		return nil, err
+	}
+	if s, ok := t.(*SparseTensor); ok {
+		return s, nil
+	}
+	t.Release()
+	rd.err = fmt.Errorf("ipc: tensor at byte %d: a dense Tensor message where a sparse tensor was expected (use Next or NextAny): %w", t.Offset(), ErrUnsupported)
+	return nil, rd.err
+}
+
+// NextAny returns the next tensor, dense (*Tensor) or sparse (*SparseTensor), or io.EOF after
+// the last one.
+func (rd *TensorReader) NextAny() (AnyTensor, error) {
 	if rd.closed {
 		return nil, fmt.Errorf("ipc: Next on a closed reader: %w", os.ErrClosed)
 	}
@@ -71,14 +102,19 @@ func (rd *TensorReader) Next() (*Tensor, error) {
 		rd.err = err
 		return nil, err
 	}
-	t, err := decodeTensor(m, rd.lim)
+	t, err := decodeAny(m, rd.lim)
 	if err != nil {
 		rd.err = err
 		return nil, err
 	}
 	if rd.owner != nil {
 		rd.owner.Retain()
-		t.owner = rd.owner
+		switch t := t.(type) {
+		case *Tensor:
+			t.owner = rd.owner
+		case *SparseTensor:
+			t.owner = rd.owner
+		}
 	}
 	return t, nil
 }

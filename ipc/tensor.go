@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/apache/arrow/go/v17/arrow/float16"
 	flatbuffers "github.com/google/flatbuffers/go"
 
 	"github.com/ndarrow/ndarrow/internal/arrowfb"
@@ -93,18 +92,45 @@ func AsDense[T ndarray.Numeric](t *Tensor) (*ndarray.Dense[T], error) {
 	return d, nil
 }
 
+// decodeAny decodes a Tensor or SparseTensor message.
+func decodeAny(m message, lim Limits) (AnyTensor, error) {
+	switch h := m.meta.HeaderType(); h {
+	case arrowfb.MessageHeaderTensor:
+		return decodeTensor(m, lim)
+	case arrowfb.MessageHeaderSparseTensor:
+		return decodeSparse(m, lim)
+	default:
+		return nil, fmt.Errorf("ipc: tensor at byte %d: a %v message is not a tensor (record batches are read with ReadRecordBatches or ReadTensorColumns): %w", m.offset, h, ErrUnsupported)
+	}
+}
+
+// AnyTensor is a tensor read from a message: a *Tensor or a *SparseTensor.
+type AnyTensor interface {
+	// DType returns the element type.
+	DType() ndarray.DType
+	// Shape returns a copy of the (dense) shape.
+	Shape() ndarray.Shape
+	// DimNames returns the dimension names, or nil when every dimension is unnamed.
+	DimNames() []string
+	// Offset returns the byte offset of the message in its input.
+	Offset() int64
+	// WriteValues writes the elements in dense row-major order, little-endian.
+	WriteValues(w io.Writer) (int64, error)
+	// Retain and Release count references to the memory the tensor views.
+	Retain()
+	Release()
+}
+
+var (
+	_ AnyTensor = (*Tensor)(nil)
+	_ AnyTensor = (*SparseTensor)(nil)
+)
+
 // decodeTensor validates a Tensor message and returns the tensor it describes, its values a
 // view of m.body.
 func decodeTensor(m message, lim Limits) (*Tensor, error) {
 	fail := func(kind error, format string, args ...any) (*Tensor, error) {
 		return nil, fmt.Errorf("ipc: tensor at byte %d: %s: %w", m.offset, fmt.Sprintf(format, args...), kind)
-	}
-	switch h := m.meta.HeaderType(); h {
-	case arrowfb.MessageHeaderTensor:
-	case arrowfb.MessageHeaderSparseTensor:
-		return fail(ErrUnsupported, "a SparseTensor message: sparse tensors are not supported yet")
-	default:
-		return fail(ErrUnsupported, "a %v message is not a tensor (record batches are read with arrow-go's ipc package)", h)
 	}
 	var tbl flatbuffers.Table
 	m.meta.Header(&tbl) // present: VerifyMessage checked it
@@ -235,31 +261,11 @@ func scaledStrides(l ndarray.Layout, width int64) []int64 {
 // Dense returns the tensor as a Dense of its element type, as AsDense does, behind the
 // type-free ndarray.Array interface; a type switch recovers the *ndarray.Dense[T].
 func (t *Tensor) Dense() (ndarray.Array, error) {
-	switch t.dtype {
-	case ndarray.Int8:
-		return AsDense[int8](t)
-	case ndarray.Int16:
-		return AsDense[int16](t)
-	case ndarray.Int32:
-		return AsDense[int32](t)
-	case ndarray.Int64:
-		return AsDense[int64](t)
-	case ndarray.Uint8:
-		return AsDense[uint8](t)
-	case ndarray.Uint16:
-		return AsDense[uint16](t)
-	case ndarray.Uint32:
-		return AsDense[uint32](t)
-	case ndarray.Uint64:
-		return AsDense[uint64](t)
-	case ndarray.Float16:
-		return AsDense[float16.Num](t)
-	case ndarray.Float32:
-		return AsDense[float32](t)
-	case ndarray.Float64:
-		return AsDense[float64](t)
+	ops, ok := typedOps[t.dtype]
+	if !ok {
+		return nil, fmt.Errorf("ipc: tensor of %v: %w", t.dtype, ndarray.ErrDType)
 	}
-	return nil, fmt.Errorf("ipc: tensor of %v: %w", t.dtype, ndarray.ErrDType)
+	return ops.dense(t)
 }
 
 // WriteValues writes the tensor's values to w in row-major order, little-endian, whatever its

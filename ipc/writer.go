@@ -41,7 +41,7 @@ func WriteTensor[T ndarray.Numeric](w io.Writer, d *ndarray.Dense[T], dimNames [
 	strides := scaledStrides(order, int64(dtype.Size()))
 	body := ndarray.LittleEndianBytes(values)
 	meta := tensorMetadata(dtype, layout.Shape, dimNames, strides, int64(len(body)))
-	return writeMessage(w, meta, body, tensorAlignment)
+	return writeMessage(w, meta, tensorAlignment, body)
 }
 
 // contiguous returns the Size elements of a contiguous array, which start at its offset.
@@ -57,23 +57,7 @@ func contiguous[T ndarray.Numeric](d *ndarray.Dense[T], l ndarray.Layout) []T {
 func tensorMetadata(dtype ndarray.DType, shape ndarray.Shape, names []string, strides []int64, bodyLen int64) []byte {
 	b := flatbuffers.NewBuilder(256)
 	typeType, typeOff := buildType(b, dtype)
-	dims := make([]flatbuffers.UOffsetT, len(shape))
-	for i, n := range shape {
-		name := ""
-		if names != nil {
-			name = names[i]
-		}
-		nameOff := b.CreateString(name)
-		arrowfb.TensorDimStart(b)
-		arrowfb.TensorDimAddSize(b, n)
-		arrowfb.TensorDimAddName(b, nameOff)
-		dims[i] = arrowfb.TensorDimEnd(b)
-	}
-	arrowfb.TensorStartShapeVector(b, len(dims))
-	for i := len(dims) - 1; i >= 0; i-- {
-		b.PrependUOffsetT(dims[i])
-	}
-	shapeOff := b.EndVector(len(dims))
+	shapeOff := buildDims(b, shape, names)
 	arrowfb.TensorStartStridesVector(b, len(strides))
 	for i := len(strides) - 1; i >= 0; i-- {
 		b.PrependInt64(strides[i])
@@ -113,10 +97,10 @@ func buildType(b *flatbuffers.Builder, d ndarray.DType) (arrowfb.Type, flatbuffe
 	return arrowfb.TypeInt, arrowfb.IntEnd(b)
 }
 
-// writeMessage frames meta and body as an encapsulated message whose body starts on an
-// alignment boundary, and writes it with at most two calls to w, the body straight from its
-// memory.
-func writeMessage(w io.Writer, meta, body []byte, alignment int) (int64, error) {
+// writeMessage frames meta and the body, the concatenation of parts, as an encapsulated
+// message whose body starts on an alignment boundary, and writes it with one call to w for the
+// prefix and metadata and one per part, straight from the parts' memory.
+func writeMessage(w io.Writer, meta []byte, alignment int, parts ...[]byte) (int64, error) {
 	padded := len(meta)
 	if rem := (8 + padded) % alignment; rem != 0 {
 		padded += alignment - rem
@@ -127,9 +111,14 @@ func writeMessage(w io.Writer, meta, body []byte, alignment int) (int64, error) 
 	copy(head[8:], meta)
 	n, err := w.Write(head)
 	total := int64(n)
-	if err == nil && len(body) > 0 {
-		n, err = w.Write(body)
-		total += int64(n)
+	for _, p := range parts {
+		if err != nil {
+			break
+		}
+		if len(p) > 0 {
+			n, err = w.Write(p)
+			total += int64(n)
+		}
 	}
 	if err != nil {
 		return total, fmt.Errorf("ipc: writing a message: %w", err)

@@ -177,7 +177,7 @@ func (d *Dense[T]) SharesMemory(o *Dense[T]) bool {
 // read-only array is read-only; a copy never is. Slice fails with ErrIndex on a position out of
 // range, too many indices, a second Ellipsis or a zero step.
 func (d *Dense[T]) Slice(indices ...Index) (*Dense[T], error) {
-	sels, err := d.selections(indices)
+	sels, err := selections(d.layout.Shape, indices)
 	if err != nil {
 		return nil, fmt.Errorf("ndarray: Slice %v of shape %v: %w", indices, d.layout.Shape, err)
 	}
@@ -221,8 +221,8 @@ type axisSelection struct {
 }
 
 // selections expands Ellipsis and missing trailing indices and resolves every index against
-// its dimension.
-func (d *Dense[T]) selections(indices []Index) ([]axisSelection, error) {
+// its dimension of shape.
+func selections(shape Shape, indices []Index) ([]axisSelection, error) {
 	consuming, ellipses := 0, 0
 	for _, x := range indices {
 		switch x.kind {
@@ -235,7 +235,7 @@ func (d *Dense[T]) selections(indices []Index) ([]axisSelection, error) {
 			consuming++
 		}
 	}
-	rank := d.Rank()
+	rank := len(shape)
 	if ellipses > 1 {
 		return nil, fmt.Errorf("%d ellipses, at most one allowed: %w", ellipses, ErrIndex)
 	}
@@ -246,7 +246,7 @@ func (d *Dense[T]) selections(indices []Index) ([]axisSelection, error) {
 	axis := 0
 	all := func(n int) {
 		for ; n > 0; n-- {
-			s, _ := All().resolve(d.layout.Shape[axis])
+			s, _ := All().resolve(shape[axis])
 			sels = append(sels, axisSelection{s, axis})
 			axis++
 		}
@@ -258,7 +258,7 @@ func (d *Dense[T]) selections(indices []Index) ([]axisSelection, error) {
 		case kindEllipsis:
 			all(rank - consuming)
 		default:
-			s, err := x.resolve(d.layout.Shape[axis])
+			s, err := x.resolve(shape[axis])
 			if err != nil {
 				return nil, fmt.Errorf("dimension %d: %w", axis, err)
 			}

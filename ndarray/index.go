@@ -334,3 +334,44 @@ func normalize(i, n int64) (int64, error) {
 	}
 	return j, nil
 }
+
+// Selection is what one Index selects along one dimension of an array, resolved against the
+// dimension's size: the form in which packages with array kinds of their own (sparse and
+// ragged arrays) implement Slice with the same rules as Dense.Slice.
+type Selection struct {
+	// Axis is the source dimension the index reads, or -1 for NewAxis, which adds a dimension
+	// of size 1.
+	Axis int
+	// Fixed reports an At index: the source dimension is fixed at position Start and does not
+	// appear in the result.
+	Fixed bool
+	// Start, Count and Step describe the source positions Start, Start+Step, … (Count of them)
+	// when Positions is nil.
+	Start, Count, Step int64
+	// Positions lists the source positions of an index that is not an arithmetic progression
+	// (Incl, Excl, Take), laid out in the result as Dims: one dimension, or the shape of the
+	// Take array.
+	Positions []int64
+	Dims      Shape
+}
+
+// Select resolves indices against shape exactly as Dense.Slice does — missing trailing indices
+// mean All, one Ellipsis stands for the dimensions not otherwise indexed — and returns one
+// Selection per index in result order. It fails with ErrIndex where Slice would.
+func Select(shape Shape, indices ...Index) ([]Selection, error) {
+	sels, err := selections(shape, indices)
+	if err != nil {
+		return nil, fmt.Errorf("ndarray: Select %v of shape %v: %w", indices, shape, err)
+	}
+	out := make([]Selection, len(sels))
+	for i, s := range sels {
+		out[i] = Selection{Axis: s.axis, Fixed: s.drop, Start: s.start, Count: s.count, Step: s.step}
+		if s.axis < 0 {
+			out[i].Count, out[i].Step = 1, 1
+		}
+		if s.explicit {
+			out[i].Positions, out[i].Dims = s.list, s.dims.Clone()
+		}
+	}
+	return out, nil
+}

@@ -17,20 +17,25 @@ import (
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/ipc/npy"
 	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/sparse"
 )
 
-// outputFormats are the formats convert writes; sparse ones come with sparse tensors.
+// outputFormats are the formats convert writes.
 var outputFormats = map[string]string{
 	"tensor": "Arrow Tensor messages, one per tensor (pyarrow.ipc.read_tensor)",
 	"npy":    "NumPy .npy (one tensor)",
-	"arrow":  "Arrow IPC file, one arrow.fixed_shape_tensor column per tensor",
-	"arrows": "Arrow IPC stream, one arrow.fixed_shape_tensor column per tensor",
+	"arrow":  "Arrow IPC file: one arrow.fixed_shape_tensor column per tensor, or a sparse COO record batch",
+	"arrows": "Arrow IPC stream: one arrow.fixed_shape_tensor column per tensor, or a sparse COO record batch",
+	"coo":    "Arrow SparseTensor messages, COO (pyarrow.ipc.read_tensor)",
+	"csr":    "Arrow SparseTensor messages, CSR (matrices)",
+	"csc":    "Arrow SparseTensor messages, CSC (matrices)",
+	"csf":    "Arrow SparseTensor messages, CSF",
 }
 
 func runConvert(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	to := fs.String("to", "", "output format: tensor, npy, arrow or arrows (coo, csr, csc, csf: not yet)")
+	to := fs.String("to", "", "output format: tensor, npy, arrow, arrows, coo, csr, csc or csf")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: ndarrow convert --to FORMAT IN OUT")
 		fs.PrintDefaults()
@@ -51,12 +56,8 @@ func runConvert(_ context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 func convert(to, in, out string) error {
-	switch to {
-	case "coo", "csr", "csc", "csf":
-		return fmt.Errorf("--to %s: sparse output is %w", to, errNotYet)
-	}
 	if _, ok := outputFormats[to]; !ok {
-		return fmt.Errorf("--to %q: unknown format (tensor, npy, arrow, arrows)", to)
+		return fmt.Errorf("--to %q: unknown format (tensor, npy, arrow, arrows, coo, csr, csc, csf)", to)
 	}
 	tensors, err := load(in)
 	if err != nil {
@@ -102,7 +103,21 @@ func write(to string, w io.Writer, tensors []tensor) error {
 			return fmt.Errorf("the input holds %d tensors; a .npy file holds one", len(tensors))
 		}
 	case "arrow", "arrows":
+		if tensors[0].sparse != nil {
+			if len(tensors) != 1 {
+				return fmt.Errorf("the input holds %d tensors; a sparse record batch file holds one", len(tensors))
+			}
+			return writeSparseBatch(to, w, tensors[0])
+		}
 		return writeBatch(to, w, tensors)
+	case "coo", "csr", "csc", "csf":
+		f, _ := sparse.ParseFormat(to)
+		for _, t := range tensors {
+			if err := writeSparse(f, w, t); err != nil {
+				return fmt.Errorf("%s: %w", t.name, err)
+			}
+		}
+		return nil
 	}
 	for _, t := range tensors {
 		if err := writeOne(to, w, t); err != nil {
@@ -112,8 +127,55 @@ func write(to string, w io.Writer, tensors []tensor) error {
 	return nil
 }
 
+// writeSparse writes one tensor as a SparseTensor message of format f.
+func writeSparse(f sparse.Format, w io.Writer, t tensor) error {
+	ops, err := opsOf(t.dtype())
+	if err != nil {
+		return err
+	}
+	if (f == sparse.FormatCSR || f == sparse.FormatCSC) && t.shape().Rank() != 2 {
+		return fmt.Errorf("%v needs a rank-2 tensor, not shape %v", f, t.shape())
+	}
+	var a sparse.Array
+	if t.sparse != nil {
+		a, err = t.sparse.Convert(f)
+	} else {
+		a, err = ops.toSparse(t.values, f)
+	}
+	if err != nil {
+		return err
+	}
+	return ops.writeSparse(w, a, dimNamesFor(t))
+}
+
+// dimNamesFor returns the tensor's dimension names when there is one per dimension.
+func dimNamesFor(t tensor) []string {
+	if len(t.dimNames) != t.shape().Rank() {
+		return nil
+	}
+	return t.dimNames
+}
+
+// writeSparseBatch writes a sparse tensor as a COO record batch (arrowtensor.COORecord) in an
+// IPC file or stream.
+func writeSparseBatch(to string, w io.Writer, t tensor) error {
+	ops, err := opsOf(t.dtype())
+	if err != nil {
+		return err
+	}
+	rec, err := ops.cooRecord(t.sparse, dimNamesFor(t))
+	if err != nil {
+		return err
+	}
+	defer rec.Release()
+	return writeRecord(to, w, rec)
+}
+
 // writeOne writes one tensor as a Tensor message or a .npy file.
 func writeOne(to string, w io.Writer, t tensor) error {
+	if t.sparse != nil {
+		t.values = t.sparse.DenseArray()
+	}
 	if b, ok := t.values.(*ndarray.Dense[bool]); ok {
 		if to == "npy" {
 			_, err := npy.Write(w, b)
@@ -147,6 +209,9 @@ func writeBatch(to string, w io.Writer, tensors []tensor) error {
 	}()
 	rows := int64(-1)
 	for i, t := range tensors {
+		if t.sparse != nil {
+			t.values = t.sparse.DenseArray()
+		}
 		shape := t.values.Shape()
 		if shape.Rank() == 0 {
 			return fmt.Errorf("%s is a scalar: a tensor column needs a first dimension of rows", t.name)
@@ -172,6 +237,12 @@ func writeBatch(to string, w io.Writer, tensors []tensor) error {
 	schema := arrow.NewSchema(fields, nil)
 	rec := array.NewRecord(schema, cols, rows)
 	defer rec.Release()
+	return writeRecord(to, w, rec)
+}
+
+// writeRecord writes one record batch as an IPC file ("arrow") or stream ("arrows").
+func writeRecord(to string, w io.Writer, rec arrow.Record) error {
+	schema := rec.Schema()
 	if to == "arrow" {
 		ws, ok := w.(interface {
 			io.Writer

@@ -99,7 +99,8 @@ func TestConvertFailuresLeaveNothing(t *testing.T) {
 		"rows differ in one batch":      {[]string{"--to", "arrow", "../../ipc/testdata/arrow-cpp-17/multi_3.tensor"}, "need the same"},
 		"bool into a tensor":            {[]string{"--to", "tensor", "../../ipc/npy/testdata/numpy/bool_mask.npy"}, "bool tensors cannot be Arrow tensors"},
 		"scalar into a column":          {[]string{"--to", "arrows", "../../ipc/npy/testdata/numpy/f32_scalar.npy"}, "is a scalar"},
-		"sparse output":                 {[]string{"--to", "csr", "../../ipc/npy/testdata/numpy/u8_image.npy"}, "not supported yet"},
+		"csr of rank 3":                 {[]string{"--to", "csr", "../../ipc/npy/testdata/numpy/u8_image.npy"}, "csr needs a rank-2 tensor, not shape (8, 8, 3)"},
+		"csc of rank 3":                 {[]string{"--to", "csc", "../../ipc/testdata/arrow-cpp-17/csf_double_3x4x5_i64.tensor"}, "csc needs a rank-2 tensor"},
 		"unknown format":                {[]string{"--to", "parquet", "../../ipc/npy/testdata/numpy/u8_image.npy"}, "unknown format"},
 		"unreadable input":              {[]string{"--to", "npy", "../../ipc/npy/testdata/numpy/object_refuse.npy"}, "never unpickled"},
 	} {
@@ -116,4 +117,56 @@ func TestConvertFailuresLeaveNothing(t *testing.T) {
 	}
 	code, _, _ := runCLI("convert", "--to", "npy", "only-one-arg")
 	assert.Equal(t, exitUsage, code)
+}
+
+// TestConvertSparse converts dense and sparse golden files to every sparse format the rank
+// allows, back to dense and to sparse record batches, and checks with inspect that the
+// elements (their sha256), shape, type and number of stored values are kept.
+func TestConvertSparse(t *testing.T) {
+	dir := t.TempDir()
+	inputs, err := filepath.Glob("../../ipc/testdata/arrow-cpp-17/c[os]*.tensor")
+	require.NoError(t, err)
+	require.Len(t, inputs, 10)
+	inputs = append(inputs, "../../ipc/testdata/arrow-cpp-17/dense_double_rank3.tensor",
+		"../../ipc/testdata/arrow-cpp-17/dense_double_3x5_colmajor.tensor", "../../ipc/npy/testdata/numpy/f64_fortran.npy")
+	for _, in := range inputs {
+		src := inspectJSON(t, in)[0]
+		var nonzero int64 = -1
+		for _, to := range []string{"coo", "csr", "csc", "csf", "tensor", "arrows", "arrow"} {
+			if (to == "csr" || to == "csc") && len(src.Shape) != 2 {
+				continue
+			}
+			if (to == "arrow" || to == "arrows") && !strings.HasPrefix(src.Kind, "sparse") {
+				continue // dense batches are TestConvertRoundTrips'
+			}
+			t.Run(filepath.Base(in)+"/"+to, func(t *testing.T) {
+				out := filepath.Join(dir, filepath.Base(in)+"."+to)
+				code, _, stderr := runCLI("convert", "--to", to, in, out)
+				require.Equal(t, exitOK, code, stderr)
+				got := inspectJSON(t, out)
+				require.Len(t, got, 1)
+				g := got[0]
+				assert.Equal(t, src.SHA256, g.SHA256, "elements")
+				assert.Equal(t, src.Shape, g.Shape)
+				assert.Equal(t, src.DType, g.DType)
+				switch to {
+				case "tensor":
+					assert.Equal(t, "dense", g.Kind)
+				case "arrow", "arrows":
+					assert.Equal(t, "sparse_coo", g.Kind)
+					assert.Equal(t, src.DimNames, g.DimNames)
+				default:
+					assert.Equal(t, "sparse_"+to, g.Kind)
+					assert.Equal(t, src.DimNames, g.DimNames)
+					if nonzero < 0 {
+						nonzero = g.NNZ
+					}
+					assert.Equal(t, nonzero, g.NNZ, "every format stores the same entries")
+					if strings.HasPrefix(src.Kind, "sparse") {
+						assert.LessOrEqual(t, g.NNZ, src.NNZ)
+					}
+				}
+			})
+		}
+	}
 }

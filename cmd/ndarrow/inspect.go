@@ -27,17 +27,17 @@ type inspection struct {
 
 func inspect(t tensor) (inspection, error) {
 	h := sha256.New()
-	if _, err := t.values.WriteTo(h); err != nil {
+	if _, err := t.writeValues(h); err != nil {
 		return inspection{}, err
 	}
-	shape := []int64(t.values.Shape())
+	shape := []int64(t.shape())
 	names := t.dimNames
 	if names == nil {
 		names = []string{}
 	}
 	return inspection{
-		Name: t.name, Kind: t.kind, Column: t.column, DType: t.values.DType().String(),
-		Shape: shape, DimNames: names, NNZ: t.values.Shape().Size(), SHA256: hex.EncodeToString(h.Sum(nil)),
+		Name: t.name, Kind: t.kind, Column: t.column, DType: t.dtype().String(),
+		Shape: shape, DimNames: names, NNZ: t.nnz(), SHA256: hex.EncodeToString(h.Sum(nil)),
 	}, nil
 }
 
@@ -59,7 +59,7 @@ func runInspect(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	code := exitOK
 	table := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
 	if !*asJSON {
-		fmt.Fprintln(table, "NAME\tKIND\tDTYPE\tSHAPE\tDIM NAMES\tSHA256")
+		fmt.Fprintln(table, "NAME\tKIND\tDTYPE\tSHAPE\tNNZ\tDIM NAMES\tSHA256")
 	}
 	enc := json.NewEncoder(stdout)
 	for _, path := range fs.Args() {
@@ -75,8 +75,8 @@ func runInspect(_ context.Context, args []string, stdout, stderr io.Writer) int 
 				_ = enc.Encode(line)
 				continue
 			}
-			fmt.Fprintf(table, "%s\t%s\t%s\t%v\t%s\t%.16s…\n", line.Name, line.Kind, line.DType, t.values.Shape(),
-				strings.Join(line.DimNames, ","), line.SHA256)
+			fmt.Fprintf(table, "%s\t%s\t%s\t%v\t%d\t%s\t%.16s…\n", line.Name, line.Kind, line.DType, t.shape(),
+				line.NNZ, strings.Join(line.DimNames, ","), line.SHA256)
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "ndarrow inspect: %s: %v\n", path, err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,15 +18,62 @@ import (
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/ipc/npy"
 	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/sparse"
 )
 
-// tensor is one tensor found in an input file.
+// tensor is one tensor found in an input file: dense (values) or sparse (sparse).
 type tensor struct {
 	name     string // the file's base name, with .N or .COLUMN when it holds several
-	kind     string // "dense" or "fixed_shape_tensor"
+	kind     string // "dense", "fixed_shape_tensor" or "sparse_" + the sparse format
 	column   string // for record-batch columns
 	dimNames []string
 	values   ndarray.Array
+	sparse   sparse.Array
+}
+
+// shape returns the tensor's (dense) shape.
+func (t tensor) shape() ndarray.Shape {
+	if t.sparse != nil {
+		return t.sparse.Shape()
+	}
+	return t.values.Shape()
+}
+
+// dtype returns the element type.
+func (t tensor) dtype() ndarray.DType {
+	if t.sparse != nil {
+		return t.sparse.DType()
+	}
+	return t.values.DType()
+}
+
+// nnz returns the number of stored values: every element of a dense tensor.
+func (t tensor) nnz() int64 {
+	if t.sparse != nil {
+		return t.sparse.NNZ()
+	}
+	return t.values.Size()
+}
+
+// dense returns the tensor's elements as a dense array (for a sparse tensor, a new one).
+func (t tensor) dense() ndarray.Array {
+	if t.sparse != nil {
+		return t.sparse.DenseArray()
+	}
+	return t.values
+}
+
+// writeValues writes the elements in dense row-major order, little-endian.
+func (t tensor) writeValues(w io.Writer) (int64, error) {
+	if t.sparse != nil {
+		return t.sparse.WriteTo(w)
+	}
+	return t.values.WriteTo(w)
+}
+
+// sparseTensor returns a tensor for a sparse array.
+func sparseTensor(name string, a sparse.Array, dimNames []string) tensor {
+	return tensor{name: name, kind: "sparse_" + a.Format().String(), dimNames: dimNames, sparse: a}
 }
 
 // errNotYet marks inputs whose support comes with a later release.
@@ -87,32 +135,43 @@ func load(path string) ([]tensor, error) {
 	}
 	base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	switch f := detect(b); f {
-	case formatTensor:
+	case formatTensor, formatSparse:
 		return loadTensors(b, base)
 	case formatNpy:
 		return loadNpy(b, base)
 	case formatArrow, formatArrows:
 		return loadBatches(b, base)
-	case formatSparse:
-		return nil, fmt.Errorf("sparse tensor messages are %w", errNotYet)
 	default:
 		return nil, fmt.Errorf("not a tensor file: no .npy magic, Arrow IPC file magic or tensor message at the start")
 	}
 }
 
+// loadTensors reads a stream of Tensor and SparseTensor messages.
 func loadTensors(b []byte, base string) ([]tensor, error) {
-	all, err := ipc.NewBytesReader(b, ipc.Limits{}).ReadAll()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]tensor, len(all))
-	for i, t := range all {
-		d, err := t.Dense()
+	rd := ipc.NewBytesReader(b, ipc.Limits{})
+	var out []tensor
+	for {
+		t, err := rd.NextAny()
+		if errors.Is(err, io.EOF) {
+			break
+		}
 		if err != nil {
 			return nil, err
 		}
-		out[i] = tensor{name: base, kind: "dense", dimNames: t.DimNames(), values: d}
-		if len(all) > 1 {
+		switch t := t.(type) {
+		case *ipc.Tensor:
+			d, err := t.Dense()
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, tensor{kind: "dense", dimNames: t.DimNames(), values: d})
+		case *ipc.SparseTensor:
+			out = append(out, sparseTensor("", t.Array(), t.DimNames()))
+		}
+	}
+	for i := range out {
+		out[i].name = base
+		if len(out) > 1 {
 			out[i].name = base + "." + strconv.Itoa(i)
 		}
 	}
@@ -137,6 +196,9 @@ func loadNpy(b []byte, base string) ([]tensor, error) {
 // are read through it instead.
 func loadBatches(b []byte, base string) ([]tensor, error) {
 	chunks := map[string][]*arrowtensor.FixedShapeTensorArray{}
+	if schema, err := ipc.ReadSchema(b); err == nil && arrowtensor.IsSparseSchema(schema) {
+		return loadSparseBatches(b, base)
+	}
 	var schema *arrow.Schema
 	cols, err := ipc.ReadTensorColumns(b)
 	switch {
@@ -189,6 +251,62 @@ func loadBatches(b []byte, base string) ([]tensor, error) {
 		return out, fmt.Errorf("ragged columns %s are %w", strings.Join(skipped, ", "), errNotYet)
 	}
 	return out, nil
+}
+
+// loadSparseBatches reads a sparse tensor carried as record batches (arrowtensor.COORecord),
+// one or more.
+func loadSparseBatches(b []byte, base string) ([]tensor, error) {
+	_, records, err := ipc.ReadRecordBatches(b, memory.NewGoAllocator())
+	if err != nil {
+		return nil, err
+	}
+	// The Go allocator leaves freed memory to the garbage collector: views outlive Release.
+	defer func() {
+		for _, rec := range records {
+			rec.Release()
+		}
+	}()
+	var parts []sparse.Array
+	var names []string
+	for _, rec := range records {
+		a, n, err := arrowtensor.SparseFromRecord(rec)
+		if err != nil {
+			return nil, err
+		}
+		parts, names = append(parts, a), n
+	}
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("a sparse tensor stream without record batches")
+	}
+	ops, err := opsOf(parts[0].DType())
+	if err != nil {
+		return nil, err
+	}
+	a, err := ops.concatCOO(parts)
+	if err != nil {
+		return nil, err
+	}
+	return []tensor{sparseTensor(base, a, names)}, nil
+}
+
+// concatCOO returns the entries of COO parts of one shape as one COO: the only part itself, or
+// a copy of all in order.
+func concatCOO[T ndarray.Numeric](parts []sparse.Array) (sparse.Array, error) {
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	shape := parts[0].Shape()
+	var coords []int64
+	var values []T
+	for _, p := range parts {
+		c := p.(*sparse.COO[T])
+		if !c.Shape().Equal(shape) {
+			return nil, fmt.Errorf("record batches of sparse shapes %v and %v", shape, c.Shape())
+		}
+		coords = append(coords, c.Indices().AsInt64()...)
+		values = append(values, c.Data()...)
+	}
+	return sparse.MakeCOO(shape, sparse.Int64Indices(coords), values)
 }
 
 // columnTensor gathers the chunks of a fixed_shape_tensor column into one tensor.

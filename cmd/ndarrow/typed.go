@@ -11,6 +11,7 @@ import (
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/ipc/npy"
 	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/sparse"
 )
 
 // typedOps holds, for one numeric element type, the operations the CLI applies to arrays it
@@ -20,6 +21,10 @@ type typedOps struct {
 	writeTensor func(w io.Writer, a ndarray.Array, names []string) error
 	writeNpy    func(w io.Writer, a ndarray.Array) error
 	tensorArray func(a ndarray.Array, names []string) (arrow.Array, error)
+	concatCOO   func(parts []sparse.Array) (sparse.Array, error)
+	toSparse    func(a ndarray.Array, f sparse.Format) (sparse.Array, error)
+	writeSparse func(w io.Writer, a sparse.Array, names []string) error
+	cooRecord   func(a sparse.Array, names []string) (arrow.Record, error)
 }
 
 func opsFor[T ndarray.Numeric]() typedOps {
@@ -37,6 +42,21 @@ func opsFor[T ndarray.Numeric]() typedOps {
 		},
 		tensorArray: func(a ndarray.Array, names []string) (arrow.Array, error) {
 			return arrowtensor.NewFixedShapeTensorArray(a.(*ndarray.Dense[T]), names)
+		},
+		concatCOO: concatCOO[T],
+		toSparse: func(a ndarray.Array, f sparse.Format) (sparse.Array, error) {
+			return sparse.FromDenseAs(a.(*ndarray.Dense[T]), f)
+		},
+		writeSparse: func(w io.Writer, a sparse.Array, names []string) error {
+			_, err := ipc.WriteSparse(w, a.(sparse.Tensor[T]), names)
+			return err
+		},
+		cooRecord: func(a sparse.Array, names []string) (arrow.Record, error) {
+			coo, err := a.Convert(sparse.FormatCOO)
+			if err != nil {
+				return nil, err
+			}
+			return arrowtensor.COORecord(coo.(*sparse.COO[T]), names)
 		},
 	}
 }
