@@ -220,11 +220,15 @@ func (f *CSF[T]) ToCOO() *COO[T] {
 
 // ToCSR returns a new CSR matrix with f's elements, or an error wrapping ErrInvalid when f is
 // not a matrix.
-func (f *CSF[T]) ToCSR() (*CSR[T], error) { return toCompressed[CSR[T]](f.sorted(), f.indices[0].DType(), 0) }
+func (f *CSF[T]) ToCSR() (*CSR[T], error) {
+	return toCompressed[CSR[T]](f.sorted(), f.indices[0].DType(), 0)
+}
 
 // ToCSC returns a new CSC matrix with f's elements, or an error wrapping ErrInvalid when f is
 // not a matrix.
-func (f *CSF[T]) ToCSC() (*CSC[T], error) { return toCompressed[CSC[T]](f.sorted(), f.indices[0].DType(), 1) }
+func (f *CSF[T]) ToCSC() (*CSC[T], error) {
+	return toCompressed[CSC[T]](f.sorted(), f.indices[0].DType(), 1)
+}
 
 // ToCSF returns a new CSF with f's elements and its levels in axisOrder (row-major when
 // empty), or an error wrapping ErrInvalid when axisOrder is not a permutation of the axes.

@@ -2,8 +2,8 @@ package sparse
 
 import (
 	"errors"
-	"iter"
 	"fmt"
+	"iter"
 	"strings"
 
 	"github.com/ndarrow/ndarrow/ndarray"

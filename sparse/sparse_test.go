@@ -277,9 +277,15 @@ func TestMakeValidation(t *testing.T) {
 			_, err := sparse.MakeCSR(ndarray.Shape{2, 2}, i32(0, 2, 1), i32(0, 1), vals(2))
 			return err
 		}, "decreases at 2"},
-		{"csr indptr last", func() error { _, err := sparse.MakeCSR(ndarray.Shape{2, 2}, i32(0, 1, 1), i32(0, 1), vals(2)); return err }, "ends at 1, want 2"},
+		{"csr indptr last", func() error {
+			_, err := sparse.MakeCSR(ndarray.Shape{2, 2}, i32(0, 1, 1), i32(0, 1), vals(2))
+			return err
+		}, "ends at 1, want 2"},
 		{"csr column past", func() error { _, err := sparse.MakeCSR(ndarray.Shape{2, 2}, i32(0, 1, 1), i32(2), vals(1)); return err }, "indices[0] = 2 is outside [0, 2)"},
-		{"csc row past", func() error { _, err := sparse.MakeCSC(ndarray.Shape{2, 3}, i32(0, 1, 1, 1), i32(2), vals(1)); return err }, "indices[0] = 2 is outside [0, 2)"},
+		{"csc row past", func() error {
+			_, err := sparse.MakeCSC(ndarray.Shape{2, 3}, i32(0, 1, 1, 1), i32(2), vals(1))
+			return err
+		}, "indices[0] = 2 is outside [0, 2)"},
 		{"csr mixed types", func() error { _, err := sparse.MakeCSR(ndarray.Shape{1, 1}, i32(0, 1), i64(0), vals(1)); return err }, "one type for both"},
 		{"csf axis order", func() error {
 			_, err := sparse.MakeCSF(ndarray.Shape{2, 2}, []int{0, 0}, []sparse.Indices{i32(0, 1)}, []sparse.Indices{i32(0), i32(0)}, vals(1))

@@ -124,11 +124,11 @@ func TestInspectErrors(t *testing.T) {
 		code int
 		msg  string
 	}{
-		"garbage":       {[]string{"--json", garbage}, exitFail, "not a tensor file"},
-		"truncated":     {[]string{"--json", truncated}, exitFail, "unexpected EOF"},
-		"missing":       {[]string{filepath.Join(dir, "nope.npy")}, exitFail, "no such file"},
-		"no file":       {nil, exitUsage, "usage: ndarrow inspect"},
-		"unknown flag":  {[]string{"--yaml", garbage}, exitUsage, "flag provided but not defined"},
+		"garbage":           {[]string{"--json", garbage}, exitFail, "not a tensor file"},
+		"truncated":         {[]string{"--json", truncated}, exitFail, "unexpected EOF"},
+		"missing":           {[]string{filepath.Join(dir, "nope.npy")}, exitFail, "no such file"},
+		"no file":           {nil, exitUsage, "usage: ndarrow inspect"},
+		"unknown flag":      {[]string{"--yaml", garbage}, exitUsage, "flag provided but not defined"},
 		"bad sparse tensor": {[]string{badSparse}, exitFail, "indptr decreases"},
 	} {
 		t.Run(name, func(t *testing.T) {
