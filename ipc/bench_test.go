@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/sparse"
 )
 
 // The read benchmarks show that reading a tensor from a memory map costs the same whatever
@@ -150,6 +151,43 @@ func BenchmarkTensorColumns(b *testing.B) {
 				for _, r := range recs {
 					r.Release()
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkReadSparse reads a CSR matrix (float32 values, int32 indices) from bytes: the
+// values and indices are views, and the time goes into checking every index (RELIABILITY.md).
+// The baseline copies the same message bytes once, which a reader that copied would do.
+func BenchmarkReadSparse(b *testing.B) {
+	for _, nnz := range []int{1 << 10, 1 << 20, 1 << 24} {
+		rows := int64(nnz / 64)
+		coo := sparse.NewCOO[float32](rows, 1024)
+		for i := range nnz {
+			coo.Set(1, int64(i/64), int64(i%64)*16)
+		}
+		csr, err := coo.ToCSR()
+		if err != nil {
+			b.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if _, err := WriteSparse[float32](&buf, csr, nil); err != nil {
+			b.Fatal(err)
+		}
+		msg := buf.Bytes()
+		b.Run(fmt.Sprintf("nnz=%d/ndarrow", nnz), func(b *testing.B) {
+			b.SetBytes(int64(len(msg)))
+			for range b.N {
+				if _, err := NewBytesReader(msg, Limits{}).NextSparse(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("nnz=%d/copy", nnz), func(b *testing.B) {
+			b.SetBytes(int64(len(msg)))
+			dst := make([]byte, len(msg))
+			for range b.N {
+				copy(dst, msg)
 			}
 		})
 	}

@@ -83,10 +83,12 @@ func checkPointers(name string, p Indices, n, total int64) error {
 	if first := p.At(0); first != 0 {
 		return fmt.Errorf("%s starts at %d, not 0: %w", name, first, ErrInvalid)
 	}
-	for i := 1; i < p.Len(); i++ {
-		if p.At(i) < p.At(i-1) {
-			return fmt.Errorf("%s decreases at %d (%d after %d): %w", name, i, p.At(i), p.At(i-1), ErrInvalid)
-		}
+	i := firstDecrease(p.narrow)
+	if p.is64 {
+		i = firstDecrease(p.wide)
+	}
+	if i >= 0 {
+		return fmt.Errorf("%s decreases at %d (%d after %d): %w", name, i, p.At(i), p.At(i-1), ErrInvalid)
 	}
 	if last := p.At(p.Len() - 1); last != total {
 		return fmt.Errorf("%s ends at %d, want %d: %w", name, last, total, ErrInvalid)
@@ -94,15 +96,37 @@ func checkPointers(name string, p Indices, n, total int64) error {
 	return nil
 }
 
+// firstDecrease returns the first i with v[i] < v[i-1], or -1.
+func firstDecrease[I int32 | int64](v []I) int {
+	for i := 1; i < len(v); i++ {
+		if v[i] < v[i-1] {
+			return i
+		}
+	}
+	return -1
+}
+
+// firstOutside returns the first i with v[i] outside [0, dim), or -1.
+func firstOutside[I int32 | int64](v []I, dim int64) int {
+	for i, x := range v {
+		if int64(x) < 0 || int64(x) >= dim {
+			return i
+		}
+	}
+	return -1
+}
+
 // checkIndexValues checks that x has n entries, each in [0, dim).
 func checkIndexValues(name string, x Indices, n, dim int64) error {
 	if int64(x.Len()) != n {
 		return fmt.Errorf("%s has %d entries, want %d: %w", name, x.Len(), n, ErrInvalid)
 	}
-	for i := range x.Len() {
-		if v := x.At(i); v < 0 || v >= dim {
-			return fmt.Errorf("%s[%d] = %d is outside [0, %d): %w", name, i, v, dim, ErrInvalid)
-		}
+	i := firstOutside(x.narrow, dim)
+	if x.is64 {
+		i = firstOutside(x.wide, dim)
+	}
+	if i >= 0 {
+		return fmt.Errorf("%s[%d] = %d is outside [0, %d): %w", name, i, x.At(i), dim, ErrInvalid)
 	}
 	return nil
 }

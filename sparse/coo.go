@@ -60,16 +60,42 @@ func MakeCOO[T ndarray.Element](shape ndarray.Shape, indices Indices, values []T
 	if rank == 0 && nnz > 1 {
 		return nil, fmt.Errorf("sparse: MakeCOO: %d values for a scalar: %w", nnz, ErrInvalid)
 	}
-	for i := range nnz {
-		for d := range rank {
-			if x := indices.At(i*rank + d); x < 0 || x >= shape[d] {
-				return nil, fmt.Errorf("sparse: MakeCOO: value %d: coordinate %d of dimension %d is outside [0, %d): %w", i, x, d, shape[d], ErrInvalid)
-			}
-		}
+	bad := coordsOutside(indices.narrow, shape)
+	if indices.is64 {
+		bad = coordsOutside(indices.wide, shape)
+	}
+	if bad >= 0 {
+		i, d := bad/rank, bad%rank
+		return nil, fmt.Errorf("sparse: MakeCOO: value %d: coordinate %d of dimension %d is outside [0, %d): %w", i, indices.At(bad), d, shape[d], ErrInvalid)
 	}
 	c := newCOO(shape, indices, values, false)
 	c.st.canonical = c.st.sortedKeys()
 	return c, nil
+}
+
+// coordsOutside returns the position in coords, a row-major [n, rank] matrix, of the first
+// coordinate outside its dimension of shape, or -1.
+func coordsOutside[I int32 | int64](coords []I, shape ndarray.Shape) int {
+	rank := len(shape)
+	for i := 0; i < len(coords); i += rank {
+		for d, n := range shape {
+			if x := int64(coords[i+d]); x < 0 || x >= n {
+				return i + d
+			}
+		}
+	}
+	return -1
+}
+
+// rowsIncrease reports whether the rows of coords, a row-major [n, rank] matrix, strictly
+// increase in lexicographic (row-major) order.
+func rowsIncrease[I int32 | int64](coords []I, rank int) bool {
+	for i := rank; i < len(coords); i += rank {
+		if slices.Compare(coords[i-rank:i], coords[i:i+rank]) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // newCOO returns a whole COO over the parts, which the caller has checked.
@@ -158,8 +184,9 @@ func (c *COO[T]) Data() []T {
 }
 
 // Get returns the element at indices: the stored value (the last one for a duplicated
-// coordinate) or zero. It is O(1) expected, or O(Rank·log NNZ) for a canonical array whose
-// index has not been built. It panics on a wrong number of indices or an index out of range.
+// coordinate) or zero, in O(1) expected time through an index of the stored coordinates that
+// the first Get builds (O(NNZ) time and memory, once) and Set keeps up to date. It panics on a
+// wrong number of indices or an index out of range.
 func (c *COO[T]) Get(indices ...int64) T {
 	if !inShape(indices, c.shape()) {
 		badIndexPanic("COO.Get", indices, c.shape())
@@ -218,23 +245,21 @@ func (s *cooStore[T]) keyOf(coord []int64) int64 {
 
 // sortedKeys reports whether the keys strictly increase.
 func (s *cooStore[T]) sortedKeys() bool {
-	for i := 1; i < len(s.values); i++ {
-		if s.key(i) <= s.key(i-1) {
-			return false
-		}
+	if len(s.shape) == 0 {
+		return len(s.values) <= 1
 	}
-	return true
+	if s.coords.is64 {
+		return rowsIncrease(s.coords.wide, len(s.shape))
+	}
+	return rowsIncrease(s.coords.narrow, len(s.shape))
 }
 
-// find returns the position of the last entry at coord.
+// find returns the position of the last entry at coord, building the index if need be.
 func (s *cooStore[T]) find(coord []int64) (int, bool) {
 	k := s.keyOf(coord)
 	if idx := s.index.Load(); idx != nil {
 		p, ok := (*idx)[k]
 		return p, ok
-	}
-	if s.canonical {
-		return s.search(k)
 	}
 	idx := s.buildIndex()
 	p, ok := idx[k]

@@ -397,3 +397,28 @@ func TestTFSparse(t *testing.T) {
 	_, err = sparse.FromTFSparse([]int64{0, 4}, []float32{1}, []int64{3, 4}, false)
 	assert.ErrorIs(t, err, sparse.ErrInvalid)
 }
+
+// TestUnorderedToCSR converts matrices built by random sets (out of order, with repeated
+// coordinates) to CSR through the counting-sort path and compares with the dense result.
+func TestUnorderedToCSR(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for trial := range 100 {
+		rows, cols := int64(1+rng.IntN(12)), int64(1+rng.IntN(12))
+		d := ndarray.New[float32](rows, cols)
+		var coords []int64
+		var values []float32
+		for range rng.IntN(60) {
+			r, c, v := rng.Int64N(rows), rng.Int64N(cols), float32(1+rng.IntN(9))
+			coords = append(coords, r, c)
+			values = append(values, v)
+			d.Set(v, r, c) // later entries win, as in the COO
+		}
+		coo, err := sparse.MakeCOO(ndarray.Shape{rows, cols}, sparse.Int64Indices(coords), values)
+		require.NoError(t, err)
+		csr, err := coo.ToCSR()
+		require.NoError(t, err)
+		require.True(t, d.Equal(csr.ToDense()), "trial %d", trial)
+		require.Equal(t, sparse.FromDense(d).NNZ(), csr.NNZ(), "one entry per coordinate")
+		require.Equal(t, csr.Indices().AsInt64(), csr.ToCSR().Indices().AsInt64(), "columns sorted within rows")
+	}
+}
