@@ -8,6 +8,7 @@ import (
 
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/sparse"
 )
 
 // Write a tensor as an Arrow Tensor message and read it back without copying its values.
@@ -68,4 +69,31 @@ func ExampleOpenFile() {
 	// (2, 2) strides [8 16]
 	// [[5 7]
 	//  [6 8]]
+}
+
+// Write a sparse matrix as an Arrow SparseTensor message (what pyarrow.ipc.read_tensor reads as
+// a SparseCSRMatrix) and read it back: the values and indices view the bytes.
+func ExampleWriteSparse() {
+	m := sparse.NewCOO[float64](3, 4)
+	m.Set(1.5, 0, 1)
+	m.Set(2.5, 2, 3)
+	csr, _ := m.ToCSR()
+	var buf bytes.Buffer
+	if _, err := ipc.WriteSparse[float64](&buf, csr, []string{"row", "col"}); err != nil {
+		panic(err)
+	}
+
+	s, err := ipc.NewBytesReader(buf.Bytes(), ipc.Limits{}).NextSparse()
+	if err != nil {
+		panic(err)
+	}
+	back, err := ipc.AsSparse[float64](s)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(s.Format(), s.Shape(), s.DimNames(), s.NNZ(), s.IndexType())
+	fmt.Println(back.Get(2, 3), back.ReadOnly(), sparse.Equal[float64](m, back))
+	// Output:
+	// csr (3, 4) [row col] 2 int32
+	// 2.5 true true
 }
