@@ -422,3 +422,17 @@ func TestUnorderedToCSR(t *testing.T) {
 		require.Equal(t, csr.Indices().AsInt64(), csr.ToCSR().Indices().AsInt64(), "columns sorted within rows")
 	}
 }
+
+// TestConcurrentGet reads one COO from many goroutines while its index is built lazily: run
+// under -race.
+func TestConcurrentGet(t *testing.T) {
+	c, err := sparse.MakeCOO(ndarray.Shape{100, 100}, sparse.Int32Indices([]int32{5, 5, 1, 1, 99, 0, 5, 5}), []int16{1, 2, 3, 4})
+	require.NoError(t, err)
+	done := make(chan int16)
+	for range 16 {
+		go func() { done <- c.Get(5, 5) + c.Get(1, 1) + c.Get(99, 0) + c.Get(0, 0) }()
+	}
+	for range 16 {
+		assert.Equal(t, int16(4+2+3), <-done)
+	}
+}
