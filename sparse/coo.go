@@ -235,10 +235,13 @@ func (s *cooStore[T]) key(i int) int64 {
 }
 
 // keyOf returns the row-major position of coord.
-func (s *cooStore[T]) keyOf(coord []int64) int64 {
+func (s *cooStore[T]) keyOf(coord []int64) int64 { return position(coord, s.strides) }
+
+// position returns the position of coord in an array with the given strides.
+func position(coord, strides []int64) int64 {
 	k := int64(0)
 	for d, x := range coord {
-		k += x * s.strides[d]
+		k += x * strides[d]
 	}
 	return k
 }
@@ -379,10 +382,7 @@ func (c *COO[T]) sorted() entries[T] {
 	var e entries[T]
 	e.shape = shape
 	for coord, v := range c.Entries() {
-		k := int64(0)
-		for d, x := range coord {
-			k += x * strides[d]
-		}
+		k := position(coord, strides)
 		e.keys = append(e.keys, k)
 		e.values = append(e.values, v)
 	}
@@ -401,10 +401,7 @@ func (c *COO[T]) ToDense() *ndarray.Dense[T] {
 	data := out.Data()
 	strides := rowMajorStrides(shape)
 	for coord, v := range c.Entries() {
-		k := int64(0)
-		for d, x := range coord {
-			k += x * strides[d]
-		}
+		k := position(coord, strides)
 		data[k] = v // later duplicates win
 	}
 	return out

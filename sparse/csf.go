@@ -184,10 +184,7 @@ func (f *CSF[T]) sorted() entries[T] {
 	strides := rowMajorStrides(f.shape)
 	e := entries[T]{shape: f.shape.Clone(), keys: make([]int64, 0, len(f.values)), values: make([]T, 0, len(f.values))}
 	f.walk(func(coord []int64, v T) {
-		k := int64(0)
-		for d, x := range coord {
-			k += x * strides[d]
-		}
+		k := position(coord, strides)
 		e.keys = append(e.keys, k)
 		e.values = append(e.values, v)
 	})
@@ -204,10 +201,7 @@ func (f *CSF[T]) ToDense() *ndarray.Dense[T] {
 	data := out.Data()
 	strides := rowMajorStrides(f.shape)
 	f.walk(func(coord []int64, v T) {
-		k := int64(0)
-		for d, x := range coord {
-			k += x * strides[d]
-		}
+		k := position(coord, strides)
 		data[k] = v
 	})
 	return out
