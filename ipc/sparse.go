@@ -117,37 +117,14 @@ func decodeSparse(m message, lim Limits) (*SparseTensor, error) {
 	if err != nil {
 		return fail(ErrInvalid, "element type: %v", err)
 	}
-	rank := st.ShapeLength()
-	if rank > lim.MaxRank {
-		return fail(ErrLimit, "rank %d exceeds the limit of %d", rank, lim.MaxRank)
-	}
-	p := sparseParts{shape: make(ndarray.Shape, rank)}
-	out := &SparseTensor{offset: m.offset}
-	names, named := make([]string, rank), false
-	var dim arrowfb.TensorDim
-	for i := range rank {
-		st.Shape(&dim, i)
-		if p.shape[i] = dim.Size(); p.shape[i] < 0 {
-			return fail(ErrInvalid, "dimension %d is %d", i, p.shape[i])
-		}
-		if p.shape[i] > lim.MaxElements {
-			// A zero-size shape may have a huge dimension, and CSR or CSC pointers are one
-			// per row or column: bound each dimension too.
-			return fail(ErrLimit, "dimension %d is %d, more than the limit of %d elements", i, p.shape[i], lim.MaxElements)
-		}
-		names[i] = string(dim.Name())
-		named = named || names[i] != ""
-	}
-	if named {
-		out.names = names
-	}
-	size, err := checkedSize(p.shape)
+	// CSR and CSC pointers are one per row or column, and a zero-size shape may still have a
+	// huge dimension: bound each dimension too.
+	shape, names, err := decodeDims(st.ShapeLength(), st.Shape, lim, true)
 	if err != nil {
-		return fail(ErrInvalid, "shape %v: %v", p.shape, err)
+		return nil, fmt.Errorf("ipc: sparse tensor at byte %d: %w", m.offset, err)
 	}
-	if size > lim.MaxElements {
-		return fail(ErrLimit, "shape %v has %d elements, more than the limit of %d", p.shape, size, lim.MaxElements)
-	}
+	p := sparseParts{shape: shape}
+	out := &SparseTensor{offset: m.offset, names: names}
 	p.nnz = st.NonZeroLength()
 	if p.nnz < 0 {
 		return fail(ErrInvalid, "%d stored values", p.nnz)
@@ -170,17 +147,17 @@ func decodeSparse(m message, lim Limits) (*SparseTensor, error) {
 		var coo arrowfb.SparseTensorIndexCOO
 		coo.Init(index.Bytes, index.Pos)
 		err = p.coo(&coo, b)
-		out.wire = p.wireType(coo.IndicesType(nil))
+		out.wire, _ = indexType(coo.IndicesType(nil))
 	case arrowfb.SparseTensorIndexSparseMatrixIndexCSX:
 		var csx arrowfb.SparseMatrixIndexCSX
 		csx.Init(index.Bytes, index.Pos)
 		err = p.csx(&csx, b)
-		out.wire = p.wireType(csx.IndicesType(nil))
+		out.wire, _ = indexType(csx.IndicesType(nil))
 	case arrowfb.SparseTensorIndexSparseTensorIndexCSF:
 		var csf arrowfb.SparseTensorIndexCSF
 		csf.Init(index.Bytes, index.Pos)
 		err = p.csf(&csf, b)
-		out.wire = p.wireType(csf.IndicesType(nil))
+		out.wire, _ = indexType(csf.IndicesType(nil))
 	}
 	if err != nil {
 		return fail(ErrInvalid, "%v", err)
@@ -193,12 +170,6 @@ func decodeSparse(m message, lim Limits) (*SparseTensor, error) {
 		return nil, fmt.Errorf("ipc: sparse tensor at byte %d: %w: %w", m.offset, err, ErrInvalid)
 	}
 	return out, nil
-}
-
-// wireType returns the dtype of an index Int table (checked by the caller).
-func (p *sparseParts) wireType(t *arrowfb.Int) ndarray.DType {
-	d, _ := indexType(t)
-	return d
 }
 
 // indexType returns the dtype of a signed integer index type.
@@ -220,15 +191,23 @@ type bodyBuffers struct{ body []byte }
 // slice returns the first n×width bytes of buf, failing unless the buffer lies in the body
 // and holds them.
 func (b bodyBuffers) slice(buf *arrowfb.Buffer, n, width int64, what string) ([]byte, error) {
-	off, length := buf.Offset(), buf.Length()
+	raw, err := b.region(buf.Offset(), buf.Length(), what)
+	if err != nil {
+		return nil, err
+	}
+	need, ok := mulNonNegative(n, width)
+	if !ok || need > int64(len(raw)) {
+		return nil, fmt.Errorf("%s buffer of %d bytes is too small for %d elements of %d bytes", what, len(raw), n, width)
+	}
+	return raw[:need], nil
+}
+
+// region returns the length bytes at off, failing unless they lie in the body.
+func (b bodyBuffers) region(off, length int64, what string) ([]byte, error) {
 	if off < 0 || length < 0 || off > int64(len(b.body)) || length > int64(len(b.body))-off {
 		return nil, fmt.Errorf("%s buffer (offset %d, length %d) outside a body of %d bytes", what, off, length, len(b.body))
 	}
-	need, ok := mulNonNegative(n, width)
-	if !ok || need > length {
-		return nil, fmt.Errorf("%s buffer of %d bytes is too small for %d elements of %d bytes", what, length, n, width)
-	}
-	return b.body[off : off+need], nil
+	return b.body[off : off+length], nil
 }
 
 // counted returns a CSF buffer whose Buffer.length counts elements (what Arrow C++ writes)
@@ -241,12 +220,12 @@ func (b bodyBuffers) counted(buf *arrowfb.Buffer, width int64, asBytes bool, wha
 		}
 		n /= width
 	}
-	off := buf.Offset()
 	need, ok := mulNonNegative(n, width)
-	if n < 0 || !ok || off < 0 || off > int64(len(b.body)) || need > int64(len(b.body))-off {
-		return nil, 0, fmt.Errorf("%s buffer (offset %d, %d indices of %d bytes) outside a body of %d bytes", what, off, n, width, len(b.body))
+	if !ok {
+		return nil, 0, fmt.Errorf("%s buffer of %d indices of %d bytes outside a body of %d bytes", what, n, width, len(b.body))
 	}
-	return b.body[off : off+need], n, nil
+	raw, err := b.region(buf.Offset(), need, what)
+	return raw, n, err
 }
 
 // mulNonNegative returns a×b for non-negative a and b and whether it fits in an int64.
@@ -269,11 +248,11 @@ func (p *sparseParts) coo(coo *arrowfb.SparseTensorIndexCOO, b bodyBuffers) erro
 	rank := int64(len(p.shape))
 	var buf arrowfb.Buffer
 	coo.IndicesBuffer(&buf)
-	off, length := buf.Offset(), buf.Length()
-	if off < 0 || length < 0 || off > int64(len(b.body)) || length > int64(len(b.body))-off {
-		return fmt.Errorf("indices buffer (offset %d, length %d) outside a body of %d bytes", off, length, len(b.body))
+	raw, err := b.region(buf.Offset(), buf.Length(), "indices")
+	if err != nil {
+		return err
 	}
-	raw := b.body[off : off+length]
+	length := int64(len(raw))
 	strides := []int64{rank * w, w}
 	switch n := coo.IndicesStridesLength(); n {
 	case 0:

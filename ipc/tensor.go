@@ -141,41 +141,19 @@ func decodeTensor(m message, lim Limits) (*Tensor, error) {
 	if err != nil {
 		return fail(ErrInvalid, "element type: %v", err)
 	}
-	rank := ft.ShapeLength()
-	if rank > lim.MaxRank {
-		return fail(ErrLimit, "rank %d exceeds the limit of %d", rank, lim.MaxRank)
-	}
-	t := &Tensor{dtype: dtype, shape: make(ndarray.Shape, rank), offset: m.offset}
-	named := false
-	names := make([]string, rank)
-	var dim arrowfb.TensorDim
-	for i := range rank {
-		ft.Shape(&dim, i)
-		if t.shape[i] = dim.Size(); t.shape[i] < 0 {
-			return fail(ErrInvalid, "dimension %d is %d", i, t.shape[i])
-		}
-		names[i] = string(dim.Name())
-		named = named || names[i] != ""
-	}
-	if named {
-		t.names = names
-	}
-	size, err := checkedSize(t.shape)
+	shape, names, err := decodeDims(ft.ShapeLength(), ft.Shape, lim, false)
 	if err != nil {
-		return fail(ErrInvalid, "shape %v: %v", t.shape, err)
+		return nil, fmt.Errorf("ipc: tensor at byte %d: %w", m.offset, err)
 	}
-	if size > lim.MaxElements {
-		return fail(ErrLimit, "shape %v has %d elements, more than the limit of %d", t.shape, size, lim.MaxElements)
-	}
+	rank := len(shape)
+	t := &Tensor{dtype: dtype, shape: shape, names: names, offset: m.offset}
 	width := int64(dtype.Size())
 
 	var buf arrowfb.Buffer
 	ft.Data(&buf)
-	off, length := buf.Offset(), buf.Length()
-	if off < 0 || length < 0 || off > int64(len(m.body)) || length > int64(len(m.body))-off {
-		return fail(ErrInvalid, "data buffer (offset %d, length %d) outside a body of %d bytes", off, length, len(m.body))
+	if t.data, err = (bodyBuffers{m.body}).region(buf.Offset(), buf.Length(), "data"); err != nil {
+		return fail(ErrInvalid, "%v", err)
 	}
-	t.data = m.body[off : off+length]
 
 	switch n := ft.StridesLength(); {
 	case n == 0:
@@ -230,6 +208,39 @@ func elementType(kind arrowfb.Type, table func(*flatbuffers.Table)) (ndarray.DTy
 		return 0, fmt.Errorf("floating-point precision %d", fp.Precision())
 	}
 	return 0, fmt.Errorf("%v: tensors hold integers and floating-point numbers only", kind)
+}
+
+// decodeDims decodes the n TensorDims of a Tensor or SparseTensor header (at fills in dim i)
+// into a shape, checked against the limits, and names (nil when every dimension is unnamed).
+// boundDims bounds each dimension by MaxElements too, for layouts that allocate per row.
+func decodeDims(n int, at func(*arrowfb.TensorDim, int) bool, lim Limits, boundDims bool) (ndarray.Shape, []string, error) {
+	if n > lim.MaxRank {
+		return nil, nil, fmt.Errorf("rank %d exceeds the limit of %d: %w", n, lim.MaxRank, ErrLimit)
+	}
+	shape, names, named := make(ndarray.Shape, n), make([]string, n), false
+	var dim arrowfb.TensorDim
+	for i := range n {
+		at(&dim, i)
+		if shape[i] = dim.Size(); shape[i] < 0 {
+			return nil, nil, fmt.Errorf("dimension %d is %d: %w", i, shape[i], ErrInvalid)
+		}
+		if boundDims && shape[i] > lim.MaxElements {
+			return nil, nil, fmt.Errorf("dimension %d is %d, more than the limit of %d elements: %w", i, shape[i], lim.MaxElements, ErrLimit)
+		}
+		names[i] = string(dim.Name())
+		named = named || names[i] != ""
+	}
+	if !named {
+		names = nil
+	}
+	size, err := checkedSize(shape)
+	if err != nil {
+		return nil, nil, fmt.Errorf("shape %v: %v: %w", shape, err, ErrInvalid)
+	}
+	if size > lim.MaxElements {
+		return nil, nil, fmt.Errorf("shape %v has %d elements, more than the limit of %d: %w", shape, size, lim.MaxElements, ErrLimit)
+	}
+	return shape, names, nil
 }
 
 // checkedSize returns the number of elements of a shape with no negative dimension.
