@@ -121,6 +121,10 @@ type expected struct {
 	Shape    []int64  `json:"shape"`
 	DimNames []string `json:"dim_names"`
 	SHA256   string   `json:"sha256"`
+	// Ragged columns only.
+	NRows     int64     `json:"nrows"`
+	NVals     int64     `json:"nvals"`
+	RowSplits [][]int64 `json:"row_splits"`
 }
 
 const goldenDir = "testdata/arrow-cpp-17"

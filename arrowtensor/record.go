@@ -5,8 +5,10 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/ragged"
 )
 
 // Records splits d, of shape [N, cell shape...], along its first axis into record batches of
@@ -24,6 +26,29 @@ func Records[T ndarray.Numeric](name string, d *ndarray.Dense[T], dimNames []str
 		return nil, err
 	}
 	defer arr.Release()
+	return sliceRecords(name, arr, rowsPerBatch), nil
+}
+
+// RaggedRecords splits a along its rows into record batches of at most rowsPerBatch rows, each
+// with one list column (list = arrow.LIST or arrow.LARGE_LIST, see ListFromRagged) named name:
+// how a ragged array goes into an IPC stream or a Flight DoGet in pieces. The batches are
+// slices of one array, allocated from mem where ListFromRagged does not view a; release each.
+// RaggedRecords fails with ndarray.ErrShape when rowsPerBatch is not positive.
+func RaggedRecords[T ndarray.Element](mem memory.Allocator, name string, a *ragged.Array[T], list arrow.Type, rowsPerBatch int64) ([]arrow.Record, error) {
+	if rowsPerBatch <= 0 {
+		return nil, fmt.Errorf("arrowtensor: %d rows per batch: %w", rowsPerBatch, ndarray.ErrShape)
+	}
+	arr, err := ListFromRagged(mem, a, list)
+	if err != nil {
+		return nil, err
+	}
+	defer arr.Release()
+	return sliceRecords(name, arr, rowsPerBatch), nil
+}
+
+// sliceRecords returns arr as one-column record batches of at most rowsPerBatch rows (one
+// empty batch for an empty array).
+func sliceRecords(name string, arr arrow.Array, rowsPerBatch int64) []arrow.Record {
 	schema := arrow.NewSchema([]arrow.Field{{Name: name, Type: arr.DataType(), Nullable: true}}, nil)
 	n := int64(arr.Len())
 	var out []arrow.Record
@@ -33,5 +58,5 @@ func Records[T ndarray.Numeric](name string, d *ndarray.Dense[T], dimNames []str
 		out = append(out, array.NewRecord(schema, []arrow.Array{part}, end-start))
 		part.Release()
 	}
-	return out, nil
+	return out
 }

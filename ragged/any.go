@@ -23,6 +23,7 @@ type Any interface {
 	RowSplits() [][]int64
 	SplitDType() ndarray.DType
 	ReadOnly() bool
+	Validate() error
 	WriteTo(w io.Writer) (int64, error)
 	String() string
 }
