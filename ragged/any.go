@@ -179,3 +179,28 @@ func elementVerb(dt ndarray.DType) string {
 	}
 	return "%v"
 }
+
+// ConcatAny is Concat for arrays known only as Any; all must have one element type, or it fails
+// with ndarray.ErrDType.
+func ConcatAny(arrays ...Any) (Any, error) {
+	if len(arrays) == 0 {
+		return nil, fmt.Errorf("ragged: Concat of no arrays: %w", ndarray.ErrShape)
+	}
+	first, ok := arrays[0].(interface{ concatAny([]Any) (Any, error) })
+	if !ok {
+		return nil, fmt.Errorf("ragged: ConcatAny of %T: %w", arrays[0], ndarray.ErrDType)
+	}
+	return first.concatAny(arrays)
+}
+
+func (a *Array[T]) concatAny(arrays []Any) (Any, error) {
+	typed := make([]*Array[T], len(arrays))
+	for i, x := range arrays {
+		t, ok := x.(*Array[T])
+		if !ok {
+			return nil, fmt.Errorf("ragged: ConcatAny: array %d is a %T, array 0 a %T: %w", i, x, a, ndarray.ErrDType)
+		}
+		typed[i] = t
+	}
+	return Concat(typed...)
+}

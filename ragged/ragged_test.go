@@ -342,3 +342,15 @@ func TestPanicsOnMisuse(t *testing.T) {
 	assert.Equal(t, int64(6), u.Size())
 	assert.Equal(t, 0, u.RaggedRank())
 }
+
+func TestConcatAny(t *testing.T) {
+	a, err := ragged.FromRowSplits([]int32{1, 2, 3}, []int64{0, 2, 3})
+	require.NoError(t, err)
+	c, err := ragged.ConcatAny(a, a)
+	require.NoError(t, err)
+	assert.Equal(t, "[[1, 2], [3], [1, 2], [3]]", c.String())
+	_, err = ragged.ConcatAny(a, ragged.New[int64](1, -1))
+	assert.ErrorIs(t, err, ndarray.ErrDType)
+	_, err = ragged.ConcatAny()
+	assert.ErrorIs(t, err, ndarray.ErrShape)
+}

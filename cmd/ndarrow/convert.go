@@ -13,7 +13,9 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/ipc/npy"
 	"github.com/ndarrow/ndarrow/ndarray"
@@ -24,8 +26,8 @@ import (
 var outputFormats = map[string]string{
 	"tensor": "Arrow Tensor messages, one per tensor (pyarrow.ipc.read_tensor)",
 	"npy":    "NumPy .npy (one tensor)",
-	"arrow":  "Arrow IPC file: one arrow.fixed_shape_tensor column per tensor, or a sparse COO record batch",
-	"arrows": "Arrow IPC stream: one arrow.fixed_shape_tensor column per tensor, or a sparse COO record batch",
+	"arrow":  "Arrow IPC file: one arrow.fixed_shape_tensor (dense) or list (ragged) column per tensor, or a sparse COO record batch",
+	"arrows": "Arrow IPC stream: one arrow.fixed_shape_tensor (dense) or list (ragged) column per tensor, or a sparse COO record batch",
 	"coo":    "Arrow SparseTensor messages, COO (pyarrow.ipc.read_tensor)",
 	"csr":    "Arrow SparseTensor messages, CSR (matrices)",
 	"csc":    "Arrow SparseTensor messages, CSC (matrices)",
@@ -129,6 +131,9 @@ func write(to string, w io.Writer, tensors []tensor) error {
 
 // writeSparse writes one tensor as a SparseTensor message of format f.
 func writeSparse(f sparse.Format, w io.Writer, t tensor) error {
+	if t.ragged != nil {
+		return errRagged
+	}
 	ops, err := opsOf(t.dtype())
 	if err != nil {
 		return err
@@ -173,6 +178,9 @@ func writeSparseBatch(to string, w io.Writer, t tensor) error {
 
 // writeOne writes one tensor as a Tensor message or a .npy file.
 func writeOne(to string, w io.Writer, t tensor) error {
+	if t.ragged != nil {
+		return errRagged
+	}
 	if t.sparse != nil {
 		t.values = t.sparse.DenseArray()
 	}
@@ -212,7 +220,7 @@ func writeBatch(to string, w io.Writer, tensors []tensor) error {
 		if t.sparse != nil {
 			t.values = t.sparse.DenseArray()
 		}
-		shape := t.values.Shape()
+		shape := t.shape()
 		if shape.Rank() == 0 {
 			return fmt.Errorf("%s is a scalar: a tensor column needs a first dimension of rows", t.name)
 		}
@@ -267,9 +275,17 @@ func writeRecord(to string, w io.Writer, rec arrow.Record) error {
 	return sw.Close()
 }
 
-// columnOf makes a fixed_shape_tensor column of a [rows, cell...] tensor; the first dimension
-// name, the rows', is dropped.
+// columnOf makes a fixed_shape_tensor column of a [rows, cell...] tensor, the first dimension
+// name, the rows', dropped; or a list column of a ragged tensor (list for int32 row splits,
+// large_list for int64 ones, as it was read).
 func columnOf(t tensor) (arrow.Array, error) {
+	if t.ragged != nil {
+		list := arrow.LARGE_LIST
+		if t.ragged.SplitDType() == ndarray.Int32 {
+			list = arrow.LIST
+		}
+		return arrowtensor.ListFromRaggedAny(memory.DefaultAllocator, t.ragged, list)
+	}
 	var names []string
 	if len(t.dimNames) > 1 && strings.Join(t.dimNames[1:], "") != "" {
 		names = t.dimNames[1:]

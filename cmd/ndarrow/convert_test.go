@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndarrow/ndarrow/ipc"
 )
 
 // inspectJSON returns the inspect --json lines of a file.
@@ -103,6 +106,8 @@ func TestConvertFailuresLeaveNothing(t *testing.T) {
 		"csc of rank 3":                 {[]string{"--to", "csc", "../../ipc/testdata/arrow-cpp-17/csf_double_3x4x5_i64.tensor"}, "csc needs a rank-2 tensor"},
 		"unknown format":                {[]string{"--to", "parquet", "../../ipc/npy/testdata/numpy/u8_image.npy"}, "unknown format"},
 		"unreadable input":              {[]string{"--to", "npy", "../../ipc/npy/testdata/numpy/object_refuse.npy"}, "never unpickled"},
+		"ragged into a tensor":          {[]string{"--to", "tensor", "../../arrowtensor/testdata/arrow-cpp-17/batch_tensors.arrow"}, "batch_tensors.tokens: a ragged array has no dense form"},
+		"ragged into coo":               {[]string{"--to", "coo", "../../arrowtensor/testdata/arrow-cpp-17/batch_tensors.arrows"}, "a ragged array has no dense form"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			out := filepath.Join(dir, "out")
@@ -169,4 +174,55 @@ func TestConvertSparse(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestConvertRagged rewrites the golden record batches, ragged columns included, as an IPC
+// file and stream, and checks with inspect that every column reads back the same.
+func TestConvertRagged(t *testing.T) {
+	in := "../../arrowtensor/testdata/arrow-cpp-17/batch_tensors.arrow"
+	want := inspectJSON(t, in)
+	require.Len(t, want, 5)
+	dir := t.TempDir()
+	src := in
+	for i, to := range []string{"arrows", "arrow"} {
+		out := filepath.Join(dir, "step"+string(rune('0'+i))+"."+to)
+		code, _, stderr := runCLI("convert", "--to", to, src, out)
+		require.Equal(t, exitOK, code, stderr)
+		got := inspectJSON(t, out)
+		require.Len(t, got, len(want))
+		for c := range want {
+			w, g := want[c], got[c]
+			assert.Equal(t, w.Kind, g.Kind, w.Column)
+			assert.Equal(t, w.SHA256, g.SHA256, w.Column)
+			assert.Equal(t, w.RowSplits, g.RowSplits, w.Column)
+			assert.Equal(t, w.NVals, g.NVals, w.Column)
+			assert.Equal(t, w.DType, g.DType, w.Column)
+		}
+		src = out
+	}
+	// Each list type is kept: list<float32> stays a list, large_list<int64> a large_list.
+	b, err := os.ReadFile(src)
+	require.NoError(t, err)
+	schema, err := ipc.ReadSchema(b)
+	require.NoError(t, err)
+	assert.Equal(t, "list<item: float32, nullable>", schema.Field(2).Type.String())
+	assert.Equal(t, "large_list<item: int64, nullable>", schema.Field(3).Type.String())
+	assert.Equal(t, "list<item: list<item: int32, nullable>, nullable>", schema.Field(4).Type.String())
+}
+
+// TestInspectBadRaggedColumn corrupts the offsets of a list column: inspect says which column
+// and which rule, on one line, and does not panic.
+func TestInspectBadRaggedColumn(t *testing.T) {
+	b, err := os.ReadFile("../../arrowtensor/testdata/arrow-cpp-17/batch_tensors.arrows")
+	require.NoError(t, err)
+	// The tokens column's int32 offsets are 0 3 4 6 6: make the second one 5, past the third.
+	at := bytes.Index(b, []byte{0, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0, 6, 0, 0, 0, 6, 0, 0, 0})
+	require.Positive(t, at)
+	b[at+4] = 5
+	path := filepath.Join(t.TempDir(), "bad.arrows")
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+	code, _, stderr := runCLI("inspect", "--json", path)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, "column tokens: ragged: level 0: row splits must not decrease")
+	assert.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
 }

@@ -23,6 +23,10 @@ type inspection struct {
 	DimNames []string `json:"dim_names"`
 	NNZ      int64    `json:"nnz"`
 	SHA256   string   `json:"sha256"`
+	// Ragged arrays only: rows, value rows and TensorFlow's nested row splits.
+	NRows     *int64    `json:"nrows,omitempty"`
+	NVals     *int64    `json:"nvals,omitempty"`
+	RowSplits [][]int64 `json:"row_splits,omitempty"`
 }
 
 func inspect(t tensor) (inspection, error) {
@@ -35,10 +39,15 @@ func inspect(t tensor) (inspection, error) {
 	if names == nil {
 		names = []string{}
 	}
-	return inspection{
+	line := inspection{
 		Name: t.name, Kind: t.kind, Column: t.column, DType: t.dtype().String(),
 		Shape: shape, DimNames: names, NNZ: t.nnz(), SHA256: hex.EncodeToString(h.Sum(nil)),
-	}, nil
+	}
+	if t.ragged != nil {
+		nrows, nvals := t.ragged.NumRows(), t.ragged.NumValues()
+		line.NRows, line.NVals, line.RowSplits = &nrows, &nvals, t.ragged.RowSplits()
+	}
+	return line, nil
 }
 
 func runInspect(_ context.Context, args []string, stdout, stderr io.Writer) int {

@@ -61,12 +61,7 @@ func TestInspectGoldenFiles(t *testing.T) {
 					assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line on stderr")
 					return
 				}
-				if ext == ".arrow" || ext == ".arrows" {
-					assert.Equal(t, exitFail, code, "ragged columns are not read yet")
-					assert.Contains(t, stderr, "ragged columns tokens, ids, nested are not supported yet")
-				} else {
-					assert.Equal(t, exitOK, code, stderr)
-				}
+				assert.Equal(t, exitOK, code, stderr)
 				lines := strings.Split(strings.TrimSpace(stdout), "\n")
 				require.NotEmpty(t, lines)
 				for _, line := range lines {
@@ -76,7 +71,7 @@ func TestInspectGoldenFiles(t *testing.T) {
 					e, ok := want[name]
 					require.True(t, ok, "no expectation for %s", name)
 					seen[name] = true
-					for _, field := range []string{"kind", "dtype", "shape", "sha256", "dim_names", "nnz"} {
+					for _, field := range []string{"kind", "dtype", "shape", "sha256", "dim_names", "nnz", "nrows", "nvals", "row_splits"} {
 						if v, ok := e[field]; ok {
 							assert.Equal(t, v, got[field], "%s %s", name, field)
 						}
@@ -87,7 +82,7 @@ func TestInspectGoldenFiles(t *testing.T) {
 	}
 	for name, e := range want {
 		switch e["kind"] {
-		case "dense", "fixed_shape_tensor":
+		case "dense", "fixed_shape_tensor", "ragged":
 			assert.True(t, seen[name], "%s was not reported", name)
 		}
 	}

@@ -18,42 +18,58 @@ import (
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/ipc/npy"
 	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/ragged"
 	"github.com/ndarrow/ndarrow/sparse"
 )
 
-// tensor is one tensor found in an input file: dense (values) or sparse (sparse).
+// tensor is one tensor found in an input file: dense (values), sparse (sparse) or ragged
+// (ragged).
 type tensor struct {
 	name     string // the file's base name, with .N or .COLUMN when it holds several
-	kind     string // "dense", "fixed_shape_tensor" or "sparse_" + the sparse format
+	kind     string // "dense", "fixed_shape_tensor", "ragged" or "sparse_" + the sparse format
 	column   string // for record-batch columns
 	dimNames []string
 	values   ndarray.Array
 	sparse   sparse.Array
+	ragged   ragged.Any
 }
 
-// shape returns the tensor's (dense) shape.
+// shape returns the tensor's (dense) shape; ragged dimensions are -1.
 func (t tensor) shape() ndarray.Shape {
-	if t.sparse != nil {
+	switch {
+	case t.sparse != nil:
 		return t.sparse.Shape()
+	case t.ragged != nil:
+		return t.ragged.Shape()
 	}
 	return t.values.Shape()
 }
 
 // dtype returns the element type.
 func (t tensor) dtype() ndarray.DType {
-	if t.sparse != nil {
+	switch {
+	case t.sparse != nil:
 		return t.sparse.DType()
+	case t.ragged != nil:
+		return t.ragged.DType()
 	}
 	return t.values.DType()
 }
 
-// nnz returns the number of stored values: every element of a dense tensor.
+// nnz returns the number of stored values: every element of a dense tensor, the flat values of
+// a ragged one.
 func (t tensor) nnz() int64 {
-	if t.sparse != nil {
+	switch {
+	case t.sparse != nil:
 		return t.sparse.NNZ()
+	case t.ragged != nil:
+		return t.ragged.NumValues() * t.ragged.InnerShape().Size()
 	}
 	return t.values.Size()
 }
+
+// errRagged is what the dense output formats say about a ragged tensor.
+var errRagged = errors.New("a ragged array has no dense form: convert it --to arrow or arrows")
 
 // dense returns the tensor's elements as a dense array (for a sparse tensor, a new one).
 func (t tensor) dense() ndarray.Array {
@@ -63,10 +79,14 @@ func (t tensor) dense() ndarray.Array {
 	return t.values
 }
 
-// writeValues writes the elements in dense row-major order, little-endian.
+// writeValues writes the elements in dense row-major order, little-endian (for a ragged
+// tensor, its flat values).
 func (t tensor) writeValues(w io.Writer) (int64, error) {
-	if t.sparse != nil {
+	switch {
+	case t.sparse != nil:
 		return t.sparse.WriteTo(w)
+	case t.ragged != nil:
+		return t.ragged.WriteTo(w)
 	}
 	return t.values.WriteTo(w)
 }
@@ -75,9 +95,6 @@ func (t tensor) writeValues(w io.Writer) (int64, error) {
 func sparseTensor(name string, a sparse.Array, dimNames []string) tensor {
 	return tensor{name: name, kind: "sparse_" + a.Format().String(), dimNames: dimNames, sparse: a}
 }
-
-// errNotYet marks inputs whose support comes with a later release.
-var errNotYet = errors.New("not supported yet")
 
 // format names the kinds of input files, detected from their first bytes.
 type format string
@@ -190,38 +207,31 @@ func loadNpy(b []byte, base string) ([]tensor, error) {
 	return []tensor{{name: base, kind: "dense", values: d}}, nil
 }
 
-// loadBatches reads the fixed_shape_tensor columns of a record-batch file or stream, each
-// column one tensor of shape [rows, cell...] over all its batches. The columns are read
-// without copying; batches whose layout only arrow-go's reader handles (compressed ones, say)
-// are read through it instead.
+// loadBatches reads the tensor columns of a record-batch file or stream, each column one
+// tensor over all its batches: fixed_shape_tensor columns as dense tensors of shape
+// [rows, cell...], list, large_list, fixed_size_list and variable_shape_tensor columns as
+// ragged arrays. Fixed-shape columns are read without copying; batches whose layout only
+// arrow-go's reader handles (compressed ones, say), and ragged columns, are read through it.
 func loadBatches(b []byte, base string) ([]tensor, error) {
 	chunks := map[string][]*arrowtensor.FixedShapeTensorArray{}
-	if schema, err := ipc.ReadSchema(b); err == nil && arrowtensor.IsSparseSchema(schema) {
+	schema, err := ipc.ReadSchema(b)
+	if err != nil {
+		return nil, err
+	}
+	if arrowtensor.IsSparseSchema(schema) {
 		return loadSparseBatches(b, base)
 	}
-	var schema *arrow.Schema
+	var records []arrow.Record
 	cols, err := ipc.ReadTensorColumns(b)
 	switch {
 	case err == nil:
 		for _, c := range cols {
 			chunks[c.Name] = c.Chunks
 		}
-		if schema, err = ipc.ReadSchema(b); err != nil {
-			return nil, err
-		}
 	case errors.Is(err, ipc.ErrUnsupported):
-		var records []arrow.Record
-		schema, records, err = ipc.ReadRecordBatches(b, memory.NewGoAllocator())
-		if err != nil {
+		if records, err = readRecords(b); err != nil {
 			return nil, err
 		}
-		// arrow-go's Go allocator leaves freed memory to the garbage collector, so the views
-		// taken of these records stay valid after they are released.
-		defer func() {
-			for _, rec := range records {
-				rec.Release()
-			}
-		}()
 		for c, field := range schema.Fields() {
 			for _, rec := range records {
 				if col, ok := rec.Column(c).(*arrowtensor.FixedShapeTensorArray); ok {
@@ -233,39 +243,91 @@ func loadBatches(b []byte, base string) ([]tensor, error) {
 		return nil, err
 	}
 	var out []tensor
-	var skipped []string
-	for _, field := range schema.Fields() {
+	for c, field := range schema.Fields() {
+		var t tensor
+		var err error
 		switch typ := field.Type.(type) {
 		case *arrowtensor.FixedShapeTensorType:
-			t, err := columnTensor(chunks[field.Name], typ)
-			if err != nil {
-				return nil, fmt.Errorf("column %s: %w", field.Name, err)
-			}
-			t.name, t.column = base+"."+field.Name, field.Name
-			out = append(out, t)
+			t, err = columnTensor(chunks[field.Name], typ)
 		case *arrow.ListType, *arrow.LargeListType, *arrow.FixedSizeListType, *arrowtensor.VariableShapeTensorType:
-			skipped = append(skipped, field.Name)
+			if records == nil {
+				if records, err = readRecords(b); err != nil {
+					return nil, err
+				}
+			}
+			t, err = raggedColumn(records, c)
+		default:
+			continue
 		}
-	}
-	if len(skipped) > 0 {
-		return out, fmt.Errorf("ragged columns %s are %w", strings.Join(skipped, ", "), errNotYet)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", field.Name, err)
+		}
+		t.name, t.column = base+"."+field.Name, field.Name
+		out = append(out, t)
 	}
 	return out, nil
+}
+
+// readRecords reads every record batch with arrow-go's readers. Its Go allocator leaves freed
+// memory to the garbage collector, so views taken of the records stay valid without them
+// being retained; they are not released.
+func readRecords(b []byte) ([]arrow.Record, error) {
+	_, records, err := ipc.ReadRecordBatches(b, memory.NewGoAllocator())
+	return records, err
+}
+
+// raggedColumn reads column c of every record as one ragged array, checking every offset.
+func raggedColumn(records []arrow.Record, c int) (tensor, error) {
+	var parts []ragged.Any
+	for _, rec := range records {
+		var a ragged.Any
+		var err error
+		if v, ok := rec.Column(c).(*arrowtensor.VariableShapeTensorArray); ok {
+			a, err = variableShapeRagged(v)
+		} else {
+			a, err = arrowtensor.RaggedFromListAny(rec.Column(c))
+		}
+		if err == nil {
+			err = a.Validate()
+		}
+		if err != nil {
+			return tensor{}, err
+		}
+		parts = append(parts, a)
+	}
+	if len(parts) == 0 {
+		return tensor{}, errors.New("no record batches")
+	}
+	a := parts[0]
+	if len(parts) > 1 {
+		var err error
+		if a, err = ragged.ConcatAny(parts...); err != nil {
+			return tensor{}, err
+		}
+	}
+	return tensor{kind: "ragged", ragged: a}, nil
+}
+
+// variableShapeRagged reads an arrow.variable_shape_tensor array as a ragged array.
+func variableShapeRagged(v *arrowtensor.VariableShapeTensorArray) (ragged.Any, error) {
+	dtype, err := arrowtensor.DTypeFromArrow(v.ExtensionType().(*arrowtensor.VariableShapeTensorType).ValueType())
+	if err != nil {
+		return nil, err
+	}
+	ops, err := opsOf(dtype)
+	if err != nil {
+		return nil, err
+	}
+	return ops.variableShape(v)
 }
 
 // loadSparseBatches reads a sparse tensor carried as record batches (arrowtensor.COORecord),
 // one or more.
 func loadSparseBatches(b []byte, base string) ([]tensor, error) {
-	_, records, err := ipc.ReadRecordBatches(b, memory.NewGoAllocator())
+	records, err := readRecords(b)
 	if err != nil {
 		return nil, err
 	}
-	// The Go allocator leaves freed memory to the garbage collector: views outlive Release.
-	defer func() {
-		for _, rec := range records {
-			rec.Release()
-		}
-	}()
 	var parts []sparse.Array
 	var names []string
 	for _, rec := range records {

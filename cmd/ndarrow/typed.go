@@ -11,6 +11,7 @@ import (
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/ipc/npy"
 	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/ragged"
 	"github.com/ndarrow/ndarrow/sparse"
 )
 
@@ -25,6 +26,8 @@ type typedOps struct {
 	toSparse    func(a ndarray.Array, f sparse.Format) (sparse.Array, error)
 	writeSparse func(w io.Writer, a sparse.Array, names []string) error
 	cooRecord   func(a sparse.Array, names []string) (arrow.Record, error)
+	// variableShape reads an arrow.variable_shape_tensor column as a ragged array.
+	variableShape func(v *arrowtensor.VariableShapeTensorArray) (ragged.Any, error)
 }
 
 func opsFor[T ndarray.Numeric]() typedOps {
@@ -57,6 +60,9 @@ func opsFor[T ndarray.Numeric]() typedOps {
 				return nil, err
 			}
 			return arrowtensor.COORecord(coo.(*sparse.COO[T]), names)
+		},
+		variableShape: func(v *arrowtensor.VariableShapeTensorArray) (ragged.Any, error) {
+			return arrowtensor.RaggedFromVariableShape[T](v)
 		},
 	}
 }
