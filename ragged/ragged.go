@@ -5,6 +5,7 @@ import (
 	"io"
 	"iter"
 	"slices"
+	"strconv"
 
 	"github.com/ndarrow/ndarrow/ndarray"
 )
@@ -257,7 +258,7 @@ func (a *Array[T]) Get(indices ...int64) T {
 // offset returns the position in values of the element at indices, panicking on bad indices.
 func (a *Array[T]) offset(method string, indices []int64) int64 {
 	if len(indices) != a.Rank() {
-		panic(fmt.Sprintf("ragged: %s with %d indices %v on an array of rank %d, shape %v", method, len(indices), indices, a.Rank(), a.Shape()))
+		panic(fmt.Sprintf("ragged: %s with %d indices %s on an array of rank %d, shape %v", method, len(indices), formatIndices(indices), a.Rank(), a.Shape()))
 	}
 	if i := indices[0]; i < 0 || i >= a.nrows {
 		a.outOfRange(method, indices, 0, a.nrows)
@@ -291,7 +292,20 @@ func (a *Array[T]) innerOffset(method string, indices []int64, r int64) int64 {
 }
 
 func (a *Array[T]) outOfRange(method string, indices []int64, axis int, length int64) {
-	panic(fmt.Sprintf("ragged: %s index %v out of range: dimension %d has length %d there (shape %v)", method, indices, axis, length, a.Shape()))
+	panic(fmt.Sprintf("ragged: %s index %s out of range: dimension %d has length %d there (shape %v)", method, formatIndices(indices), axis, length, a.Shape()))
+}
+
+// formatIndices formats indices as fmt's %v does. Get and Set hand it their variadic indices
+// instead of fmt, so that the slice does not escape to the heap on every call.
+func formatIndices(indices []int64) string {
+	b := []byte{'['}
+	for i, v := range indices {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = strconv.AppendInt(b, v, 10)
+	}
+	return string(append(b, ']'))
 }
 
 // Set stores v at indices, one per dimension. Writing past the end of a row of a ragged
@@ -372,6 +386,13 @@ func insertRepeat[E any](s []E, at, n int64, v E) []E {
 // seen by a. A view cannot grow, and it stays valid until a grows. Row panics on an array of
 // rank 1 (use Get) and on an index out of range.
 func (a *Array[T]) Row(i int64) *Array[T] {
+	v := new(Array[T])
+	a.rowInto(v, i)
+	return v
+}
+
+// rowInto makes v the view of row i.
+func (a *Array[T]) rowInto(v *Array[T], i int64) {
 	if a.Rank() < 2 {
 		panic(fmt.Sprintf("ragged: Row(%d) on an array of rank 1, shape %v", i, a.Shape()))
 	}
@@ -379,17 +400,16 @@ func (a *Array[T]) Row(i int64) *Array[T] {
 		panic(fmt.Sprintf("ragged: Row(%d) out of range with %d rows", i, a.nrows))
 	}
 	r := a.base + i
-	v := &Array[T]{values: a.values, inner: a.inner, innerN: a.innerN, view: true, readOnly: a.readOnly, split32: a.split32}
+	*v = Array[T]{values: a.values, inner: a.inner, innerN: a.innerN, view: true, readOnly: a.readOnly, split32: a.split32}
 	if len(a.parts) > 0 {
 		s, e := a.parts[0].children(r)
 		v.parts, v.base, v.nrows = a.parts[1:], s, e-s
-		return v
+		return
 	}
 	d := a.inner[0]
 	v.inner = a.inner[1:]
 	v.innerN = v.inner.Size()
 	v.base, v.nrows = r*d, d
-	return v
 }
 
 // RowValues returns the flat values of row i, a view of the array's storage valid until the
@@ -405,11 +425,19 @@ func (a *Array[T]) RowValues(i int64) []T {
 	return a.values[lo*a.innerN : hi*a.innerN]
 }
 
-// Elements iterates over the rows as views (see Row), with their indices.
+// Elements iterates over the rows as views (see Row), with their indices. The views are
+// allocated in blocks, so iterating costs far less than calling Row for each.
 func (a *Array[T]) Elements() iter.Seq2[int64, *Array[T]] {
 	return func(yield func(int64, *Array[T]) bool) {
+		var block []Array[T]
 		for i := range a.nrows {
-			if !yield(i, a.Row(i)) {
+			if len(block) == 0 {
+				block = make([]Array[T], min(a.nrows-i, 64))
+			}
+			v := &block[0]
+			block = block[1:]
+			a.rowInto(v, i)
+			if !yield(i, v) {
 				return
 			}
 		}
