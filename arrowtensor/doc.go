@@ -10,6 +10,14 @@
 //     and [ToDense] convert between a column of N tensors and one Dense of shape [N, ...],
 //     applying the type's permutation through strides as the specification defines it, and
 //     [Records] splits a large tensor along its first axis into record batches.
+//   - [RaggedFromList] and [ListFromRagged] convert between ragged.Array and nested list
+//     arrays (list, large_list, fixed_size_list, any depth): the offsets are the row splits, so
+//     a large_list is read in place in constant time. [RaggedFromVariableShape] and
+//     [VariableShapeFromRagged] do the same for arrow.variable_shape_tensor, [RaggedRecords]
+//     splits a ragged array into record batches, and [CheckTensorFlowIO] says whether
+//     tensorflow-io's ArrowStreamDataset can read a record batch.
+//   - [COORecord], [COOFromRecord] and [SparseFromRecord] carry a sparse tensor as a record
+//     batch of coordinates and values.
 //   - [DTypeFromArrow] is the inverse of ndarray.DType.ArrowType.
 //
 // Views share memory with their source: an Arrow array made from a Dense must not outlive the

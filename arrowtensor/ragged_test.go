@@ -525,3 +525,52 @@ func TestCheckTensorFlowIO(t *testing.T) {
 	defer readable.Release()
 	assert.NoError(t, CheckTensorFlowIO(readable))
 }
+
+// TestVariableShapeBadRows: a tensor whose shape does not match its data
+// is refused with a clear error (RELIABILITY.md: prod(shape) ≠ list size).
+func TestVariableShapeBadRows(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	typ, err := NewVariableShapeTensorType(arrow.PrimitiveTypes.Int32, 2, nil, nil, nil)
+	require.NoError(t, err)
+	st := typ.Storage.(*arrow.StructType)
+	build := func(dims []int32, offsets []int32, nvals int) *VariableShapeTensorArray {
+		n := len(offsets) - 1
+		values := array.NewData(arrow.PrimitiveTypes.Int32, nvals, []*memory.Buffer{nil, memory.NewBufferBytes(make([]byte, 4*nvals))}, nil, 0, 0)
+		list := array.NewData(st.Field(0).Type, n, []*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offsets))}, []arrow.ArrayData{values}, 0, 0)
+		dimData := array.NewData(arrow.PrimitiveTypes.Int32, len(dims), []*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(dims))}, nil, 0, 0)
+		shapes := array.NewData(st.Field(1).Type, n, []*memory.Buffer{nil}, []arrow.ArrayData{dimData}, 0, 0)
+		data := array.NewData(typ, n, []*memory.Buffer{nil}, []arrow.ArrayData{list, shapes}, 0, 0)
+		defer func() {
+			for _, d := range []arrow.ArrayData{values, list, dimData, shapes, data} {
+				d.Release()
+			}
+		}()
+		return array.MakeFromData(data).(*VariableShapeTensorArray)
+	}
+	for name, tc := range map[string]struct {
+		dims    []int32
+		offsets []int32
+		nvals   int
+	}{
+		"shape bigger than data":  {[]int32{2, 3, 1, 1}, []int32{0, 5, 6}, 6},
+		"shape smaller than data": {[]int32{1, 2, 1, 1}, []int32{0, 5, 6}, 6},
+		"negative dimension":      {[]int32{-1, -5, 1, 1}, []int32{0, 5, 6}, 6},
+		"data past the values":    {[]int32{2, 3, 1, 1}, []int32{0, 6, 7}, 6},
+		"shapes list too short":   {[]int32{2, 3}, []int32{0, 6, 7}, 7},
+		"huge empty dimensions":   {[]int32{1 << 30, 0, 1 << 30, 0}, []int32{0, 0, 0}, 0},
+	} {
+		t.Run(name, func(t *testing.T) {
+			v := build(tc.dims, tc.offsets, tc.nvals)
+			defer v.Release()
+			_, err := RaggedFromVariableShape[int32](v)
+			assert.ErrorIs(t, err, ErrUnsupported)
+		})
+	}
+	plain, err := NewVariableShapeTensorArray(mem, []*ndarray.Dense[int32]{ndarray.New[int32](2, 3)}, nil)
+	require.NoError(t, err)
+	defer plain.Release()
+	ok, err := RaggedFromVariableShape[int32](plain)
+	require.NoError(t, err)
+	assert.Equal(t, [][]int64{{0, 2}, {0, 3, 6}}, ok.RowSplits())
+}

@@ -77,6 +77,8 @@ func TestVariableShapePermutation(t *testing.T) {
 	d, err := TensorAt[int16](permuted, 0)
 	require.NoError(t, err)
 	assert.True(t, d.Equal(row.Transpose()))
+	_, err = RaggedFromVariableShape[int16](permuted)
+	assert.ErrorIs(t, err, ErrUnsupported, "a ragged array has no permutation")
 }
 
 func TestVariableShapeMetadata(t *testing.T) {
