@@ -59,22 +59,18 @@ func RaggedFromList[T ndarray.Element](arr arrow.Array) (*ragged.Array[T], error
 	first := int64(0)
 	for i, lv := range levels {
 		o, n := lv.Data().Offset(), lv.Len()
+		if err := checkOffsets(i, lv); err != nil {
+			return nil, err
+		}
 		switch a := lv.(type) {
 		case *array.List:
-			offs := a.Offsets()
-			if o+n+1 > len(offs) {
-				return nil, fmt.Errorf("arrowtensor: list level %d: %d offsets for %d rows at offset %d: %w", i, len(offs), n, o, ragged.ErrInvalid)
-			}
-			parts[i] = ragged.RowSplits32(offs[o : o+n+1])
+			offs := a.Offsets()[o : o+n+1]
+			parts[i] = ragged.RowSplits32(offs)
 			if !all32 {
-				parts[i] = ragged.RowSplits(widen(offs[o : o+n+1]))
+				parts[i] = ragged.RowSplits(widen(offs))
 			}
 		case *array.LargeList:
-			offs := a.Offsets()
-			if o+n+1 > len(offs) {
-				return nil, fmt.Errorf("arrowtensor: large_list level %d: %d offsets for %d rows at offset %d: %w", i, len(offs), n, o, ragged.ErrInvalid)
-			}
-			parts[i] = ragged.RowSplits(offs[o : o+n+1])
+			parts[i] = ragged.RowSplits(a.Offsets()[o : o+n+1])
 		case *array.FixedSizeList:
 			if i == 0 {
 				first = int64(o)
@@ -145,6 +141,24 @@ func needsGather(levels []arrow.Array, leaf arrow.Array) bool {
 	return leaf.NullN() > 0
 }
 
+// checkOffsets checks that the offsets buffer of list level i covers its rows (fixed-size
+// lists have none).
+func checkOffsets(i int, lv arrow.Array) error {
+	var have int
+	switch a := lv.(type) {
+	case *array.List:
+		have = len(a.Offsets())
+	case *array.LargeList:
+		have = len(a.Offsets())
+	default:
+		return nil
+	}
+	if o, n := lv.Data().Offset(), lv.Len(); o+n+1 > have {
+		return fmt.Errorf("arrowtensor: %v level %d: %d offsets for %d rows at offset %d: %w", lv.DataType().ID(), i, have, n, o, ragged.ErrInvalid)
+	}
+	return nil
+}
+
 // widen returns offsets as int64.
 func widen(offs []int32) []int64 {
 	out := make([]int64, len(offs))
@@ -189,15 +203,10 @@ func gatherList[T ndarray.Element](levels []arrow.Array, leaf arrow.Array, value
 			}
 			parts[i] = ragged.UniformRowLength(u)
 		default:
-			offsets := func(r int) (int64, int64) { return lv.(*array.LargeList).ValueOffsets(r) }
-			if l, ok := lv.(*array.List); ok {
-				if o := l.Data().Offset(); o+l.Len()+1 > len(l.Offsets()) {
-					return nil, fmt.Errorf("arrowtensor: list level %d: %d offsets for %d rows at offset %d: %w", i, len(l.Offsets()), l.Len(), o, ragged.ErrInvalid)
-				}
-				offsets = l.ValueOffsets
-			} else if l := lv.(*array.LargeList); l.Data().Offset()+l.Len()+1 > len(l.Offsets()) {
-				return nil, fmt.Errorf("arrowtensor: large_list level %d: %d offsets for %d rows: %w", i, len(l.Offsets()), l.Len(), ragged.ErrInvalid)
+			if err := checkOffsets(i, lv); err != nil {
+				return nil, err
 			}
+			offsets := lv.(interface{ ValueOffsets(int) (int64, int64) }).ValueOffsets
 			splits := []int64{0}
 			for _, sp := range spans {
 				for r := sp.lo; r < sp.hi; r++ {
@@ -287,7 +296,7 @@ func leafValues[T ndarray.Element](leaf arrow.Array) ([]T, error) {
 		if int64(len(raw)) < int64(n)*width {
 			return nil, fmt.Errorf("arrowtensor: %d %v values in a buffer of %d bytes: %w", n, want, len(raw), ragged.ErrInvalid)
 		}
-		out = numericOps[want].view(raw[:int64(n)*width])
+		out = elementOps[want].view(raw[:int64(n)*width])
 	}
 	values := out.([]T)
 	if values == nil {
@@ -307,17 +316,17 @@ func leafDType(dt arrow.DataType) (ndarray.DType, error) {
 	return DTypeFromArrow(dt)
 }
 
-// numericOp is what the ragged conversions need for one numeric element type, whose type
-// parameter Go cannot pass through ndarray.Element.
-type numericOp struct {
+// elementOp is what the ragged conversions need for one element type (view and bytes only for
+// numeric ones), whose type parameter Go cannot pass through ndarray.Element.
+type elementOp struct {
 	view  func(raw []byte) any    // ndarray.ViewBytes, as a []T
 	bytes func(values any) []byte // ndarray.LittleEndianBytes of a []T
 	from  func(arrow.Array) (ragged.Any, error)
 	to    func(mem memory.Allocator, a ragged.Any, list arrow.Type) (arrow.Array, error)
 }
 
-func opsOf[T ndarray.Numeric]() numericOp {
-	return numericOp{
+func opsOf[T ndarray.Numeric]() elementOp {
+	return elementOp{
 		view:  func(raw []byte) any { v, _ := ndarray.ViewBytes[T](raw); return v },
 		bytes: func(values any) []byte { return ndarray.LittleEndianBytes(values.([]T)) },
 		from:  fromList[T],
@@ -333,12 +342,12 @@ func toList[T ndarray.Element](mem memory.Allocator, a ragged.Any, list arrow.Ty
 	return ListFromRagged(mem, a.(*ragged.Array[T]), list)
 }
 
-// numericOps holds one numericOp per element type (bool and string only convert); it is filled
+// elementOps holds one elementOp per element type (bool and string only convert); it is filled
 // in init because the conversions it refers to read it.
-var numericOps map[ndarray.DType]numericOp
+var elementOps map[ndarray.DType]elementOp
 
 func init() {
-	numericOps = map[ndarray.DType]numericOp{
+	elementOps = map[ndarray.DType]elementOp{
 		ndarray.Int8: opsOf[int8](), ndarray.Int16: opsOf[int16](), ndarray.Int32: opsOf[int32](), ndarray.Int64: opsOf[int64](),
 		ndarray.Uint8: opsOf[uint8](), ndarray.Uint16: opsOf[uint16](), ndarray.Uint32: opsOf[uint32](), ndarray.Uint64: opsOf[uint64](),
 		ndarray.Float16: opsOf[float16.Num](), ndarray.Float32: opsOf[float32](), ndarray.Float64: opsOf[float64](),
@@ -358,12 +367,12 @@ func RaggedFromListAny(arr arrow.Array) (ragged.Any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return numericOps[dt].from(arr)
+	return elementOps[dt].from(arr)
 }
 
 // ListFromRaggedAny is ListFromRagged for a ragged array of any element type.
 func ListFromRaggedAny(mem memory.Allocator, a ragged.Any, list arrow.Type) (arrow.Array, error) {
-	return numericOps[a.DType()].to(mem, a, list)
+	return elementOps[a.DType()].to(mem, a, list)
 }
 
 // ListFromRagged returns a as a nested list array: one list level per partition — list (list
@@ -467,6 +476,6 @@ func leafData[T ndarray.Element](mem memory.Allocator, values []T) (arrow.ArrayD
 		return data, nil
 	}
 	dt := ndarray.DTypeOf[T]()
-	raw := numericOps[dt].bytes(values)
+	raw := elementOps[dt].bytes(values)
 	return array.NewData(dt.ArrowType(), len(values), []*memory.Buffer{nil, memory.NewBufferBytes(raw)}, nil, 0, 0), nil
 }
