@@ -71,14 +71,6 @@ func (t tensor) nnz() int64 {
 // errRagged is what the dense output formats say about a ragged tensor.
 var errRagged = errors.New("a ragged array has no dense form: convert it --to arrow or arrows")
 
-// dense returns the tensor's elements as a dense array (for a sparse tensor, a new one).
-func (t tensor) dense() ndarray.Array {
-	if t.sparse != nil {
-		return t.sparse.DenseArray()
-	}
-	return t.values
-}
-
 // writeValues writes the elements in dense row-major order, little-endian (for a ragged
 // tensor, its flat values).
 func (t tensor) writeValues(w io.Writer) (int64, error) {
