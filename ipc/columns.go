@@ -49,44 +49,107 @@ func ReadTensorColumns(b []byte) ([]*TensorColumn, error) {
 	if len(msgs) == 0 || msgs[0].meta.HeaderType() != arrowfb.MessageHeaderSchema {
 		return nil, fmt.Errorf("ipc: record batches: the first message is not a schema: %w", ErrInvalid)
 	}
-	var tbl flatbuffers.Table
-	msgs[0].meta.Header(&tbl)
-	var schema arrowfb.Schema
-	schema.Init(tbl.Bytes, tbl.Pos)
-	fields := make([]*arrowfb.Field, schema.FieldsLength())
-	cols := map[int]*TensorColumn{}
-	var order []*TensorColumn
-	for i := range fields {
-		fields[i] = new(arrowfb.Field)
-		schema.Fields(fields[i], i)
-		typ, err := tensorColumnType(fields[i])
-		if err != nil {
-			return nil, fmt.Errorf("ipc: column %q: %w", fields[i].Name(), err)
-		}
-		if typ != nil {
-			c := &TensorColumn{Name: string(fields[i].Name()), Type: typ}
-			cols[i] = c
-			order = append(order, c)
-		}
-	}
-	release := func() {
-		for _, c := range order {
-			c.Release()
-		}
+	d, err := newColumnDecoder(msgs[0].meta)
+	if err != nil {
+		return nil, err
 	}
 	for _, m := range msgs[1:] {
-		if m.meta.HeaderType() != arrowfb.MessageHeaderRecordBatch {
-			continue // dictionary batches belong to dictionary-encoded columns, skipped here
-		}
-		m.meta.Header(&tbl)
-		var rb arrowfb.RecordBatch
-		rb.Init(tbl.Bytes, tbl.Pos)
-		if err := readBatch(m, &rb, fields, cols); err != nil {
-			release()
-			return nil, fmt.Errorf("ipc: record batch at byte %d: %w", m.offset, err)
+		if err := d.decode(m); err != nil {
+			d.release()
+			return nil, err
 		}
 	}
-	return order, nil
+	return d.order, nil
+}
+
+// ColumnDecoder reads the arrow.fixed_shape_tensor columns of record batches that arrive one
+// message at a time, metadata and body apart, as Arrow Flight's FlightData carries them. Like
+// ReadTensorColumns it copies nothing: each batch's arrays view the body passed to Decode.
+type ColumnDecoder struct {
+	fields []*arrowfb.Field
+	cols   map[int]*TensorColumn
+	order  []*TensorColumn
+}
+
+// NewColumnDecoder returns a decoder for the batches of the schema whose message metadata (a
+// flatbuffer Message with a Schema header, FlightData.data_header) is meta. The schema may
+// have no tensor column; Columns is then empty.
+func NewColumnDecoder(meta []byte) (*ColumnDecoder, error) {
+	m, _, err := parseMetadata(meta, 0, DefaultLimits())
+	if err != nil {
+		return nil, err
+	}
+	if m.HeaderType() != arrowfb.MessageHeaderSchema {
+		return nil, fmt.Errorf("ipc: record batches: the first message is not a schema: %w", ErrInvalid)
+	}
+	return newColumnDecoder(m)
+}
+
+func newColumnDecoder(m *arrowfb.Message) (*ColumnDecoder, error) {
+	var tbl flatbuffers.Table
+	m.Header(&tbl)
+	var schema arrowfb.Schema
+	schema.Init(tbl.Bytes, tbl.Pos)
+	d := &ColumnDecoder{fields: make([]*arrowfb.Field, schema.FieldsLength()), cols: map[int]*TensorColumn{}}
+	for i := range d.fields {
+		d.fields[i] = new(arrowfb.Field)
+		schema.Fields(d.fields[i], i)
+		typ, err := tensorColumnType(d.fields[i])
+		if err != nil {
+			return nil, fmt.Errorf("ipc: column %q: %w", d.fields[i].Name(), err)
+		}
+		if typ != nil {
+			c := &TensorColumn{Name: string(d.fields[i].Name()), Type: typ}
+			d.cols[i] = c
+			d.order = append(d.order, c)
+		}
+	}
+	return d, nil
+}
+
+// Decode reads the record batch message with metadata meta and body body, appending one
+// chunk, a view of body, to each tensor column. Dictionary batches are skipped; any other
+// message, metadata that does not verify, or a body of another length than the metadata
+// says fails with ErrInvalid.
+func (d *ColumnDecoder) Decode(meta, body []byte) error {
+	m, n, err := parseMetadata(meta, 0, DefaultLimits())
+	if err != nil {
+		return err
+	}
+	if n != int64(len(body)) {
+		return fmt.Errorf("ipc: record batch: metadata says a body of %d bytes, %d came: %w", n, len(body), ErrInvalid)
+	}
+	switch m.HeaderType() {
+	case arrowfb.MessageHeaderRecordBatch, arrowfb.MessageHeaderDictionaryBatch:
+	default:
+		return fmt.Errorf("ipc: record batch: a message of type %v: %w", m.HeaderType(), ErrInvalid)
+	}
+	return d.decode(message{meta: m, body: body})
+}
+
+// decode reads one verified message.
+func (d *ColumnDecoder) decode(m message) error {
+	if m.meta.HeaderType() != arrowfb.MessageHeaderRecordBatch {
+		return nil // dictionary batches belong to dictionary-encoded columns, skipped here
+	}
+	var tbl flatbuffers.Table
+	m.meta.Header(&tbl)
+	var rb arrowfb.RecordBatch
+	rb.Init(tbl.Bytes, tbl.Pos)
+	if err := readBatch(m, &rb, d.fields, d.cols); err != nil {
+		return fmt.Errorf("ipc: record batch at byte %d: %w", m.offset, err)
+	}
+	return nil
+}
+
+// Columns returns the tensor columns, in schema order, with the chunks decoded so far.
+func (d *ColumnDecoder) Columns() []*TensorColumn { return d.order }
+
+// release releases every chunk decoded so far.
+func (d *ColumnDecoder) release() {
+	for _, c := range d.order {
+		c.Release()
+	}
 }
 
 // batchMessages returns the messages of a stream, or of the stream inside a file, which

@@ -105,7 +105,7 @@ func write(to string, w io.Writer, tensors []tensor) error {
 			return fmt.Errorf("the input holds %d tensors; a .npy file holds one", len(tensors))
 		}
 	case "arrow", "arrows":
-		if tensors[0].sparse != nil {
+		if tensors[0].Sparse != nil {
 			if len(tensors) != 1 {
 				return fmt.Errorf("the input holds %d tensors; a sparse record batch file holds one", len(tensors))
 			}
@@ -116,14 +116,14 @@ func write(to string, w io.Writer, tensors []tensor) error {
 		f, _ := sparse.ParseFormat(to)
 		for _, t := range tensors {
 			if err := writeSparse(f, w, t); err != nil {
-				return fmt.Errorf("%s: %w", t.name, err)
+				return fmt.Errorf("%s: %w", t.Name, err)
 			}
 		}
 		return nil
 	}
 	for _, t := range tensors {
 		if err := writeOne(to, w, t); err != nil {
-			return fmt.Errorf("%s: %w", t.name, err)
+			return fmt.Errorf("%s: %w", t.Name, err)
 		}
 	}
 	return nil
@@ -131,21 +131,21 @@ func write(to string, w io.Writer, tensors []tensor) error {
 
 // writeSparse writes one tensor as a SparseTensor message of format f.
 func writeSparse(f sparse.Format, w io.Writer, t tensor) error {
-	if t.ragged != nil {
+	if t.Ragged != nil {
 		return errRagged
 	}
-	ops, err := opsOf(t.dtype())
+	ops, err := opsOf(t.DType())
 	if err != nil {
 		return err
 	}
-	if (f == sparse.FormatCSR || f == sparse.FormatCSC) && t.shape().Rank() != 2 {
-		return fmt.Errorf("%v needs a rank-2 tensor, not shape %v", f, t.shape())
+	if (f == sparse.FormatCSR || f == sparse.FormatCSC) && t.Shape().Rank() != 2 {
+		return fmt.Errorf("%v needs a rank-2 tensor, not shape %v", f, t.Shape())
 	}
 	var a sparse.Array
-	if t.sparse != nil {
-		a, err = t.sparse.Convert(f)
+	if t.Sparse != nil {
+		a, err = t.Sparse.Convert(f)
 	} else {
-		a, err = ops.toSparse(t.values, f)
+		a, err = ops.toSparse(t.Dense, f)
 	}
 	if err != nil {
 		return err
@@ -155,54 +155,50 @@ func writeSparse(f sparse.Format, w io.Writer, t tensor) error {
 
 // dimNamesFor returns the tensor's dimension names when there is one per dimension.
 func dimNamesFor(t tensor) []string {
-	if len(t.dimNames) != t.shape().Rank() {
+	if len(t.DimNames) != t.Shape().Rank() {
 		return nil
 	}
-	return t.dimNames
+	return t.DimNames
 }
 
 // writeSparseBatch writes a sparse tensor as a COO record batch (arrowtensor.COORecord) in an
 // IPC file or stream.
 func writeSparseBatch(to string, w io.Writer, t tensor) error {
-	ops, err := opsOf(t.dtype())
+	recs, err := t.Records(memory.DefaultAllocator, "", 0)
 	if err != nil {
 		return err
 	}
-	rec, err := ops.cooRecord(t.sparse, dimNamesFor(t))
-	if err != nil {
-		return err
-	}
-	defer rec.Release()
-	return writeRecord(to, w, rec)
+	defer recs[0].Release()
+	return writeRecord(to, w, recs[0])
 }
 
 // writeOne writes one tensor as a Tensor message or a .npy file.
 func writeOne(to string, w io.Writer, t tensor) error {
-	if t.ragged != nil {
+	if t.Ragged != nil {
 		return errRagged
 	}
-	if t.sparse != nil {
-		t.values = t.sparse.DenseArray()
+	if t.Sparse != nil {
+		t.Dense = t.Sparse.DenseArray()
 	}
-	if b, ok := t.values.(*ndarray.Dense[bool]); ok {
+	if b, ok := t.Dense.(*ndarray.Dense[bool]); ok {
 		if to == "npy" {
 			_, err := npy.Write(w, b)
 			return err
 		}
 		return fmt.Errorf("bool tensors cannot be Arrow tensors: %w", ipc.ErrUnsupported)
 	}
-	ops, err := opsOf(t.values.DType())
+	ops, err := opsOf(t.Dense.DType())
 	if err != nil {
 		return err
 	}
 	if to == "npy" {
-		return ops.writeNpy(w, t.values)
+		return ops.writeNpy(w, t.Dense)
 	}
-	names := t.dimNames
-	if names != nil && len(names) != t.values.Rank() {
+	names := t.DimNames
+	if names != nil && len(names) != t.Dense.Rank() {
 		names = nil
 	}
-	return ops.writeTensor(w, t.values, names)
+	return ops.writeTensor(w, t.Dense, names)
 }
 
 // writeBatch writes the tensors as fixed_shape_tensor columns of one record batch: each
@@ -217,23 +213,23 @@ func writeBatch(to string, w io.Writer, tensors []tensor) error {
 	}()
 	rows := int64(-1)
 	for i, t := range tensors {
-		if t.sparse != nil {
-			t.values = t.sparse.DenseArray()
+		if t.Sparse != nil {
+			t.Dense = t.Sparse.DenseArray()
 		}
-		shape := t.shape()
+		shape := t.Shape()
 		if shape.Rank() == 0 {
-			return fmt.Errorf("%s is a scalar: a tensor column needs a first dimension of rows", t.name)
+			return fmt.Errorf("%s is a scalar: a tensor column needs a first dimension of rows", t.Name)
 		}
 		if rows >= 0 && shape[0] != rows {
-			return fmt.Errorf("%s has %d rows, %s %d: columns of one batch need the same", t.name, shape[0], tensors[0].name, rows)
+			return fmt.Errorf("%s has %d rows, %s %d: columns of one batch need the same", t.Name, shape[0], tensors[0].Name, rows)
 		}
 		rows = shape[0]
 		col, err := columnOf(t)
 		if err != nil {
-			return fmt.Errorf("%s: %w", t.name, err)
+			return fmt.Errorf("%s: %w", t.Name, err)
 		}
 		cols = append(cols, col)
-		name := t.column
+		name := t.Column
 		if name == "" {
 			name = "tensor"
 			if len(tensors) > 1 {
@@ -279,20 +275,20 @@ func writeRecord(to string, w io.Writer, rec arrow.Record) error {
 // name, the rows', dropped; or a list column of a ragged tensor (list for int32 row splits,
 // large_list for int64 ones, as it was read).
 func columnOf(t tensor) (arrow.Array, error) {
-	if t.ragged != nil {
+	if t.Ragged != nil {
 		list := arrow.LARGE_LIST
-		if t.ragged.SplitDType() == ndarray.Int32 {
+		if t.Ragged.SplitDType() == ndarray.Int32 {
 			list = arrow.LIST
 		}
-		return arrowtensor.ListFromRaggedAny(memory.DefaultAllocator, t.ragged, list)
+		return arrowtensor.ListFromRaggedAny(memory.DefaultAllocator, t.Ragged, list)
 	}
 	var names []string
-	if len(t.dimNames) > 1 && strings.Join(t.dimNames[1:], "") != "" {
-		names = t.dimNames[1:]
+	if len(t.DimNames) > 1 && strings.Join(t.DimNames[1:], "") != "" {
+		names = t.DimNames[1:]
 	}
-	ops, err := opsOf(t.values.DType())
+	ops, err := opsOf(t.Dense.DType())
 	if err != nil {
 		return nil, err
 	}
-	return ops.tensorArray(t.values, names)
+	return ops.tensorArray(t.Dense, names)
 }

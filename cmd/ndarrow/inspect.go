@@ -31,21 +31,21 @@ type inspection struct {
 
 func inspect(t tensor) (inspection, error) {
 	h := sha256.New()
-	if _, err := t.writeValues(h); err != nil {
+	if _, err := t.WriteValues(h); err != nil {
 		return inspection{}, err
 	}
-	shape := []int64(t.shape())
-	names := t.dimNames
+	shape := []int64(t.Shape())
+	names := t.DimNames
 	if names == nil {
 		names = []string{}
 	}
 	line := inspection{
-		Name: t.name, Kind: t.kind, Column: t.column, DType: t.dtype().String(),
-		Shape: shape, DimNames: names, NNZ: t.nnz(), SHA256: hex.EncodeToString(h.Sum(nil)),
+		Name: t.Name, Kind: string(t.Kind), Column: t.Column, DType: t.DType().String(),
+		Shape: shape, DimNames: names, NNZ: t.NNZ(), SHA256: hex.EncodeToString(h.Sum(nil)),
 	}
-	if t.ragged != nil {
-		nrows, nvals := t.ragged.NumRows(), t.ragged.NumValues()
-		line.NRows, line.NVals, line.RowSplits = &nrows, &nvals, t.ragged.RowSplits()
+	if t.Ragged != nil {
+		nrows, nvals := t.Ragged.NumRows(), t.Ragged.NumValues()
+		line.NRows, line.NVals, line.RowSplits = &nrows, &nvals, t.Ragged.RowSplits()
 	}
 	return line, nil
 }
@@ -76,7 +76,7 @@ func runInspect(_ context.Context, args []string, stdout, stderr io.Writer) int 
 		for _, t := range tensors {
 			line, err := inspect(t)
 			if err != nil {
-				fmt.Fprintf(stderr, "ndarrow inspect: %s: %s: %v\n", path, t.name, err)
+				fmt.Fprintf(stderr, "ndarrow inspect: %s: %s: %v\n", path, t.Name, err)
 				code = exitFail
 				continue
 			}
@@ -84,7 +84,7 @@ func runInspect(_ context.Context, args []string, stdout, stderr io.Writer) int 
 				_ = enc.Encode(line)
 				continue
 			}
-			fmt.Fprintf(table, "%s\t%s\t%s\t%v\t%d\t%s\t%.16s…\n", line.Name, line.Kind, line.DType, t.shape(),
+			fmt.Fprintf(table, "%s\t%s\t%s\t%v\t%d\t%s\t%.16s…\n", line.Name, line.Kind, line.DType, t.Shape(),
 				line.NNZ, strings.Join(line.DimNames, ","), line.SHA256)
 		}
 		if err != nil {

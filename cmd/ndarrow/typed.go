@@ -11,30 +11,21 @@ import (
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/ipc/npy"
 	"github.com/ndarrow/ndarrow/ndarray"
-	"github.com/ndarrow/ndarrow/ragged"
 	"github.com/ndarrow/ndarrow/sparse"
 )
 
 // typedOps holds, for one numeric element type, the operations the CLI applies to arrays it
 // knows only as ndarray.Array: the one place where the type parameter is chosen.
 type typedOps struct {
-	column      func(chunks []*arrowtensor.FixedShapeTensorArray) (ndarray.Array, error)
 	writeTensor func(w io.Writer, a ndarray.Array, names []string) error
 	writeNpy    func(w io.Writer, a ndarray.Array) error
 	tensorArray func(a ndarray.Array, names []string) (arrow.Array, error)
-	concatCOO   func(parts []sparse.Array) (sparse.Array, error)
 	toSparse    func(a ndarray.Array, f sparse.Format) (sparse.Array, error)
 	writeSparse func(w io.Writer, a sparse.Array, names []string) error
-	cooRecord   func(a sparse.Array, names []string) (arrow.Record, error)
-	// variableShape reads an arrow.variable_shape_tensor column as a ragged array.
-	variableShape func(v *arrowtensor.VariableShapeTensorArray) (ragged.Any, error)
 }
 
 func opsFor[T ndarray.Numeric]() typedOps {
 	return typedOps{
-		column: func(chunks []*arrowtensor.FixedShapeTensorArray) (ndarray.Array, error) {
-			return columnDense[T](chunks)
-		},
 		writeTensor: func(w io.Writer, a ndarray.Array, names []string) error {
 			_, err := ipc.WriteTensor(w, a.(*ndarray.Dense[T]), names)
 			return err
@@ -46,23 +37,12 @@ func opsFor[T ndarray.Numeric]() typedOps {
 		tensorArray: func(a ndarray.Array, names []string) (arrow.Array, error) {
 			return arrowtensor.NewFixedShapeTensorArray(a.(*ndarray.Dense[T]), names)
 		},
-		concatCOO: concatCOO[T],
 		toSparse: func(a ndarray.Array, f sparse.Format) (sparse.Array, error) {
 			return sparse.FromDenseAs(a.(*ndarray.Dense[T]), f)
 		},
 		writeSparse: func(w io.Writer, a sparse.Array, names []string) error {
 			_, err := ipc.WriteSparse(w, a.(sparse.Tensor[T]), names)
 			return err
-		},
-		cooRecord: func(a sparse.Array, names []string) (arrow.Record, error) {
-			coo, err := a.Convert(sparse.FormatCOO)
-			if err != nil {
-				return nil, err
-			}
-			return arrowtensor.COORecord(coo.(*sparse.COO[T]), names)
-		},
-		variableShape: func(v *arrowtensor.VariableShapeTensorArray) (ragged.Any, error) {
-			return arrowtensor.RaggedFromVariableShape[T](v)
 		},
 	}
 }

@@ -1,0 +1,14 @@
+// Package tensorfile reads the tensors of a file in any format ndarrow knows and names them
+// the way the ndarrow command and its Flight server do.
+//
+// A file is recognized from its first bytes: a stream of Arrow Tensor and SparseTensor
+// messages, a NumPy .npy file, or an Arrow IPC file or stream of record batches whose columns
+// are tensors (arrow.fixed_shape_tensor columns are dense, list, large_list, fixed_size_list
+// and arrow.variable_shape_tensor columns are ragged, and a sparse COO record batch, see
+// arrowtensor.COORecord, is one sparse tensor). Each tensor is named after the file's base
+// name without extension: NAME for a file of one tensor, NAME.0, NAME.1, … for a stream of
+// several, NAME.COLUMN for the columns of record batches.
+//
+// Dense tensors and fixed_shape_tensor columns of one batch are views of the file's bytes;
+// Open maps the file into memory, so reading a large tensor costs no copy.
+package tensorfile

@@ -1,0 +1,148 @@
+package tensorfile
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/ragged"
+	"github.com/ndarrow/ndarrow/sparse"
+)
+
+// Kind says how a tensor was stored.
+type Kind string
+
+// The kinds of tensors; a sparse tensor's kind is "sparse_" followed by its format.
+const (
+	KindDense      Kind = "dense"              // a Tensor message or a .npy file
+	KindFixedShape Kind = "fixed_shape_tensor" // an arrow.fixed_shape_tensor column
+	KindRagged     Kind = "ragged"             // a list, large_list, fixed_size_list or variable_shape_tensor column
+)
+
+// SparseKind returns the kind of a sparse tensor of format f.
+func SparseKind(f sparse.Format) Kind { return Kind("sparse_" + f.String()) }
+
+// Tensor is one named tensor. Exactly one of Dense, Sparse and Ragged is set.
+type Tensor struct {
+	Name     string   // the file's base name, with .N or .COLUMN when it holds several
+	Kind     Kind     // how it was stored
+	Column   string   // the record-batch column it came from, if any
+	DimNames []string // dimension names, nil when the format carried none
+	Dense    ndarray.Array
+	Sparse   sparse.Array
+	Ragged   ragged.Any
+}
+
+// Shape returns the tensor's shape; ragged dimensions are -1.
+func (t Tensor) Shape() ndarray.Shape {
+	switch {
+	case t.Sparse != nil:
+		return t.Sparse.Shape()
+	case t.Ragged != nil:
+		return t.Ragged.Shape()
+	}
+	return t.Dense.Shape()
+}
+
+// DType returns the element type.
+func (t Tensor) DType() ndarray.DType {
+	switch {
+	case t.Sparse != nil:
+		return t.Sparse.DType()
+	case t.Ragged != nil:
+		return t.Ragged.DType()
+	}
+	return t.Dense.DType()
+}
+
+// NNZ returns the number of stored values: every element of a dense tensor, the stored
+// entries of a sparse one, the flat values of a ragged one.
+func (t Tensor) NNZ() int64 {
+	switch {
+	case t.Sparse != nil:
+		return t.Sparse.NNZ()
+	case t.Ragged != nil:
+		return t.Ragged.NumValues() * t.Ragged.InnerShape().Size()
+	}
+	return t.Dense.Size()
+}
+
+// Rows returns the tensor's first dimension, the rows a record batch holds it in: for a
+// sparse tensor, which travels as one row per stored entry, NNZ. A scalar has one row.
+func (t Tensor) Rows() int64 {
+	switch {
+	case t.Sparse != nil:
+		return t.Sparse.NNZ()
+	case t.Ragged != nil:
+		return t.Ragged.NumRows()
+	}
+	if t.Dense.Rank() == 0 {
+		return 1
+	}
+	return t.Dense.Shape()[0]
+}
+
+// WriteValues writes the elements in dense row-major order, little-endian (for a ragged
+// tensor, its flat values), as inspect's sha256 hashes them.
+func (t Tensor) WriteValues(w io.Writer) (int64, error) {
+	switch {
+	case t.Sparse != nil:
+		return t.Sparse.WriteTo(w)
+	case t.Ragged != nil:
+		return t.Ragged.WriteTo(w)
+	}
+	return t.Dense.WriteTo(w)
+}
+
+// String returns a one-line description: name, kind, dtype and shape.
+func (t Tensor) String() string {
+	return fmt.Sprintf("%s: %s %v %v", t.Name, t.Kind, t.DType(), t.Shape())
+}
+
+// Concat returns parts, pieces of one tensor split along its first axis (as Flight endpoints
+// on several servers hold it), as one tensor named after the first: the only part itself, or
+// a copy of all the rows in order. Dense parts need the same dtype and cell shape, ragged ones
+// the same dtype, ragged rank and inner shape. Sparse tensors are not split; more than one
+// sparse part fails with ndarray.ErrShape.
+func Concat(parts []Tensor) (Tensor, error) {
+	switch len(parts) {
+	case 0:
+		return Tensor{}, fmt.Errorf("tensorfile: concat of no parts: %w", ndarray.ErrShape)
+	case 1:
+		return parts[0], nil
+	}
+	out := parts[0]
+	switch {
+	case out.Sparse != nil:
+		return Tensor{}, fmt.Errorf("tensorfile: %s: a sparse tensor in %d parts: %w", out.Name, len(parts), ndarray.ErrShape)
+	case out.Ragged != nil:
+		rs := make([]ragged.Any, len(parts))
+		for i, p := range parts {
+			if p.Ragged == nil {
+				return Tensor{}, fmt.Errorf("tensorfile: %s: part %d is %s, not ragged: %w", out.Name, i, p.Kind, ndarray.ErrShape)
+			}
+			rs[i] = p.Ragged
+		}
+		a, err := ragged.ConcatAny(rs...)
+		if err != nil {
+			return Tensor{}, fmt.Errorf("tensorfile: %s: %w", out.Name, err)
+		}
+		out.Ragged = a
+		return out, nil
+	}
+	ds := make([]ndarray.Array, len(parts))
+	for i, p := range parts {
+		if p.Dense == nil || p.Dense.DType() != out.Dense.DType() {
+			return Tensor{}, fmt.Errorf("tensorfile: %s: part %d is %s %v, not dense %v: %w", out.Name, i, p.Kind, p.DType(), out.DType(), ndarray.ErrDType)
+		}
+		ds[i] = p.Dense
+	}
+	ops, err := opsOf(out.DType())
+	if err != nil {
+		return Tensor{}, err
+	}
+	if out.Dense, err = ops.concatDense(ds); err != nil {
+		return Tensor{}, fmt.Errorf("tensorfile: %s: %w", out.Name, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,132 @@
+package tensorfile
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/float16"
+
+	"github.com/ndarrow/ndarrow/arrowtensor"
+	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/ragged"
+	"github.com/ndarrow/ndarrow/sparse"
+)
+
+// typedOps holds, for one numeric element type, the operations applied to arrays known only
+// as ndarray.Array or sparse.Array: the one place where the type parameter is chosen.
+type typedOps struct {
+	column        func(chunks []*arrowtensor.FixedShapeTensorArray) (ndarray.Array, error)
+	variableShape func(v *arrowtensor.VariableShapeTensorArray) (ragged.Any, error)
+	concatCOO     func(parts []sparse.Array) (sparse.Array, error)
+	concatDense   func(parts []ndarray.Array) (ndarray.Array, error)
+	tensorArray   func(a ndarray.Array, names []string) (*arrowtensor.FixedShapeTensorArray, error)
+	cooRecord     func(a sparse.Array, names []string) (arrow.Record, error)
+}
+
+func opsFor[T ndarray.Numeric]() typedOps {
+	return typedOps{
+		column: func(chunks []*arrowtensor.FixedShapeTensorArray) (ndarray.Array, error) {
+			parts := make([]*ndarray.Dense[T], len(chunks))
+			for i, c := range chunks {
+				d, err := arrowtensor.ToDense[T](c)
+				if err != nil {
+					return nil, err
+				}
+				parts[i] = d
+			}
+			return concatRows(parts)
+		},
+		variableShape: func(v *arrowtensor.VariableShapeTensorArray) (ragged.Any, error) {
+			return arrowtensor.RaggedFromVariableShape[T](v)
+		},
+		concatCOO: concatCOO[T],
+		concatDense: func(parts []ndarray.Array) (ndarray.Array, error) {
+			typed := make([]*ndarray.Dense[T], len(parts))
+			for i, p := range parts {
+				typed[i] = p.(*ndarray.Dense[T])
+			}
+			return concatRows(typed)
+		},
+		tensorArray: func(a ndarray.Array, names []string) (*arrowtensor.FixedShapeTensorArray, error) {
+			return arrowtensor.NewFixedShapeTensorArray(a.(*ndarray.Dense[T]), names)
+		},
+		cooRecord: func(a sparse.Array, names []string) (arrow.Record, error) {
+			coo, err := a.Convert(sparse.FormatCOO)
+			if err != nil {
+				return nil, err
+			}
+			return arrowtensor.COORecord(coo.(*sparse.COO[T]), names)
+		},
+	}
+}
+
+var numericOps = map[ndarray.DType]typedOps{
+	ndarray.Int8: opsFor[int8](), ndarray.Int16: opsFor[int16](), ndarray.Int32: opsFor[int32](), ndarray.Int64: opsFor[int64](),
+	ndarray.Uint8: opsFor[uint8](), ndarray.Uint16: opsFor[uint16](), ndarray.Uint32: opsFor[uint32](), ndarray.Uint64: opsFor[uint64](),
+	ndarray.Float16: opsFor[float16.Num](), ndarray.Float32: opsFor[float32](), ndarray.Float64: opsFor[float64](),
+}
+
+// opsOf returns the operations for a numeric element type.
+func opsOf(d ndarray.DType) (typedOps, error) {
+	ops, ok := numericOps[d]
+	if !ok {
+		return typedOps{}, fmt.Errorf("%v tensors cannot be Arrow tensors: %w", d, ndarray.ErrDType)
+	}
+	return ops, nil
+}
+
+// concatRows returns parts, arrays of one cell shape, stacked along their first axis: the
+// only part itself, or a row-major copy of all in order.
+func concatRows[T ndarray.Numeric](parts []*ndarray.Dense[T]) (*ndarray.Dense[T], error) {
+	switch len(parts) {
+	case 0:
+		return nil, fmt.Errorf("no record batches")
+	case 1:
+		return parts[0], nil
+	}
+	shape := parts[0].Shape()
+	if shape.Rank() == 0 {
+		return nil, fmt.Errorf("scalars cannot be stacked along their first axis: %w", ndarray.ErrShape)
+	}
+	rows := int64(0)
+	for _, p := range parts {
+		if !p.Shape()[1:].Equal(shape[1:]) {
+			return nil, fmt.Errorf("parts of shapes %v and %v: %w", shape, p.Shape(), ndarray.ErrShape)
+		}
+		rows += p.Dim(0)
+	}
+	shape[0] = rows
+	out := ndarray.New[T](shape...)
+	at := int64(0)
+	for _, p := range parts {
+		dst, err := out.Slice(ndarray.Range(at, at+p.Dim(0)))
+		if err != nil {
+			return nil, err
+		}
+		if err := ndarray.Copy(dst, p); err != nil {
+			return nil, err
+		}
+		at += p.Dim(0)
+	}
+	return out, nil
+}
+
+// concatCOO returns the entries of COO parts of one shape as one COO: the only part itself, or
+// a copy of all in order.
+func concatCOO[T ndarray.Numeric](parts []sparse.Array) (sparse.Array, error) {
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	shape := parts[0].Shape()
+	var coords []int64
+	var values []T
+	for _, p := range parts {
+		c := p.(*sparse.COO[T])
+		if !c.Shape().Equal(shape) {
+			return nil, fmt.Errorf("record batches of sparse shapes %v and %v", shape, c.Shape())
+		}
+		coords = append(coords, c.Indices().AsInt64()...)
+		values = append(values, c.Data()...)
+	}
+	return sparse.MakeCOO(shape, sparse.Int64Indices(coords), values)
+}
