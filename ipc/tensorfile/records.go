@@ -27,7 +27,7 @@ var ErrBatchTooLarge = errors.New("tensorfile: one row exceeds the batch size")
 // ndarray.ErrDType or ndarray.ErrShape; a row larger than maxBatchBytes with
 // ErrBatchTooLarge.
 func (t Tensor) Records(mem memory.Allocator, column string, maxBatchBytes int64) ([]arrow.Record, error) {
-	rec, err := t.record(mem, column)
+	rec, err := t.Record(mem, column)
 	if err != nil {
 		return nil, err
 	}
@@ -35,8 +35,8 @@ func (t Tensor) Records(mem memory.Allocator, column string, maxBatchBytes int64
 	return SplitRecord(rec, maxBatchBytes)
 }
 
-// record returns t as one record batch.
-func (t Tensor) record(mem memory.Allocator, column string) (arrow.Record, error) {
+// Record returns t as one record batch, as Records does with no limit on its size.
+func (t Tensor) Record(mem memory.Allocator, column string) (arrow.Record, error) {
 	ops, err := opsOf(t.DType())
 	if t.Ragged == nil && err != nil {
 		return nil, err
@@ -161,6 +161,20 @@ func SplitRecord(rec arrow.Record, maxBatchBytes int64) ([]arrow.Record, error) 
 		lo = good
 	}
 	return out, nil
+}
+
+// RecordBytes returns the bytes the buffers of rec take in a record batch body, before
+// padding: what Flight's total_bytes counts.
+func RecordBytes(rec arrow.Record) (int64, error) {
+	total := int64(0)
+	for _, col := range rec.Columns() {
+		b, err := byteSpan(col, 0, rec.NumRows())
+		if err != nil {
+			return 0, err
+		}
+		total += b
+	}
+	return total, nil
 }
 
 // byteSpan returns the bytes the buffers of rows [lo, hi) of arr take in a record batch

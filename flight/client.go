@@ -1,0 +1,550 @@
+package flight
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	arrowflight "github.com/apache/arrow/go/v17/arrow/flight"
+	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/ndarrow/ndarrow/arrowtensor"
+	"github.com/ndarrow/ndarrow/ipc"
+	"github.com/ndarrow/ndarrow/ipc/tensorfile"
+	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/ragged"
+	"github.com/ndarrow/ndarrow/sparse"
+)
+
+// ErrTooLarge is returned by Get when a tensor exceeds ClientOptions.MaxBytes.
+var ErrTooLarge = errors.New("flight: tensor exceeds the client's byte limit")
+
+// DefaultMaxGetBytes bounds what one Get receives when ClientOptions leaves MaxBytes zero.
+const DefaultMaxGetBytes = 64 << 30
+
+// ClientOptions configure a Client. The zero value suits a default Server.
+type ClientOptions struct {
+	// TLS configures grpc+tls:// connections; nil uses the system's roots.
+	TLS *tls.Config
+	// Token, when set, is sent with every call as "authorization: Bearer TOKEN".
+	Token string
+	// MaxMessageBytes bounds every gRPC message the client sends or receives: the record
+	// batches of Put are split to fit. Default DefaultMaxMessageBytes.
+	MaxMessageBytes int
+	// MaxBytes bounds the bytes one Get receives. Default DefaultMaxGetBytes.
+	MaxBytes int64
+	// Allocator is where Put allocates record batches that cannot view a tensor's memory;
+	// default memory.DefaultAllocator.
+	Allocator memory.Allocator
+}
+
+// Client fetches and uploads tensors over Arrow Flight. It is safe for concurrent use.
+type Client struct {
+	uri   string
+	opts  ClientOptions
+	conn  *grpc.ClientConn
+	fc    arrowflight.Client
+	mu    sync.Mutex
+	peers map[string]*Client // other servers an endpoint named
+}
+
+// tokenCredentials sends a bearer token with every call.
+type tokenCredentials string
+
+func (t tokenCredentials) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + string(t)}, nil
+}
+
+// RequireTransportSecurity is false: a token may cross a loopback or private network in
+// plaintext; use grpc+tls:// elsewhere.
+func (tokenCredentials) RequireTransportSecurity() bool { return false }
+
+// Dial returns a client for the server at uri: grpc://host:port (grpc+tcp:// too) or
+// grpc+tls://host:port. It does not wait for the connection; the first call does.
+func Dial(uri string, opts ClientOptions) (*Client, error) {
+	if opts.MaxMessageBytes <= 0 {
+		opts.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = DefaultMaxGetBytes
+	}
+	if opts.Allocator == nil {
+		opts.Allocator = memory.DefaultAllocator
+	}
+	u, err := url.Parse(uri)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("flight: %q is not a URI like grpc://host:port", uri)
+	}
+	var creds credentials.TransportCredentials
+	switch u.Scheme {
+	case "grpc", "grpc+tcp":
+		creds = insecure.NewCredentials()
+	case "grpc+tls":
+		cfg := opts.TLS
+		if cfg == nil {
+			cfg = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+		creds = credentials.NewTLS(cfg)
+	default:
+		return nil, fmt.Errorf("flight: %q: the scheme is grpc, grpc+tcp or grpc+tls, not %q", uri, u.Scheme)
+	}
+	dopts := []grpc.DialOption{
+		grpc.WithTransportCredentials(creds),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(opts.MaxMessageBytes), grpc.MaxCallSendMsgSize(opts.MaxMessageBytes)),
+	}
+	if opts.Token != "" {
+		dopts = append(dopts, grpc.WithPerRPCCredentials(tokenCredentials(opts.Token)))
+	}
+	conn, err := grpc.NewClient(u.Host, dopts...)
+	if err != nil {
+		return nil, fmt.Errorf("flight: %s: %w", uri, err)
+	}
+	return &Client{uri: uri, opts: opts, conn: conn, fc: arrowflight.NewClientFromConn(conn, nil), peers: map[string]*Client{}}, nil
+}
+
+// Close closes the client's connections.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	peers := c.peers
+	c.peers = map[string]*Client{}
+	c.mu.Unlock()
+	for _, p := range peers {
+		p.Close()
+	}
+	return c.conn.Close()
+}
+
+// at returns the client for an endpoint's locations: this one when they are empty or name
+// this server, else a connection to the first, made once with the same options.
+func (c *Client) at(locs []*arrowflight.Location) (*Client, error) {
+	if len(locs) == 0 || locs[0].GetUri() == c.uri || strings.HasPrefix(locs[0].GetUri(), "arrow-flight-reuse-connection:") {
+		return c, nil
+	}
+	uri := locs[0].GetUri()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p, ok := c.peers[uri]; ok {
+		return p, nil
+	}
+	p, err := Dial(uri, c.opts)
+	if err != nil {
+		return nil, err
+	}
+	c.peers[uri] = p
+	return p, nil
+}
+
+// Info describes a served tensor.
+type Info struct {
+	Name      string
+	Kind      tensorfile.Kind // empty when the server did not say
+	DType     string
+	Shape     ndarray.Shape // ragged dimensions -1
+	DimNames  []string
+	Schema    *arrow.Schema // of its record batches
+	Rows      int64         // record batch rows: the first dimension, or a sparse tensor's entries
+	Bytes     int64         // what the record batches' buffers hold
+	Endpoints int
+}
+
+// infoOf decodes a FlightInfo, verifying its schema.
+func infoOf(fi *arrowflight.FlightInfo) (Info, error) {
+	d := fi.GetFlightDescriptor()
+	info := Info{Rows: fi.GetTotalRecords(), Bytes: fi.GetTotalBytes(), Endpoints: len(fi.GetEndpoint())}
+	if d != nil && len(d.Path) == 1 {
+		info.Name = d.Path[0]
+	}
+	schema, err := ipc.ReadSchema(fi.GetSchema())
+	if err != nil {
+		return Info{}, fmt.Errorf("flight: %s: schema: %w", info.Name, err)
+	}
+	info.Schema = schema
+	var meta tensorMetadata
+	if json.Unmarshal(fi.GetAppMetadata(), &meta) == nil {
+		info.Kind, info.DType, info.Shape, info.DimNames = tensorfile.Kind(meta.Kind), meta.DType, meta.Shape, meta.DimNames
+	}
+	return info, nil
+}
+
+// List returns the tensors the server serves, sorted by name.
+func (c *Client) List(ctx context.Context) ([]Info, error) {
+	stream, err := c.fc.ListFlights(ctx, &arrowflight.Criteria{})
+	if err != nil {
+		return nil, err
+	}
+	var out []Info
+	for {
+		fi, err := stream.Recv()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		info, err := infoOf(fi)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, info)
+	}
+}
+
+// Info describes the tensor named name: with sharded servers, all its parts.
+func (c *Client) Info(ctx context.Context, name string) (Info, error) {
+	fi, err := c.fc.GetFlightInfo(ctx, pathDescriptor(name))
+	if err != nil {
+		return Info{}, err
+	}
+	return infoOf(fi)
+}
+
+func pathDescriptor(name string) *arrowflight.FlightDescriptor {
+	return &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorPATH, Path: []string{name}}
+}
+
+// GetOption configures one Get.
+type GetOption func(*getConfig)
+
+type getConfig struct {
+	progress func(received, total int64)
+}
+
+// WithProgress has Get call f after each message with the bytes received so far and the
+// total the server announced (0 when it did not). f is called from several goroutines when
+// the tensor has several endpoints, never concurrently.
+func WithProgress(f func(received, total int64)) GetOption {
+	return func(g *getConfig) { g.progress = f }
+}
+
+// Get fetches the tensor named name: its FlightInfo, then every endpoint in parallel, the
+// parts stacked along the first axis in endpoint order. A dense tensor of one record batch is
+// a view of the message received; of several, one row-major copy. Everything received is
+// verified before it is decoded.
+func (c *Client) Get(ctx context.Context, name string, opts ...GetOption) (tensorfile.Tensor, error) {
+	var cfg getConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	fi, err := c.fc.GetFlightInfo(ctx, pathDescriptor(name))
+	if err != nil {
+		return tensorfile.Tensor{}, err
+	}
+	info, err := infoOf(fi)
+	if err != nil {
+		return tensorfile.Tensor{}, err
+	}
+	if len(fi.Endpoint) == 0 {
+		return tensorfile.Tensor{}, fmt.Errorf("flight: %s: a FlightInfo without endpoints", name)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g := &getter{name: name, schema: info.Schema, limit: c.opts.MaxBytes, total: fi.TotalBytes, progress: cfg.progress}
+	if f := info.Schema.Fields(); len(f) == 1 {
+		g.fixedShape, _ = f[0].Type.(*arrowtensor.FixedShapeTensorType)
+	}
+	parts := make([]endpointPart, len(fi.Endpoint))
+	errs := make([]error, len(fi.Endpoint))
+	var wg sync.WaitGroup
+	for i, ep := range fi.Endpoint {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pc, err := c.at(ep.GetLocation())
+			if err == nil {
+				parts[i], err = g.fetch(ctx, pc, ep.GetTicket())
+			}
+			if err != nil {
+				errs[i] = err
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return tensorfile.Tensor{}, fmt.Errorf("flight: %s: endpoint %d: %w", name, i, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return tensorfile.Tensor{}, fmt.Errorf("flight: %s: %w", name, err)
+	}
+	return g.assemble(parts, info)
+}
+
+// getter is the state the endpoints of one Get share.
+type getter struct {
+	name       string
+	schema     *arrow.Schema
+	fixedShape *arrowtensor.FixedShapeTensorType // set when the tensor is one fixed_shape_tensor column
+	limit      int64
+	total      int64
+	received   atomic.Int64
+	progressMu sync.Mutex
+	progress   func(received, total int64)
+}
+
+// endpointPart is what one endpoint sent: the chunks of a fixed_shape_tensor column, or a
+// tensor.
+type endpointPart struct {
+	chunks []*arrowtensor.FixedShapeTensorArray
+	tensor tensorfile.Tensor
+}
+
+// count adds n received bytes, failing past the limit.
+func (g *getter) count(n int) error {
+	got := g.received.Add(int64(n))
+	if got > g.limit {
+		return fmt.Errorf("%w: more than %d bytes", ErrTooLarge, g.limit)
+	}
+	if g.progress != nil {
+		g.progressMu.Lock()
+		g.progress(got, g.total)
+		g.progressMu.Unlock()
+	}
+	return nil
+}
+
+// fetch reads the stream of one ticket.
+func (g *getter) fetch(ctx context.Context, c *Client, t *arrowflight.Ticket) (endpointPart, error) {
+	stream, err := c.fc.DoGet(ctx, t)
+	if err != nil {
+		return endpointPart{}, err
+	}
+	first, err := stream.Recv()
+	if err != nil {
+		return endpointPart{}, err
+	}
+	if err := g.count(len(first.GetDataHeader())); err != nil {
+		return endpointPart{}, err
+	}
+	if g.fixedShape != nil {
+		return g.fetchColumn(stream, first)
+	}
+	buf, err := appendMessage(nil, first.GetDataHeader(), first.GetDataBody())
+	if err != nil {
+		return endpointPart{}, err
+	}
+	for {
+		fd, err := stream.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return endpointPart{}, err
+		}
+		if err := g.count(len(fd.GetDataHeader()) + len(fd.GetDataBody())); err != nil {
+			return endpointPart{}, err
+		}
+		if buf, err = appendMessage(buf, fd.GetDataHeader(), fd.GetDataBody()); err != nil {
+			return endpointPart{}, err
+		}
+	}
+	buf = append(buf, endOfStream...)
+	schema, err := ipc.ReadSchema(buf)
+	if err != nil {
+		return endpointPart{}, err
+	}
+	if !schema.Equal(g.schema) {
+		return endpointPart{}, fmt.Errorf("the stream's schema %v is not the FlightInfo's %v: %w", schema, g.schema, ipc.ErrInvalid)
+	}
+	tensors, err := tensorfile.Read(buf, g.name)
+	if err != nil {
+		return endpointPart{}, err
+	}
+	if len(tensors) != 1 {
+		return endpointPart{}, fmt.Errorf("a stream of %d tensors, not one: %w", len(tensors), ipc.ErrInvalid)
+	}
+	return endpointPart{tensor: tensors[0]}, nil
+}
+
+// fetchColumn reads a stream of fixed_shape_tensor batches, each chunk a view of the body
+// gRPC received.
+func (g *getter) fetchColumn(stream arrowflight.FlightService_DoGetClient, first *arrowflight.FlightData) (endpointPart, error) {
+	dec, err := ipc.NewColumnDecoder(first.GetDataHeader())
+	if err != nil {
+		return endpointPart{}, err
+	}
+	cols := dec.Columns()
+	if len(cols) != 1 || !arrow.TypeEqual(cols[0].Type, g.fixedShape) {
+		return endpointPart{}, fmt.Errorf("the stream's schema is not the FlightInfo's: %w", ipc.ErrInvalid)
+	}
+	for {
+		fd, err := stream.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return endpointPart{}, err
+		}
+		if err := g.count(len(fd.GetDataHeader()) + len(fd.GetDataBody())); err != nil {
+			return endpointPart{}, err
+		}
+		if len(fd.GetDataHeader()) == 0 {
+			continue // app metadata only
+		}
+		if err := dec.Decode(fd.GetDataHeader(), fd.GetDataBody()); err != nil {
+			return endpointPart{}, err
+		}
+	}
+	return endpointPart{chunks: cols[0].Chunks}, nil
+}
+
+// assemble stacks the parts of the endpoints in order.
+func (g *getter) assemble(parts []endpointPart, info Info) (tensorfile.Tensor, error) {
+	if g.fixedShape != nil {
+		var chunks []*arrowtensor.FixedShapeTensorArray
+		for _, p := range parts {
+			chunks = append(chunks, p.chunks...)
+		}
+		d, err := tensorfile.ColumnDense(chunks, g.fixedShape)
+		if err != nil {
+			return tensorfile.Tensor{}, fmt.Errorf("flight: %s: %w", g.name, err)
+		}
+		t := tensorfile.Tensor{Name: g.name, Kind: tensorfile.KindFixedShape, Dense: d}
+		if info.Kind == tensorfile.KindDense || info.Kind == "" {
+			t.Kind = tensorfile.KindDense
+		}
+		if len(info.DimNames) == d.Rank() {
+			t.DimNames = info.DimNames
+		}
+		return t, nil
+	}
+	ts := make([]tensorfile.Tensor, len(parts))
+	for i, p := range parts {
+		ts[i] = p.tensor
+	}
+	t, err := tensorfile.Concat(ts)
+	if err != nil {
+		return tensorfile.Tensor{}, fmt.Errorf("flight: %w", err)
+	}
+	t.Name = g.name
+	if t.Sparse == nil && len(info.DimNames) == t.Shape().Rank() {
+		t.DimNames = info.DimNames
+	}
+	return t, nil
+}
+
+// GetDense fetches a dense tensor of element type T (see Client.Get).
+func GetDense[T ndarray.Numeric](ctx context.Context, c *Client, name string, opts ...GetOption) (*ndarray.Dense[T], error) {
+	t, err := c.Get(ctx, name, opts...)
+	if err != nil {
+		return nil, err
+	}
+	d, ok := t.Dense.(*ndarray.Dense[T])
+	if !ok {
+		return nil, fmt.Errorf("flight: %s is %s %v: %w", name, t.Kind, t.DType(), ndarray.ErrDType)
+	}
+	return d, nil
+}
+
+// GetRagged fetches a ragged array of element type T (see Client.Get).
+func GetRagged[T ndarray.Element](ctx context.Context, c *Client, name string, opts ...GetOption) (*ragged.Array[T], error) {
+	t, err := c.Get(ctx, name, opts...)
+	if err != nil {
+		return nil, err
+	}
+	a, ok := t.Ragged.(*ragged.Array[T])
+	if !ok {
+		return nil, fmt.Errorf("flight: %s is %s %v: %w", name, t.Kind, t.DType(), ndarray.ErrDType)
+	}
+	return a, nil
+}
+
+// GetSparse fetches a sparse tensor of element type T, in COO format (see Client.Get).
+func GetSparse[T ndarray.Numeric](ctx context.Context, c *Client, name string, opts ...GetOption) (sparse.Tensor[T], error) {
+	t, err := c.Get(ctx, name, opts...)
+	if err != nil {
+		return nil, err
+	}
+	a, ok := t.Sparse.(sparse.Tensor[T])
+	if !ok {
+		return nil, fmt.Errorf("flight: %s is %s %v: %w", name, t.Kind, t.DType(), ndarray.ErrDType)
+	}
+	return a, nil
+}
+
+// Put uploads t under name, replacing the server's tensor of that name once the whole upload
+// has arrived and been checked. Dense tensors are sent without a copy into the record
+// batches, which are split to fit the message limit.
+func (c *Client) Put(ctx context.Context, name string, t tensorfile.Tensor) error {
+	if err := CheckName(name); err != nil {
+		return err
+	}
+	recs, err := t.Records(c.opts.Allocator, name, int64(c.opts.MaxMessageBytes-messageHeadroom))
+	if err != nil {
+		return fmt.Errorf("flight: %s: %w", name, err)
+	}
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := c.fc.DoPut(ctx)
+	if err != nil {
+		return err
+	}
+	w := arrowflight.NewRecordWriter(stream, arrowipc.WithSchema(recs[0].Schema()), arrowipc.WithAllocator(c.opts.Allocator))
+	w.SetFlightDescriptor(pathDescriptor(name))
+	for _, r := range recs {
+		if err := w.Write(r); err != nil {
+			return putError(stream, err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		return putError(stream, err)
+	}
+	if err := stream.CloseSend(); err != nil {
+		return err
+	}
+	for {
+		if _, err := stream.Recv(); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+}
+
+// putError returns the server's status when a send failed because the server ended the call.
+func putError(stream arrowflight.FlightService_DoPutClient, err error) error {
+	if errors.Is(err, io.EOF) {
+		for {
+			if _, rerr := stream.Recv(); rerr != nil {
+				if rerr == io.EOF {
+					return err
+				}
+				return rerr
+			}
+		}
+	}
+	return err
+}
+
+// Delete deletes the tensor named name on the server.
+func (c *Client) Delete(ctx context.Context, name string) error {
+	stream, err := c.fc.DoAction(ctx, &arrowflight.Action{Type: ActionDelete, Body: []byte(name)})
+	if err != nil {
+		return err
+	}
+	for {
+		if _, err := stream.Recv(); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+}

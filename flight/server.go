@@ -1,0 +1,502 @@
+package flight
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	arrowflight "github.com/apache/arrow/go/v17/arrow/flight"
+	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/status"
+
+	"github.com/ndarrow/ndarrow/ipc"
+	"github.com/ndarrow/ndarrow/ipc/tensorfile"
+	"github.com/ndarrow/ndarrow/ndarray"
+)
+
+// Message and upload limits a Server uses when Options leaves them zero.
+const (
+	// DefaultMaxMessageBytes is gRPC's default receive limit, which every Flight client
+	// accepts without being told otherwise.
+	DefaultMaxMessageBytes = 4 << 20
+	// DefaultMaxPutBytes bounds one DoPut upload.
+	DefaultMaxPutBytes = 1 << 30
+	// minMessageBytes is the smallest message limit a Server takes.
+	minMessageBytes = 64 << 10
+	// messageHeadroom is what a batch leaves of the message limit for the FlightData framing,
+	// the record batch metadata and the padding of its buffers.
+	messageHeadroom = 16 << 10
+)
+
+// Options configure a Server. The zero value serves plaintext gRPC without authentication,
+// with the default limits.
+type Options struct {
+	// TLS, when set, makes the server speak TLS with this configuration (certificates set);
+	// set ClientCAs and ClientAuth = tls.RequireAndVerifyClientCert for mutual TLS.
+	TLS *tls.Config
+	// Token, when set, is the bearer token every call must carry in its "authorization"
+	// metadata ("Bearer TOKEN"); calls without it fail with codes.Unauthenticated.
+	Token string
+	// MaxMessageBytes bounds every gRPC message the server sends or receives. DoGet splits
+	// tensors into record batches that fit. Default DefaultMaxMessageBytes; at least 64 KiB.
+	MaxMessageBytes int
+	// MaxPutBytes bounds the bytes of one DoPut upload. Default DefaultMaxPutBytes.
+	MaxPutBytes int64
+	// Location is the URI clients reach this server at ("grpc://host:8815"), put in the
+	// endpoints of its FlightInfo; empty means "the server you asked".
+	Location string
+	// Shards, when set, are the URIs of every server that holds a shard of the catalogue,
+	// Location among them, in the order their rows stack. GetFlightInfo then asks each of
+	// the others (with the same TLS roots and token, see Peer) for its part of the tensor and
+	// answers with one endpoint per server that has one.
+	Shards []string
+	// Peer is how the server connects to the other shards.
+	Peer ClientOptions
+	// Allocator is where the server allocates what it sends; default memory.DefaultAllocator.
+	Allocator memory.Allocator
+}
+
+// Server is an Arrow Flight server for the tensors of a Store.
+type Server struct {
+	arrowflight.BaseFlightServer
+	store *Store
+	opts  Options
+	grpc  *grpc.Server
+	peers sync.Map // URI → *Client
+}
+
+// NewServer returns a server for the tensors of store. Start it with Serve.
+func NewServer(store *Store, opts Options) (*Server, error) {
+	if opts.MaxMessageBytes == 0 {
+		opts.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if opts.MaxMessageBytes < minMessageBytes {
+		return nil, fmt.Errorf("flight: a message limit of %d bytes is below %d", opts.MaxMessageBytes, minMessageBytes)
+	}
+	if opts.MaxPutBytes <= 0 {
+		opts.MaxPutBytes = DefaultMaxPutBytes
+	}
+	if opts.Allocator == nil {
+		opts.Allocator = memory.DefaultAllocator
+	}
+	if len(opts.Shards) > 0 && opts.Location == "" {
+		return nil, errors.New("flight: Shards needs this server's Location among them")
+	}
+	if len(opts.Shards) > 0 && opts.Peer.Token == "" {
+		opts.Peer.Token = opts.Token
+	}
+	s := &Server{store: store, opts: opts}
+	gopts := []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(opts.MaxMessageBytes),
+		grpc.MaxSendMsgSize(opts.MaxMessageBytes),
+		grpc.ChainUnaryInterceptor(recoverUnary, s.authUnary),
+		grpc.ChainStreamInterceptor(recoverStream, s.authStream),
+	}
+	if opts.TLS != nil {
+		gopts = append(gopts, grpc.Creds(credentials.NewTLS(opts.TLS)))
+	}
+	s.grpc = grpc.NewServer(gopts...)
+	arrowflight.RegisterFlightServiceServer(s.grpc, s)
+	return s, nil
+}
+
+// Serve accepts connections on lis until Shutdown; it returns nil after a Shutdown.
+func (s *Server) Serve(lis net.Listener) error {
+	err := s.grpc.Serve(lis)
+	if errors.Is(err, grpc.ErrServerStopped) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops the server gracefully: no new calls, and the calls under way finish, or are
+// cut off when ctx ends. It then closes the connections to peers.
+func (s *Server) Shutdown(ctx context.Context) {
+	done := make(chan struct{})
+	go func() {
+		s.grpc.GracefulStop()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.grpc.Stop()
+		<-done
+	}
+	s.peers.Range(func(k, v any) bool {
+		v.(*Client).Close()
+		s.peers.Delete(k)
+		return true
+	})
+}
+
+// localCommand is the command of a FlightDescriptor for the part of a tensor one shard holds,
+// which shards ask one another for.
+const localCommand = "ndarrow.local:"
+
+// tensorMetadata is the app_metadata of a FlightInfo: what the tensor is, in JSON.
+type tensorMetadata struct {
+	Kind     string   `json:"kind"`
+	DType    string   `json:"dtype"`
+	Shape    []int64  `json:"shape"`
+	DimNames []string `json:"dim_names,omitempty"`
+}
+
+func metadataOf(t tensorfile.Tensor) tensorMetadata {
+	return tensorMetadata{Kind: string(t.Kind), DType: t.DType().String(), Shape: t.Shape(), DimNames: t.DimNames}
+}
+
+// localInfo describes the tensor of entry e as served here.
+func (s *Server) localInfo(name string, e *entry) *arrowflight.FlightInfo {
+	meta, _ := json.Marshal(metadataOf(e.tensor))
+	ep := &arrowflight.FlightEndpoint{Ticket: &arrowflight.Ticket{Ticket: []byte(name)}}
+	if s.opts.Location != "" {
+		ep.Location = []*arrowflight.Location{{Uri: s.opts.Location}}
+	}
+	return &arrowflight.FlightInfo{
+		Schema:           arrowflight.SerializeSchema(e.record.Schema(), s.opts.Allocator),
+		FlightDescriptor: &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorPATH, Path: []string{name}},
+		Endpoint:         []*arrowflight.FlightEndpoint{ep},
+		TotalRecords:     e.record.NumRows(),
+		TotalBytes:       e.bytes,
+		Ordered:          true,
+		AppMetadata:      meta,
+	}
+}
+
+// nameOf returns the tensor name a descriptor asks for, and whether it asks for this shard's
+// part only.
+func nameOf(d *arrowflight.FlightDescriptor) (string, bool, error) {
+	switch {
+	case d == nil:
+		return "", false, status.Error(codes.InvalidArgument, "no flight descriptor")
+	case d.Type == arrowflight.DescriptorPATH && len(d.Path) == 1:
+		return d.Path[0], false, nil
+	case d.Type == arrowflight.DescriptorCMD && strings.HasPrefix(string(d.Cmd), localCommand):
+		return strings.TrimPrefix(string(d.Cmd), localCommand), true, nil
+	}
+	return "", false, status.Errorf(codes.InvalidArgument, "a flight descriptor names one tensor: a path of one element, not %v", d)
+}
+
+// statusOf maps an error to a gRPC status.
+func statusOf(err error) error {
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	code := codes.Internal
+	switch {
+	case errors.Is(err, ErrNotFound):
+		code = codes.NotFound
+	case errors.Is(err, ErrName), errors.Is(err, ipc.ErrInvalid), errors.Is(err, ipc.ErrUnsupported),
+		errors.Is(err, tensorfile.ErrNotTensors), errors.Is(err, ndarray.ErrDType), errors.Is(err, ndarray.ErrShape),
+		errors.Is(err, arrow.ErrInvalid):
+		code = codes.InvalidArgument
+	case errors.Is(err, ipc.ErrLimit):
+		code = codes.ResourceExhausted
+	case errors.Is(err, tensorfile.ErrBatchTooLarge):
+		code = codes.FailedPrecondition
+	case errors.Is(err, context.Canceled):
+		code = codes.Canceled
+	case errors.Is(err, context.DeadlineExceeded):
+		code = codes.DeadlineExceeded
+	}
+	return status.Error(code, err.Error())
+}
+
+// GetFlightInfo describes a tensor: with Shards, the parts every shard holds, one endpoint
+// each, in row order.
+func (s *Server) GetFlightInfo(ctx context.Context, d *arrowflight.FlightDescriptor) (*arrowflight.FlightInfo, error) {
+	name, local, err := nameOf(d)
+	if err != nil {
+		return nil, err
+	}
+	if local || len(s.opts.Shards) == 0 {
+		e, err := s.store.get(name)
+		if err != nil {
+			return nil, statusOf(err)
+		}
+		defer e.release()
+		return s.localInfo(name, e), nil
+	}
+	return s.shardedInfo(ctx, name)
+}
+
+// shardedInfo gathers the parts of a tensor from every shard.
+func (s *Server) shardedInfo(ctx context.Context, name string) (*arrowflight.FlightInfo, error) {
+	parts := make([]*arrowflight.FlightInfo, len(s.opts.Shards))
+	errs := make([]error, len(s.opts.Shards))
+	var wg sync.WaitGroup
+	for i, uri := range s.opts.Shards {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			parts[i], errs[i] = s.shardInfo(ctx, uri, name)
+		}()
+	}
+	wg.Wait()
+	var out *arrowflight.FlightInfo
+	var schema *arrow.Schema
+	for i, p := range parts {
+		switch {
+		case status.Code(errs[i]) == codes.NotFound:
+			continue
+		case errs[i] != nil:
+			return nil, status.Errorf(codes.Unavailable, "shard %s: %v", s.opts.Shards[i], errs[i])
+		}
+		sch, err := ipc.ReadSchema(p.Schema)
+		if err != nil {
+			return nil, status.Errorf(codes.Internal, "shard %s: schema: %v", s.opts.Shards[i], err)
+		}
+		for _, ep := range p.Endpoint {
+			if len(ep.Location) == 0 {
+				ep.Location = []*arrowflight.Location{{Uri: s.opts.Shards[i]}}
+			}
+		}
+		if out == nil {
+			out, schema = p, sch
+			out.FlightDescriptor = &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorPATH, Path: []string{name}}
+			continue
+		}
+		if !sch.Equal(schema) {
+			return nil, status.Errorf(codes.FailedPrecondition, "shard %s holds %s as %v, an earlier shard as %v", s.opts.Shards[i], name, sch, schema)
+		}
+		out.Endpoint = append(out.Endpoint, p.Endpoint...)
+		out.TotalRecords += p.TotalRecords
+		out.TotalBytes += p.TotalBytes
+	}
+	if out == nil {
+		return nil, statusOf(fmt.Errorf("%w: %q on any shard", ErrNotFound, name))
+	}
+	var meta tensorMetadata
+	if json.Unmarshal(out.AppMetadata, &meta) == nil && len(meta.Shape) > 0 && meta.Kind != "sparse_coo" {
+		if meta.Kind == string(tensorfile.KindRagged) {
+			meta.Shape[0] = out.TotalRecords
+		} else {
+			meta.Shape[0] = out.TotalRecords
+		}
+		out.AppMetadata, _ = json.Marshal(meta)
+	}
+	return out, nil
+}
+
+// shardInfo returns the FlightInfo of the part of name the shard at uri holds.
+func (s *Server) shardInfo(ctx context.Context, uri, name string) (*arrowflight.FlightInfo, error) {
+	if uri == s.opts.Location {
+		e, err := s.store.get(name)
+		if err != nil {
+			return nil, statusOf(err)
+		}
+		defer e.release()
+		return s.localInfo(name, e), nil
+	}
+	c, err := s.peer(uri)
+	if err != nil {
+		return nil, err
+	}
+	return c.fc.GetFlightInfo(ctx, &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorCMD, Cmd: []byte(localCommand + name)})
+}
+
+// peer returns a client for the shard at uri, connecting once.
+func (s *Server) peer(uri string) (*Client, error) {
+	if c, ok := s.peers.Load(uri); ok {
+		return c.(*Client), nil
+	}
+	c, err := Dial(uri, s.opts.Peer)
+	if err != nil {
+		return nil, err
+	}
+	if prev, loaded := s.peers.LoadOrStore(uri, c); loaded {
+		c.Close()
+		return prev.(*Client), nil
+	}
+	return c, nil
+}
+
+// GetSchema returns the schema of a tensor's record batches.
+func (s *Server) GetSchema(ctx context.Context, d *arrowflight.FlightDescriptor) (*arrowflight.SchemaResult, error) {
+	name, _, err := nameOf(d)
+	if err != nil {
+		return nil, err
+	}
+	e, err := s.store.get(name)
+	if err != nil {
+		return nil, statusOf(err)
+	}
+	defer e.release()
+	return &arrowflight.SchemaResult{Schema: arrowflight.SerializeSchema(e.record.Schema(), s.opts.Allocator)}, nil
+}
+
+// ListFlights sends one FlightInfo per tensor of this server whose name starts with the
+// criteria's expression, sorted by name.
+func (s *Server) ListFlights(c *arrowflight.Criteria, stream arrowflight.FlightService_ListFlightsServer) error {
+	prefix := string(c.GetExpression())
+	for _, name := range s.store.Names() {
+		if !strings.HasPrefix(name, prefix) {
+			continue
+		}
+		e, err := s.store.get(name)
+		if err != nil {
+			continue // deleted meanwhile
+		}
+		info := s.localInfo(name, e)
+		e.release()
+		if err := stream.Send(info); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DoGet sends a tensor as record batches, each under the message limit.
+func (s *Server) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_DoGetServer) error {
+	e, err := s.store.get(string(t.GetTicket()))
+	if err != nil {
+		return statusOf(err)
+	}
+	defer e.release()
+	batches, err := tensorfile.SplitRecord(e.record, int64(s.opts.MaxMessageBytes-messageHeadroom))
+	if err != nil {
+		return statusOf(err)
+	}
+	defer func() {
+		for _, b := range batches {
+			b.Release()
+		}
+	}()
+	w := arrowflight.NewRecordWriter(stream, arrowipc.WithSchema(e.record.Schema()), arrowipc.WithAllocator(s.opts.Allocator))
+	defer w.Close()
+	for _, b := range batches {
+		if err := stream.Context().Err(); err != nil {
+			return status.FromContextError(err).Err()
+		}
+		if err := w.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DoPut stores an upload: the first message's descriptor names the tensor, the stream is one
+// tensor's record batches, read and checked whole before the store changes.
+func (s *Server) DoPut(stream arrowflight.FlightService_DoPutServer) error {
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	name, _, err := nameOf(first.GetFlightDescriptor())
+	if err != nil {
+		return err
+	}
+	if err := CheckName(name); err != nil {
+		return statusOf(err)
+	}
+	buf, err := appendMessage(nil, first.GetDataHeader(), first.GetDataBody())
+	if err != nil {
+		return statusOf(err)
+	}
+	for {
+		fd, err := stream.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if int64(len(buf)+len(fd.GetDataHeader())+len(fd.GetDataBody())) > s.opts.MaxPutBytes {
+			return status.Errorf(codes.ResourceExhausted, "an upload over %d bytes", s.opts.MaxPutBytes)
+		}
+		if buf, err = appendMessage(buf, fd.GetDataHeader(), fd.GetDataBody()); err != nil {
+			return statusOf(err)
+		}
+	}
+	buf = append(buf, endOfStream...)
+	tensors, err := tensorfile.Read(buf, name)
+	if err != nil {
+		return statusOf(err)
+	}
+	if len(tensors) != 1 {
+		return status.Errorf(codes.InvalidArgument, "an upload holds one tensor column, not %d", len(tensors))
+	}
+	e, err := s.store.newEntry(name, tensors[0], nil)
+	if err != nil {
+		return statusOf(err)
+	}
+	s.store.put(name, e)
+	meta, _ := json.Marshal(metadataOf(e.tensor))
+	return stream.Send(&arrowflight.PutResult{AppMetadata: meta})
+}
+
+// The actions a Server takes.
+const (
+	ActionList   = "list"   // one result per tensor: its name, kind, dtype and shape as JSON
+	ActionDelete = "delete" // body: a tensor name; deletes it
+)
+
+// ListActions lists ActionList and ActionDelete.
+func (s *Server) ListActions(_ *arrowflight.Empty, stream arrowflight.FlightService_ListActionsServer) error {
+	for _, a := range []*arrowflight.ActionType{
+		{Type: ActionList, Description: "one JSON object per tensor: name, kind, dtype, shape"},
+		{Type: ActionDelete, Description: "delete the tensor named by the body"},
+	} {
+		if err := stream.Send(a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// listEntry is one result of ActionList.
+type listEntry struct {
+	Name string `json:"name"`
+	tensorMetadata
+}
+
+// DoAction runs ActionList or ActionDelete.
+func (s *Server) DoAction(a *arrowflight.Action, stream arrowflight.FlightService_DoActionServer) error {
+	switch a.GetType() {
+	case ActionList:
+		for _, name := range s.store.Names() {
+			t, err := s.store.Get(name)
+			if err != nil {
+				continue
+			}
+			b, _ := json.Marshal(listEntry{Name: name, tensorMetadata: metadataOf(t)})
+			if err := stream.Send(&arrowflight.Result{Body: b}); err != nil {
+				return err
+			}
+		}
+		return nil
+	case ActionDelete:
+		if err := s.store.Delete(string(a.GetBody())); err != nil {
+			return statusOf(err)
+		}
+		return stream.Send(&arrowflight.Result{Body: a.GetBody()})
+	}
+	return status.Errorf(codes.InvalidArgument, "unknown action %q (%s, %s)", a.GetType(), ActionList, ActionDelete)
+}
+
+// Handshake answers a handshake with an empty payload: authentication is the bearer token
+// every call carries, checked before any handler runs.
+func (s *Server) Handshake(stream arrowflight.FlightService_HandshakeServer) error {
+	for {
+		if _, err := stream.Recv(); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if err := stream.Send(&arrowflight.HandshakeResponse{}); err != nil {
+			return err
+		}
+	}
+}
