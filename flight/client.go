@@ -182,7 +182,7 @@ func infoOf(fi *arrowflight.FlightInfo) (Info, error) {
 func (c *Client) List(ctx context.Context) ([]Info, error) {
 	stream, err := c.fc.ListFlights(ctx, &arrowflight.Criteria{})
 	if err != nil {
-		return nil, err
+		return nil, fromRemote(err)
 	}
 	var out []Info
 	for {
@@ -191,7 +191,7 @@ func (c *Client) List(ctx context.Context) ([]Info, error) {
 			return out, nil
 		}
 		if err != nil {
-			return nil, err
+			return nil, fromRemote(err)
 		}
 		info, err := infoOf(fi)
 		if err != nil {
@@ -205,7 +205,7 @@ func (c *Client) List(ctx context.Context) ([]Info, error) {
 func (c *Client) Info(ctx context.Context, name string) (Info, error) {
 	fi, err := c.fc.GetFlightInfo(ctx, pathDescriptor(name))
 	if err != nil {
-		return Info{}, err
+		return Info{}, fromRemote(err)
 	}
 	return infoOf(fi)
 }
@@ -239,7 +239,7 @@ func (c *Client) Get(ctx context.Context, name string, opts ...GetOption) (tenso
 	}
 	fi, err := c.fc.GetFlightInfo(ctx, pathDescriptor(name))
 	if err != nil {
-		return tensorfile.Tensor{}, err
+		return tensorfile.Tensor{}, fromRemote(err)
 	}
 	info, err := infoOf(fi)
 	if err != nil {
@@ -266,7 +266,7 @@ func (c *Client) Get(ctx context.Context, name string, opts ...GetOption) (tenso
 				parts[i], err = g.fetch(ctx, pc, ep.GetTicket())
 			}
 			if err != nil {
-				errs[i] = err
+				errs[i] = fromRemote(err)
 				cancel()
 			}
 		}()
@@ -495,28 +495,22 @@ func (c *Client) Put(ctx context.Context, name string, t tensorfile.Tensor) erro
 	defer cancel()
 	stream, err := c.fc.DoPut(ctx)
 	if err != nil {
-		return err
+		return fromRemote(err)
 	}
 	w := arrowflight.NewRecordWriter(stream, arrowipc.WithSchema(recs[0].Schema()), arrowipc.WithAllocator(c.opts.Allocator))
 	w.SetFlightDescriptor(pathDescriptor(name))
 	for _, r := range recs {
 		if err := w.Write(r); err != nil {
-			return putError(stream, err)
+			return fromRemote(putError(stream, err))
 		}
 	}
 	if err := w.Close(); err != nil {
-		return putError(stream, err)
+		return fromRemote(putError(stream, err))
 	}
 	if err := stream.CloseSend(); err != nil {
-		return err
+		return fromRemote(err)
 	}
-	for {
-		if _, err := stream.Recv(); err == io.EOF {
-			return nil
-		} else if err != nil {
-			return err
-		}
-	}
+	return drain(stream.Recv)
 }
 
 // putError returns the server's status when a send failed because the server ended the call.
@@ -538,13 +532,18 @@ func putError(stream arrowflight.FlightService_DoPutClient, err error) error {
 func (c *Client) Delete(ctx context.Context, name string) error {
 	stream, err := c.fc.DoAction(ctx, &arrowflight.Action{Type: ActionDelete, Body: []byte(name)})
 	if err != nil {
-		return err
+		return fromRemote(err)
 	}
+	return drain(stream.Recv)
+}
+
+// drain receives until the end of a stream, returning the server's error if it sent one.
+func drain[T any](recv func() (T, error)) error {
 	for {
-		if _, err := stream.Recv(); err == io.EOF {
+		if _, err := recv(); err == io.EOF {
 			return nil
 		} else if err != nil {
-			return err
+			return fromRemote(err)
 		}
 	}
 }

@@ -8,6 +8,10 @@
 //
 //	inspect   describe the tensors in files (--json: one object per tensor)
 //	convert   convert a tensor file: convert --to tensor|npy|arrow|arrows IN OUT
+//	serve     serve the tensor files of a directory over Arrow Flight: serve [--addr HOST:PORT] DIR
+//	ls        list the tensors a Flight server serves: ls URI
+//	get       fetch a tensor from a Flight server: get URI NAME OUT
+//	put       upload the tensors of a file to a Flight server: put URI FILE
 //	demo      run the main job end to end on a built-in example
 //	version   print the version
 //	help      print this help
@@ -26,10 +30,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"syscall"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -53,6 +58,10 @@ func commands() []command {
 	return []command{
 		{"inspect", "describe the tensors in files (--json: one object per tensor)", runInspect},
 		{"convert", "convert a tensor file: convert --to tensor|npy|arrow|arrows IN OUT", runConvert},
+		{"serve", "serve the tensor files of a directory over Arrow Flight: serve [--addr HOST:PORT] DIR", runServe},
+		{"ls", "list the tensors a Flight server serves: ls URI", runLs},
+		{"get", "fetch a tensor from a Flight server: get URI NAME OUT", runGet},
+		{"put", "upload the tensors of a file to a Flight server: put URI FILE", runPut},
 		{"demo", "run the main job end to end on a built-in example", runDemo},
 		{"version", "print the version", runVersion},
 		{"help", "print this help", runHelp},
