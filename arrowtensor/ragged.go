@@ -404,10 +404,11 @@ func ListFromRagged[T ndarray.Element](mem memory.Allocator, a *ragged.Array[T],
 	}
 	rows := int64(data.Len())
 	wrap := func(typ arrow.DataType, n int64, offsets *memory.Buffer) {
-		next := array.NewData(typ, int(n), []*memory.Buffer{nil, offsets}, []arrow.ArrayData{data}, 0, 0)
+		buffers := []*memory.Buffer{nil, offsets}
 		if offsets == nil {
-			next = array.NewData(typ, int(n), []*memory.Buffer{nil}, []arrow.ArrayData{data}, 0, 0)
+			buffers = buffers[:1] // a fixed-size list has no offsets
 		}
+		next := array.NewData(typ, int(n), buffers, []arrow.ArrayData{data}, 0, 0)
 		data.Release()
 		if offsets != nil {
 			offsets.Release()

@@ -574,3 +574,26 @@ func TestVariableShapeBadRows(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, [][]int64{{0, 2}, {0, 3, 6}}, ok.RowSplits())
 }
+
+// TestListFromRaggedReleasesInnerLevels checks that the fixed-size list levels of inner
+// dimensions hold one reference to what they wrap: allocated leaves (bool, strings) and list
+// offsets come back to the allocator when the array is released.
+func TestListFromRaggedReleasesInnerLevels(t *testing.T) {
+	for _, list := range []arrow.Type{arrow.LIST, arrow.LARGE_LIST} {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		a, err := ragged.Make([]bool{true, false, true, true, false, false, true, false}, ndarray.Shape{2, 2},
+			ragged.RowSplits([]int64{0, 1, 2}))
+		require.NoError(t, err)
+		arr, err := ListFromRagged(mem, a, list)
+		require.NoError(t, err)
+		arr.Release()
+		mem.AssertSize(t, 0)
+
+		s, err := ragged.Make([]string{"a", "bc", "", "d"}, ndarray.Shape{2}, ragged.RowSplits([]int64{0, 0, 2}))
+		require.NoError(t, err)
+		arr, err = ListFromRagged(mem, s, list)
+		require.NoError(t, err)
+		arr.Release()
+		mem.AssertSize(t, 0)
+	}
+}

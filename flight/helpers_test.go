@@ -1,8 +1,13 @@
 package flight
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -56,4 +61,29 @@ func dial(t testing.TB, uri string, opts ClientOptions) *Client {
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// expectedLine is the part of a golden expected.jsonl line the tests compare.
+type expectedLine struct {
+	Name   string  `json:"name"`
+	Shape  []int64 `json:"shape"`
+	SHA256 string  `json:"sha256"`
+}
+
+func readExpected(t testing.TB, path string) map[string]expectedLine {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	out := map[string]expectedLine{}
+	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		var e expectedLine
+		require.NoError(t, json.Unmarshal(line, &e))
+		out[e.Name] = e
+	}
+	return out
+}
+
+func sha(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
 }
