@@ -248,6 +248,7 @@ func (c *Client) Get(ctx context.Context, name string, opts ...GetOption) (tenso
 	if len(fi.Endpoint) == 0 {
 		return tensorfile.Tensor{}, fmt.Errorf("flight: %s: a FlightInfo without endpoints", name)
 	}
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	g := &getter{name: name, schema: info.Schema, limit: c.opts.MaxBytes, total: fi.TotalBytes, progress: cfg.progress}
@@ -272,6 +273,9 @@ func (c *Client) Get(ctx context.Context, name string, opts ...GetOption) (tenso
 		}()
 	}
 	wg.Wait()
+	if err := parent.Err(); err != nil {
+		return tensorfile.Tensor{}, fmt.Errorf("flight: %s: %w", name, err)
+	}
 	for i, err := range errs {
 		if err != nil && !errors.Is(err, context.Canceled) {
 			return tensorfile.Tensor{}, fmt.Errorf("flight: %s: endpoint %d: %w", name, i, err)

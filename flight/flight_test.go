@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
-	"github.com/apache/arrow/go/v17/arrow/float16"
 	arrowflight "github.com/apache/arrow/go/v17/arrow/flight"
+	"github.com/apache/arrow/go/v17/arrow/float16"
+	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"

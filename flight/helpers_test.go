@@ -30,6 +30,16 @@ func serve(t testing.TB, opts Options, scheme string) *testServer {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
+	return serveScheme(t, lis, opts, scheme)
+}
+
+// serveOn starts a plaintext server on lis.
+func serveOn(t testing.TB, lis net.Listener, opts Options) *testServer {
+	return serveScheme(t, lis, opts, "grpc")
+}
+
+func serveScheme(t testing.TB, lis net.Listener, opts Options, scheme string) *testServer {
+	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	store := NewStore(mem)
 	if opts.Allocator == nil {

@@ -1,0 +1,125 @@
+package flight
+
+import (
+	"context"
+	"net"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	arrowflight "github.com/apache/arrow/go/v17/arrow/flight"
+	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/ndarrow/ndarrow/ipc/tensorfile"
+	"github.com/ndarrow/ndarrow/ndarray"
+)
+
+// benchRows × benchCols float32 is the 256 MiB tensor of the DoGet benchmarks.
+const benchRows, benchCols = 65536, 1024
+
+// plainServer is arrow-go's own Flight server sending a record batch of one plain float32
+// column: the baseline.
+type plainServer struct {
+	arrowflight.BaseFlightServer
+	batches []arrow.Record
+}
+
+func (p *plainServer) DoGet(_ *arrowflight.Ticket, stream arrowflight.FlightService_DoGetServer) error {
+	w := arrowflight.NewRecordWriter(stream, arrowipc.WithSchema(p.batches[0].Schema()))
+	defer w.Close()
+	for _, b := range p.batches {
+		if err := w.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// drainArrowGo reads a ticket with arrow-go's client and reader, touching every batch.
+func drainArrowGo(b *testing.B, c arrowflight.Client, ticket string) int64 {
+	stream, err := c.DoGet(context.Background(), &arrowflight.Ticket{Ticket: []byte(ticket)})
+	require.NoError(b, err)
+	rd, err := arrowflight.NewRecordReader(stream)
+	require.NoError(b, err)
+	defer rd.Release()
+	rows := int64(0)
+	for rd.Next() {
+		rows += rd.Record().NumRows()
+	}
+	require.NoError(b, rd.Err())
+	return rows
+}
+
+func reportGBs(b *testing.B, n int64) {
+	b.SetBytes(n)
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+}
+
+// BenchmarkDoGet moves a 256 MiB float32 tensor over loopback gRPC with the default 4 MiB
+// messages: ndarrow's server read by ndarrow's client into one Dense (one copy out of the
+// messages), the same stream drained by arrow-go's reader, and arrow-go's own server sending
+// the same bytes as a plain float32 column in the same number of batches.
+func BenchmarkDoGet(b *testing.B) {
+	d := ndarray.New[float32](benchRows, benchCols)
+	for i := range d.Data() {
+		d.Data()[i] = float32(i)
+	}
+	size := int64(len(d.Data()) * 4)
+	s := serve(b, Options{}, "grpc")
+	require.NoError(b, s.store.Add("t", tensorfile.Tensor{Dense: d}))
+	c := dial(b, s.uri, ClientOptions{MaxBytes: 2 * size})
+
+	b.Run("ndarrow/Get", func(b *testing.B) {
+		for range b.N {
+			got, err := GetDense[float32](context.Background(), c, "t")
+			require.NoError(b, err)
+			require.EqualValues(b, benchRows, got.Dim(0))
+		}
+		reportGBs(b, size)
+	})
+	b.Run("ndarrow/arrow-go-reader", func(b *testing.B) {
+		raw := rawClient(b, s.uri)
+		for range b.N {
+			require.EqualValues(b, benchRows, drainArrowGo(b, raw, "t"))
+		}
+		reportGBs(b, size)
+	})
+
+	// The baseline: the same bytes as a plain float32 column, batches of the same rows.
+	rec, err := tensorfile.Tensor{Dense: d}.Record(memory.DefaultAllocator, "t")
+	require.NoError(b, err)
+	defer rec.Release()
+	batches, err := tensorfile.SplitRecord(rec, DefaultMaxMessageBytes-messageHeadroom)
+	require.NoError(b, err)
+	plain := &plainServer{}
+	for _, batch := range batches {
+		rows := int(batch.NumRows())
+		start := int(batch.Column(0).Data().Offset()) * benchCols
+		vals := d.Data()[start : start+rows*benchCols]
+		col := array.NewFloat32Data(array.NewData(arrow.PrimitiveTypes.Float32, len(vals),
+			[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Float32Traits.CastToBytes(vals))}, nil, 0, 0))
+		schema := arrow.NewSchema([]arrow.Field{{Name: "t", Type: arrow.PrimitiveTypes.Float32}}, nil)
+		plain.batches = append(plain.batches, array.NewRecord(schema, []arrow.Array{col}, int64(len(vals))))
+		col.Release()
+		batch.Release()
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(b, err)
+	gs := grpc.NewServer()
+	arrowflight.RegisterFlightServiceServer(gs, plain)
+	go gs.Serve(lis)
+	defer gs.Stop()
+	raw, err := arrowflight.NewClientWithMiddleware(lis.Addr().String(), nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(b, err)
+	defer raw.Close()
+	b.Run("arrow-go/plain-record-batches", func(b *testing.B) {
+		for range b.N {
+			require.EqualValues(b, benchRows*benchCols, drainArrowGo(b, raw, "t"))
+		}
+		reportGBs(b, size)
+	})
+}
