@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"unsafe"
@@ -12,10 +14,13 @@ import (
 	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
 
 	"github.com/ndarrow/ndarrow/arrowtensor"
+	"github.com/ndarrow/ndarrow/flight"
 	"github.com/ndarrow/ndarrow/internal/mmap"
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/ipc/npy"
+	"github.com/ndarrow/ndarrow/ipc/tensorfile"
 	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/ragged"
 )
 
 // runDemo runs the main job on a built-in example: it builds a batch of images, slices it
@@ -119,6 +124,9 @@ func demo(w io.Writer) error {
 	fmt.Fprintf(w, "a write through a read-only view panics: %v\n", msg)
 
 	if err := demoFiles(w, batch); err != nil {
+		return err
+	}
+	if err := demoFlight(w, batch); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "\ndemo: ok")
@@ -257,4 +265,73 @@ func withinBytes(values []float32, b []byte) bool {
 	}
 	start, at := uintptr(unsafe.Pointer(&b[0])), uintptr(unsafe.Pointer(&values[0]))
 	return at >= start && at < start+uintptr(len(b))
+}
+
+// demoFlight serves the batch and a ragged array from a Flight server on a loopback port,
+// with a bearer token, and fetches them back with the client.
+func demoFlight(w io.Writer, batch *ndarray.Dense[float32]) error {
+	fmt.Fprintln(w, "\n== Arrow Flight on loopback")
+	store := flight.NewStore(nil)
+	defer store.Close()
+	if err := store.Add("images", tensorfile.Tensor{Kind: tensorfile.KindDense, Dense: batch}); err != nil {
+		return err
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	const token = "demo-token"
+	srv, err := flight.NewServer(store, flight.Options{Token: token, MaxMessageBytes: 64 << 10})
+	if err != nil {
+		return err
+	}
+	go srv.Serve(lis)
+	defer srv.Shutdown(context.Background())
+	uri := "grpc://" + lis.Addr().String()
+	c, err := flight.Dial(uri, flight.ClientOptions{Token: token, MaxMessageBytes: 64 << 10})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx := context.Background()
+	tokens, err := ragged.FromRowSplits([]int32{7, 8, 9, 1, 2, 3, 4}, []int64{0, 3, 3, 7})
+	if err != nil {
+		return err
+	}
+	if err := c.Put(ctx, "tokens", tensorfile.Tensor{Kind: tensorfile.KindRagged, Ragged: tokens}); err != nil {
+		return err
+	}
+	infos, err := c.List(ctx)
+	if err != nil {
+		return err
+	}
+	for _, in := range infos {
+		fmt.Fprintf(w, "%s serves %s: %s %s %v, %d rows, %d bytes\n", uri, in.Name, in.Kind, in.DType, in.Shape, in.Rows, in.Bytes)
+	}
+	got, err := flight.GetDense[float32](ctx, c, "images")
+	if err != nil {
+		return err
+	}
+	if !got.Equal(batch) {
+		return fmt.Errorf("flight: the images came back different")
+	}
+	back, err := flight.GetRagged[int32](ctx, c, "tokens")
+	if err != nil {
+		return err
+	}
+	if !ragged.Equal(back, tokens) {
+		return fmt.Errorf("flight: the tokens came back different")
+	}
+	fmt.Fprintf(w, "DoGet images: %v %v, equal: true; DoPut + DoGet tokens: %v\n", got.DType(), got.Shape(), back)
+	anon, err := flight.Dial(uri, flight.ClientOptions{})
+	if err != nil {
+		return err
+	}
+	defer anon.Close()
+	_, err = anon.Get(ctx, "images")
+	if !errors.Is(err, flight.ErrUnauthenticated) {
+		return fmt.Errorf("flight: a client without the token was not refused: %v", err)
+	}
+	fmt.Fprintf(w, "without the token: %v\n", err)
+	return nil
 }

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// syncBuffer is a bytes.Buffer safe for the server goroutine and the test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// TestServeGetPut runs serve on a directory, then ls, get and put against it, as two shells
+// would.
+func TestServeGetPut(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"dense_int32_4x3_strided.tensor", "batch_tensors.arrow", "csr_float_4x4_i32.tensor"} {
+		b, err := os.ReadFile(filepath.Join("../../ipc/testdata/arrow-cpp-17", f))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f), b, 0o644))
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := lis.Addr().String()
+	lis.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut syncBuffer
+	done := make(chan int)
+	go func() { done <- run(ctx, []string{"serve", "--addr", addr, "--token", "t0k", dir}, &out, &errOut) }()
+	uri := "grpc://" + addr
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "serving") }, 10*time.Second, 10*time.Millisecond)
+
+	code, stdout, stderr := runCLI("ls", "--token", "t0k", uri)
+	require.Equal(t, exitOK, code, stderr)
+	for _, name := range []string{"dense_int32_4x3_strided", "batch_tensors.images", "batch_tensors.nested", "csr_float_4x4_i32"} {
+		require.Contains(t, stdout, name)
+	}
+	code, _, stderr = runCLI("ls", uri)
+	require.Equal(t, exitFail, code)
+	require.Contains(t, stderr, "Unauthenticated")
+
+	expected := map[string]string{}
+	for _, line := range strings.Split(readFile(t, "../../ipc/testdata/arrow-cpp-17/expected.jsonl"), "\n") {
+		for _, name := range []string{"dense_int32_4x3_strided", "batch_tensors.images", "batch_tensors.nested", "csr_float_4x4_i32"} {
+			if strings.Contains(line, `"name": "`+name+`"`) {
+				expected[name] = line[strings.Index(line, `"sha256": "`)+11:][:64]
+			}
+		}
+	}
+	for name, out := range map[string]string{
+		"dense_int32_4x3_strided": "a.npy", "batch_tensors.images": "b.tensor", "batch_tensors.nested": "c.arrows", "csr_float_4x4_i32": "d.coo",
+	} {
+		path := filepath.Join(t.TempDir(), out)
+		code, _, stderr := runCLI("get", "--token", "t0k", uri, name, path)
+		require.Equal(t, exitOK, code, stderr)
+		code, stdout, stderr := runCLI("inspect", "--json", path)
+		require.Equal(t, exitOK, code, stderr)
+		require.Contains(t, stdout, expected[name], name)
+	}
+	code, _, stderr = runCLI("get", "--token", "t0k", uri, "nope", filepath.Join(t.TempDir(), "x.npy"))
+	require.Equal(t, exitFail, code)
+	require.Contains(t, stderr, "no such tensor")
+	code, _, stderr = runCLI("get", "--token", "t0k", uri, "batch_tensors.images", filepath.Join(t.TempDir(), "x.what"))
+	require.Equal(t, exitFail, code)
+	require.Contains(t, stderr, "--to")
+
+	code, _, stderr = runCLI("put", "--token", "t0k", "--name", "uploaded", uri, filepath.Join(dir, "dense_int32_4x3_strided.tensor"))
+	require.Equal(t, exitOK, code, stderr)
+	code, stdout, _ = runCLI("ls", "--json", "--token", "t0k", uri)
+	require.Equal(t, exitOK, code)
+	require.Contains(t, stdout, `"name":"uploaded"`)
+
+	cancel()
+	require.Equal(t, exitOK, <-done, errOut.String())
+}
+
+func readFile(t *testing.T, path string) string {
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(b)
+}
