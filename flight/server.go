@@ -278,13 +278,11 @@ func (s *Server) shardedInfo(ctx context.Context, name string) (*arrowflight.Fli
 	if out == nil {
 		return nil, statusOf(fmt.Errorf("%w: %q on any shard", ErrNotFound, name))
 	}
+	// The first dimension of the whole is the rows of all parts (sparse tensors, whose rows
+	// are entries, are not split).
 	var meta tensorMetadata
-	if json.Unmarshal(out.AppMetadata, &meta) == nil && len(meta.Shape) > 0 && meta.Kind != "sparse_coo" {
-		if meta.Kind == string(tensorfile.KindRagged) {
-			meta.Shape[0] = out.TotalRecords
-		} else {
-			meta.Shape[0] = out.TotalRecords
-		}
+	if json.Unmarshal(out.AppMetadata, &meta) == nil && len(meta.Shape) > 0 && !strings.HasPrefix(meta.Kind, "sparse_") {
+		meta.Shape[0] = out.TotalRecords
 		out.AppMetadata, _ = json.Marshal(meta)
 	}
 	return out, nil
