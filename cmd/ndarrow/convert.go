@@ -58,8 +58,8 @@ func runConvert(_ context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 func convert(to, in, out string) error {
-	if _, ok := outputFormats[to]; !ok {
-		return fmt.Errorf("--to %q: unknown format (tensor, npy, arrow, arrows, coo, csr, csc, csf)", to)
+	if err := checkFormat(to); err != nil {
+		return err
 	}
 	tensors, err := load(in)
 	if err != nil {
@@ -69,6 +69,14 @@ func convert(to, in, out string) error {
 		return fmt.Errorf("%s: no tensors", in)
 	}
 	return writeAtomically(out, func(w io.Writer) error { return write(to, w, tensors) })
+}
+
+// checkFormat returns an error unless to is an output format.
+func checkFormat(to string) error {
+	if _, ok := outputFormats[to]; !ok {
+		return fmt.Errorf("--to %q: unknown format (tensor, npy, arrow, arrows, coo, csr, csc, csf)", to)
+	}
+	return nil
 }
 
 // writeAtomically writes a temporary file beside path and renames it to path only when

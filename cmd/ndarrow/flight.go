@@ -83,22 +83,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	shards := fs.String("shards", "", "comma-separated URIs of every server holding a shard of the tensors, this one included, in row order")
 	maxMsg := fs.Int("max-message-bytes", flight.DefaultMaxMessageBytes, "gRPC message limit, both ways")
 	tf := addTLSFlags(fs, true)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ndarrow serve [--addr HOST:PORT] [--tls-cert F --tls-key F [--tls-client-ca F]] [--token T] DIR")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	if !parseCommand(fs, args, stderr, "serve [--addr HOST:PORT] [--tls-cert F --tls-key F [--tls-client-ca F]] [--token T] DIR", 1) {
 		return exitUsage
 	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return exitUsage
-	}
-	if err := serve(ctx, fs.Arg(0), *addr, *location, *shards, *maxMsg, tf, stdout, stderr); err != nil {
-		fmt.Fprintf(stderr, "ndarrow serve: %v\n", err)
-		return exitFail
-	}
-	return exitOK
+	return finishCommand(stderr, "serve", serve(ctx, fs.Arg(0), *addr, *location, *shards, *maxMsg, tf, stdout, stderr))
 }
 
 func serve(ctx context.Context, dir, addr, location, shards string, maxMsg int, tf tlsFlags, stdout, stderr io.Writer) error {
@@ -159,7 +147,8 @@ func peerTLS(cfg *tls.Config) *tls.Config {
 	return &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: cfg.ClientCAs, Certificates: cfg.Certificates}
 }
 
-// clientFlags parses the flags of a client command.
+// dialFlags adds the TLS, token and message-limit flags of a client command to fs and returns
+// the function that dials a URI with them.
 func dialFlags(fs *flag.FlagSet) func(uri string) (*flight.Client, error) {
 	tf := addTLSFlags(fs, false)
 	maxMsg := fs.Int("max-message-bytes", flight.DefaultMaxMessageBytes, "gRPC message limit, both ways")
@@ -180,15 +169,7 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object per tensor")
 	dialer := dialFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ndarrow ls [--json] [--token T] [--tls-ca F] URI")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
+	if !parseCommand(fs, args, stderr, "ls [--json] [--token T] [--tls-ca F] URI", 1) {
 		return exitUsage
 	}
 	err := func() error {
@@ -216,11 +197,7 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return tw.Flush()
 	}()
-	if err != nil {
-		fmt.Fprintf(stderr, "ndarrow ls: %v\n", err)
-		return exitFail
-	}
-	return exitOK
+	return finishCommand(stderr, "ls", err)
 }
 
 // formatOf returns the output format an OUT file's extension asks for.
@@ -237,15 +214,7 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	to := fs.String("to", "", "output format (default: from OUT's extension: .tensor, .npy, .arrow, .arrows)")
 	dialer := dialFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ndarrow get [--to FORMAT] [--token T] [--tls-ca F] URI NAME OUT")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
-	}
-	if fs.NArg() != 3 {
-		fs.Usage()
+	if !parseCommand(fs, args, stderr, "get [--to FORMAT] [--token T] [--tls-ca F] URI NAME OUT", 3) {
 		return exitUsage
 	}
 	uri, name, out := fs.Arg(0), fs.Arg(1), fs.Arg(2)
@@ -257,8 +226,8 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				return err
 			}
 		}
-		if _, ok := outputFormats[format]; !ok {
-			return fmt.Errorf("--to %q: unknown format (tensor, npy, arrow, arrows, coo, csr, csc, csf)", format)
+		if err := checkFormat(format); err != nil {
+			return err
 		}
 		c, err := dialer(uri)
 		if err != nil {
@@ -281,11 +250,7 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s: %s %v %v → %s\n", name, t.Kind, t.DType(), t.Shape(), out)
 		return nil
 	}()
-	if err != nil {
-		fmt.Fprintf(stderr, "ndarrow get: %v\n", err)
-		return exitFail
-	}
-	return exitOK
+	return finishCommand(stderr, "get", err)
 }
 
 func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -293,15 +258,7 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	as := fs.String("name", "", "store a file's only tensor under this name (default: the names inspect gives)")
 	dialer := dialFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ndarrow put [--name NAME] [--token T] [--tls-ca F] URI FILE")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
-	}
-	if fs.NArg() != 2 {
-		fs.Usage()
+	if !parseCommand(fs, args, stderr, "put [--name NAME] [--token T] [--tls-ca F] URI FILE", 2) {
 		return exitUsage
 	}
 	err := func() error {
@@ -330,8 +287,30 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return nil
 	}()
+	return finishCommand(stderr, "put", err)
+}
+
+// parseCommand parses the flags of command name, which takes nargs arguments; on a usage error
+// it prints the usage line and the flags, and returns false.
+func parseCommand(fs *flag.FlagSet, args []string, stderr io.Writer, usage string, nargs int) bool {
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: ndarrow "+usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return false
+	}
+	if fs.NArg() != nargs {
+		fs.Usage()
+		return false
+	}
+	return true
+}
+
+// finishCommand prints err, if any, as one line and returns the exit status.
+func finishCommand(stderr io.Writer, name string, err error) int {
 	if err != nil {
-		fmt.Fprintf(stderr, "ndarrow put: %v\n", err)
+		fmt.Fprintf(stderr, "ndarrow %s: %v\n", name, err)
 		return exitFail
 	}
 	return exitOK
