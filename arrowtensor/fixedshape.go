@@ -229,6 +229,10 @@ func (t *FixedShapeTensorType) ExtensionEquals(o arrow.ExtensionType) bool {
 		slices.Equal(t.permutation, u.permutation) && slices.Equal(t.dimNames, u.dimNames)
 }
 
+// ValueStr returns row i as its storage list prints it, as in "[1 2 3 4 5 6]" (the values in
+// physical row-major order), or "(null)".
+func (a *FixedShapeTensorArray) ValueStr(i int) string { return a.Storage().ValueStr(i) }
+
 // NewFixedShapeTensorArray returns an arrow.fixed_shape_tensor array whose row i is the
 // tensor d[i], for an array d of shape [N, cell shape...]; dimNames names the cell's
 // dimensions (nil for none). The Arrow array views d's memory without copying when d is
@@ -258,12 +262,37 @@ func NewFixedShapeTensorArray[T ndarray.Numeric](d *ndarray.Dense[T], dimNames [
 	return array.MakeFromData(data).(*FixedShapeTensorArray), nil
 }
 
+// NullRow returns the first row of a that is null or holds a null element, or -1 when no row
+// does. A dense tensor has no place for either.
+func NullRow(a *FixedShapeTensorArray) int {
+	storage := a.Storage().(*array.FixedSizeList)
+	child := storage.ListValues()
+	if storage.NullN() == 0 && child.NullN() == 0 {
+		return -1
+	}
+	cell := int(storage.DataType().(*arrow.FixedSizeListType).Len())
+	first := storage.Data().Offset() * cell
+	for i := range a.Len() {
+		if storage.IsNull(i) {
+			return i
+		}
+		if child.NullN() > 0 {
+			for j := first + i*cell; j < first+(i+1)*cell; j++ {
+				if child.IsNull(j) {
+					return i
+				}
+			}
+		}
+	}
+	return -1
+}
+
 // ToDense returns the tensors of a as one Dense[T] of shape [a.Len(), logical cell shape...]
 // that views the array's values without copying (unless they are not aligned for T), with the
 // permutation applied through the strides. The view is read-only and must not be used after a
-// is released. Rows that are null hold whatever their storage holds; check a.IsNull. ToDense
-// fails with ndarray.ErrDType when T is not the value type and ErrUnsupported when the values
-// buffer is shorter than the rows need.
+// is released. ToDense fails with ErrNull naming the first row that is null or holds a null
+// element (see NullRow), with ndarray.ErrDType when T is not the value type, and with
+// ErrUnsupported when the values buffer is shorter than the rows need.
 func ToDense[T ndarray.Numeric](a *FixedShapeTensorArray) (*ndarray.Dense[T], error) {
 	typ := a.ExtensionType().(*FixedShapeTensorType)
 	dtype, err := DTypeFromArrow(typ.valueType)
@@ -272,6 +301,9 @@ func ToDense[T ndarray.Numeric](a *FixedShapeTensorArray) (*ndarray.Dense[T], er
 	}
 	if want := ndarray.DTypeOf[T](); want != dtype {
 		return nil, fmt.Errorf("arrowtensor: %s of %v read as %v: %w", FixedShapeTensorName, dtype, want, ndarray.ErrDType)
+	}
+	if r := NullRow(a); r >= 0 {
+		return nil, fmt.Errorf("arrowtensor: %s row %d is null or holds a null element: %w", FixedShapeTensorName, r, ErrNull)
 	}
 	storage := a.Storage().(*array.FixedSizeList)
 	cell, _ := cellSize(typ.shape)

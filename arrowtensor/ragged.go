@@ -15,8 +15,9 @@ import (
 	"github.com/ndarrow/ndarrow/ragged"
 )
 
-// ErrNull reports null values where a ragged array has no place for them: a null leaf value
-// or a null slot of a fixed-size list (a null slot of a list reads as an empty row).
+// ErrNull reports null values where an array has no place for them: a null leaf value or a
+// null slot of a fixed-size list of a ragged array (a null slot of a list reads as an empty
+// row), a null row or element of an arrow.fixed_shape_tensor column.
 var ErrNull = errors.New("null values")
 
 // maxListDepth bounds the nesting of list types read as a ragged array.
@@ -153,10 +154,31 @@ func checkOffsets(i int, lv arrow.Array) error {
 	default:
 		return nil
 	}
-	if o, n := lv.Data().Offset(), lv.Len(); o+n+1 > have {
+	// o+n+1 ≤ have, written so that no term can overflow.
+	if o, n := lv.Data().Offset(), lv.Len(); o < 0 || n < 0 || o > have || n >= have-o {
 		return fmt.Errorf("arrowtensor: %v level %d: %d offsets for %d rows at offset %d: %w", lv.DataType().ID(), i, have, n, o, ragged.ErrInvalid)
 	}
 	return nil
+}
+
+// IsRaggedType reports whether RaggedFromListAny reads arrays of type dt: one to 64 list,
+// large_list and fixed_size_list levels over numeric, bool, utf8 or large_utf8 values, plain
+// or dictionary-encoded.
+func IsRaggedType(dt arrow.DataType) bool {
+	for levels := 0; levels <= maxListDepth; levels++ {
+		switch t := dt.(type) {
+		case *arrow.ListType:
+			dt = t.Elem()
+		case *arrow.LargeListType:
+			dt = t.Elem()
+		case *arrow.FixedSizeListType:
+			dt = t.Elem()
+		default:
+			_, err := leafDType(dt)
+			return levels > 0 && err == nil
+		}
+	}
+	return false
 }
 
 // widen returns offsets as int64.
@@ -259,8 +281,26 @@ func narrow(splits []int64) []int32 {
 }
 
 // leafValues returns the values of leaf as a []T over its logical positions: a view of the
-// values buffer for numeric types, a copy for bool and strings.
+// values buffer for numeric types, a copy for bool, strings and dictionary-encoded values
+// (null slots of which hold zero values).
 func leafValues[T ndarray.Element](leaf arrow.Array) ([]T, error) {
+	if d, ok := leaf.(*array.Dictionary); ok {
+		dict, err := leafValues[T](d.Dictionary())
+		if err != nil {
+			return nil, err
+		}
+		out := make([]T, d.Len())
+		for i := range out {
+			if d.IsValid(i) {
+				k := d.GetValueIndex(i)
+				if k < 0 || k >= len(dict) {
+					return nil, fmt.Errorf("arrowtensor: dictionary index %d at %d outside %d values: %w", k, i, len(dict), ragged.ErrInvalid)
+				}
+				out[i] = dict[k]
+			}
+		}
+		return out, nil
+	}
 	want := ndarray.DTypeOf[T]()
 	got, err := leafDType(leaf.DataType())
 	if err != nil {
@@ -307,6 +347,9 @@ func leafValues[T ndarray.Element](leaf arrow.Array) ([]T, error) {
 
 // leafDType returns the element type of a list's leaf values.
 func leafDType(dt arrow.DataType) (ndarray.DType, error) {
+	if d, ok := dt.(*arrow.DictionaryType); ok {
+		dt = d.ValueType
+	}
 	switch dt.ID() {
 	case arrow.BOOL:
 		return ndarray.Bool, nil

@@ -37,6 +37,9 @@ type VariableShapeTensorArray struct {
 	array.ExtensionArrayBase
 }
 
+// ValueStr returns row i as its storage struct prints it, data and shape, or "(null)".
+func (a *VariableShapeTensorArray) ValueStr(i int) string { return a.Storage().ValueStr(i) }
+
 var (
 	_ arrow.ExtensionType  = (*VariableShapeTensorType)(nil)
 	_ array.ExtensionArray = (*VariableShapeTensorArray)(nil)

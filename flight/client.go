@@ -20,9 +20,9 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/ipc/tensorfile"
+	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/ragged"
 	"github.com/ndarrow/ndarrow/sparse"
@@ -30,6 +30,11 @@ import (
 
 // ErrTooLarge is returned by Get when a tensor exceeds ClientOptions.MaxBytes.
 var ErrTooLarge = errors.New("flight: tensor exceeds the client's byte limit")
+
+// ErrInsecureEndpoint is returned by Get when a server over TLS names an endpoint in
+// plaintext: following it would send the request, and any client certificate's peer its
+// data, in clear.
+var ErrInsecureEndpoint = errors.New("flight: an endpoint in plaintext from a server over TLS")
 
 // DefaultMaxGetBytes bounds what one Get receives when ClientOptions leaves MaxBytes zero.
 const DefaultMaxGetBytes = 64 << 30
@@ -48,16 +53,51 @@ type ClientOptions struct {
 	// Allocator is where Put allocates record batches that cannot view a tensor's memory;
 	// default memory.DefaultAllocator.
 	Allocator memory.Allocator
+	// Limits bound what a server's replies may claim (see package limits); zero fields take
+	// their defaults.
+	Limits limits.Limits
+	// TokenEndpoints are the servers, besides the one dialed, that receive Token when a
+	// FlightInfo names them as endpoints ("grpc+tls://b:8815"; the scheme and host:port must
+	// match). An endpoint on any other server is fetched without the token: a server cannot
+	// make the client hand its credentials to a third party by listing it.
+	TokenEndpoints []string
 }
 
 // Client fetches and uploads tensors over Arrow Flight. It is safe for concurrent use.
+//
+// Endpoints: Get follows the locations a FlightInfo lists, connecting to each other server
+// once. It refuses to go from a server reached over TLS to an endpoint in plaintext
+// (ErrInsecureEndpoint), and it sends the bearer token only to the server it dialed and to
+// those ClientOptions.TokenEndpoints names.
 type Client struct {
-	uri   string
-	opts  ClientOptions
-	conn  *grpc.ClientConn
-	fc    arrowflight.Client
-	mu    sync.Mutex
-	peers map[string]*Client // other servers an endpoint named
+	uri    string
+	origin origin
+	opts   ClientOptions
+	conn   *grpc.ClientConn
+	fc     arrowflight.Client
+	mu     sync.Mutex
+	peers  map[string]*Client // other servers an endpoint named
+}
+
+// origin is what identifies a server for credentials: its transport and its host:port.
+type origin struct {
+	tls  bool
+	host string
+}
+
+// originOf parses a grpc://, grpc+tcp:// or grpc+tls:// URI.
+func originOf(uri string) (origin, error) {
+	u, err := url.Parse(uri)
+	if err != nil || u.Host == "" {
+		return origin{}, fmt.Errorf("flight: %q is not a URI like grpc://host:port", uri)
+	}
+	switch u.Scheme {
+	case "grpc", "grpc+tcp":
+		return origin{false, u.Host}, nil
+	case "grpc+tls":
+		return origin{true, u.Host}, nil
+	}
+	return origin{}, fmt.Errorf("flight: %q: the scheme is grpc, grpc+tcp or grpc+tls, not %q", uri, u.Scheme)
 }
 
 // tokenCredentials sends a bearer token with every call.
@@ -83,22 +123,17 @@ func Dial(uri string, opts ClientOptions) (*Client, error) {
 	if opts.Allocator == nil {
 		opts.Allocator = memory.DefaultAllocator
 	}
-	u, err := url.Parse(uri)
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("flight: %q is not a URI like grpc://host:port", uri)
+	o, err := originOf(uri)
+	if err != nil {
+		return nil, err
 	}
-	var creds credentials.TransportCredentials
-	switch u.Scheme {
-	case "grpc", "grpc+tcp":
-		creds = insecure.NewCredentials()
-	case "grpc+tls":
+	creds := insecure.NewCredentials()
+	if o.tls {
 		cfg := opts.TLS
 		if cfg == nil {
 			cfg = &tls.Config{MinVersion: tls.VersionTLS12}
 		}
 		creds = credentials.NewTLS(cfg)
-	default:
-		return nil, fmt.Errorf("flight: %q: the scheme is grpc, grpc+tcp or grpc+tls, not %q", uri, u.Scheme)
 	}
 	dopts := []grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
@@ -107,11 +142,11 @@ func Dial(uri string, opts ClientOptions) (*Client, error) {
 	if opts.Token != "" {
 		dopts = append(dopts, grpc.WithPerRPCCredentials(tokenCredentials(opts.Token)))
 	}
-	conn, err := grpc.NewClient(u.Host, dopts...)
+	conn, err := grpc.NewClient(o.host, dopts...)
 	if err != nil {
 		return nil, fmt.Errorf("flight: %s: %w", uri, err)
 	}
-	return &Client{uri: uri, opts: opts, conn: conn, fc: arrowflight.NewClientFromConn(conn, nil), peers: map[string]*Client{}}, nil
+	return &Client{uri: uri, origin: o, opts: opts, conn: conn, fc: arrowflight.NewClientFromConn(conn, nil), peers: map[string]*Client{}}, nil
 }
 
 // Close closes the client's connections.
@@ -127,23 +162,49 @@ func (c *Client) Close() error {
 }
 
 // at returns the client for an endpoint's locations: this one when they are empty or name
-// this server, else a connection to the first, made once with the same options.
+// this server, else a connection to the first, made once with the same options but the
+// token, which only the servers in TokenEndpoints receive. A plaintext endpoint of a server
+// reached over TLS is refused.
 func (c *Client) at(locs []*arrowflight.Location) (*Client, error) {
 	if len(locs) == 0 || locs[0].GetUri() == c.uri || strings.HasPrefix(locs[0].GetUri(), "arrow-flight-reuse-connection:") {
 		return c, nil
 	}
 	uri := locs[0].GetUri()
+	o, err := originOf(uri)
+	if err != nil {
+		return nil, err
+	}
+	if c.origin.tls && !o.tls {
+		return nil, fmt.Errorf("%w: %s names %s", ErrInsecureEndpoint, c.uri, uri)
+	}
+	if o == c.origin {
+		return c, nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if p, ok := c.peers[uri]; ok {
 		return p, nil
 	}
-	p, err := Dial(uri, c.opts)
+	opts := c.opts
+	if !c.sendsTokenTo(o) {
+		opts.Token = ""
+	}
+	p, err := Dial(uri, opts)
 	if err != nil {
 		return nil, err
 	}
 	c.peers[uri] = p
 	return p, nil
+}
+
+// sendsTokenTo reports whether the token may go to the server at o.
+func (c *Client) sendsTokenTo(o origin) bool {
+	for _, uri := range c.opts.TokenEndpoints {
+		if allowed, err := originOf(uri); err == nil && allowed == o {
+			return true
+		}
+	}
+	return false
 }
 
 // Info describes a served tensor.
@@ -159,14 +220,14 @@ type Info struct {
 	Endpoints int
 }
 
-// infoOf decodes a FlightInfo, verifying its schema.
-func infoOf(fi *arrowflight.FlightInfo) (Info, error) {
+// infoOf decodes a FlightInfo, verifying its schema within lim.
+func infoOf(fi *arrowflight.FlightInfo, lim limits.Limits) (Info, error) {
 	d := fi.GetFlightDescriptor()
 	info := Info{Rows: fi.GetTotalRecords(), Bytes: fi.GetTotalBytes(), Endpoints: len(fi.GetEndpoint())}
 	if d != nil && len(d.Path) == 1 {
 		info.Name = d.Path[0]
 	}
-	schema, err := ipc.ReadSchema(fi.GetSchema())
+	schema, err := ipc.ReadSchema(fi.GetSchema(), ipc.BatchOptions{Limits: lim, SkipUnsupported: true})
 	if err != nil {
 		return Info{}, fmt.Errorf("flight: %s: schema: %w", info.Name, err)
 	}
@@ -193,7 +254,7 @@ func (c *Client) List(ctx context.Context) ([]Info, error) {
 		if err != nil {
 			return nil, fromRemote(err)
 		}
-		info, err := infoOf(fi)
+		info, err := infoOf(fi, c.opts.Limits)
 		if err != nil {
 			return nil, err
 		}
@@ -207,7 +268,7 @@ func (c *Client) Info(ctx context.Context, name string) (Info, error) {
 	if err != nil {
 		return Info{}, fromRemote(err)
 	}
-	return infoOf(fi)
+	return infoOf(fi, c.opts.Limits)
 }
 
 func pathDescriptor(name string) *arrowflight.FlightDescriptor {
@@ -241,7 +302,7 @@ func (c *Client) Get(ctx context.Context, name string, opts ...GetOption) (tenso
 	if err != nil {
 		return tensorfile.Tensor{}, fromRemote(err)
 	}
-	info, err := infoOf(fi)
+	info, err := infoOf(fi, c.opts.Limits)
 	if err != nil {
 		return tensorfile.Tensor{}, err
 	}
@@ -251,11 +312,8 @@ func (c *Client) Get(ctx context.Context, name string, opts ...GetOption) (tenso
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	g := &getter{name: name, schema: info.Schema, limit: c.opts.MaxBytes, total: fi.TotalBytes, progress: cfg.progress}
-	if f := info.Schema.Fields(); len(f) == 1 {
-		g.fixedShape, _ = f[0].Type.(*arrowtensor.FixedShapeTensorType)
-	}
-	parts := make([]endpointPart, len(fi.Endpoint))
+	g := &getter{name: name, schema: info.Schema, lim: c.opts.Limits, limit: c.opts.MaxBytes, total: fi.TotalBytes, progress: cfg.progress}
+	parts := make([]tensorfile.Tensor, len(fi.Endpoint))
 	errs := make([]error, len(fi.Endpoint))
 	var wg sync.WaitGroup
 	for i, ep := range fi.Endpoint {
@@ -291,19 +349,12 @@ func (c *Client) Get(ctx context.Context, name string, opts ...GetOption) (tenso
 type getter struct {
 	name       string
 	schema     *arrow.Schema
-	fixedShape *arrowtensor.FixedShapeTensorType // set when the tensor is one fixed_shape_tensor column
+	lim        limits.Limits
 	limit      int64
 	total      int64
 	received   atomic.Int64
 	progressMu sync.Mutex
 	progress   func(received, total int64)
-}
-
-// endpointPart is what one endpoint sent: the chunks of a fixed_shape_tensor column, or a
-// tensor.
-type endpointPart struct {
-	chunks []*arrowtensor.FixedShapeTensorArray
-	tensor tensorfile.Tensor
 }
 
 // count adds n received bytes, failing past the limit.
@@ -320,120 +371,47 @@ func (g *getter) count(n int) error {
 	return nil
 }
 
-// fetch reads the stream of one ticket.
-func (g *getter) fetch(ctx context.Context, c *Client, t *arrowflight.Ticket) (endpointPart, error) {
+// fetch reads the stream of one ticket, each message decoded as it arrives, and returns the
+// tensor it holds (a view of the messages received where it can be).
+func (g *getter) fetch(ctx context.Context, c *Client, t *arrowflight.Ticket) (tensorfile.Tensor, error) {
 	stream, err := c.fc.DoGet(ctx, t)
 	if err != nil {
-		return endpointPart{}, err
+		return tensorfile.Tensor{}, err
 	}
-	first, err := stream.Recv()
-	if err != nil {
-		return endpointPart{}, err
-	}
-	if err := g.count(len(first.GetDataHeader())); err != nil {
-		return endpointPart{}, err
-	}
-	if g.fixedShape != nil {
-		return g.fetchColumn(stream, first)
-	}
-	buf, err := appendMessage(nil, first.GetDataHeader(), first.GetDataBody())
-	if err != nil {
-		return endpointPart{}, err
-	}
+	dec := &streamDecoder{name: g.name, lim: g.lim}
+	defer dec.release()
 	for {
 		fd, err := stream.Recv()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return endpointPart{}, err
+			return tensorfile.Tensor{}, err
 		}
 		if err := g.count(len(fd.GetDataHeader()) + len(fd.GetDataBody())); err != nil {
-			return endpointPart{}, err
+			return tensorfile.Tensor{}, err
 		}
-		if buf, err = appendMessage(buf, fd.GetDataHeader(), fd.GetDataBody()); err != nil {
-			return endpointPart{}, err
+		if err := dec.add(fd.GetDataHeader(), fd.GetDataBody()); err != nil {
+			return tensorfile.Tensor{}, err
+		}
+		if s := dec.schema(); s != nil && !s.Equal(g.schema) {
+			return tensorfile.Tensor{}, fmt.Errorf("the stream's schema %v is not the FlightInfo's %v: %w", s, g.schema, ipc.ErrInvalid)
 		}
 	}
-	buf = append(buf, endOfStream...)
-	schema, err := ipc.ReadSchema(buf)
-	if err != nil {
-		return endpointPart{}, err
-	}
-	if !schema.Equal(g.schema) {
-		return endpointPart{}, fmt.Errorf("the stream's schema %v is not the FlightInfo's %v: %w", schema, g.schema, ipc.ErrInvalid)
-	}
-	tensors, err := tensorfile.Read(buf, g.name)
-	if err != nil {
-		return endpointPart{}, err
-	}
-	if len(tensors) != 1 {
-		return endpointPart{}, fmt.Errorf("a stream of %d tensors, not one: %w", len(tensors), ipc.ErrInvalid)
-	}
-	return endpointPart{tensor: tensors[0]}, nil
+	return dec.tensor()
 }
 
-// fetchColumn reads a stream of fixed_shape_tensor batches, each chunk a view of the body
-// gRPC received.
-func (g *getter) fetchColumn(stream arrowflight.FlightService_DoGetClient, first *arrowflight.FlightData) (endpointPart, error) {
-	dec, err := ipc.NewColumnDecoder(first.GetDataHeader())
-	if err != nil {
-		return endpointPart{}, err
-	}
-	cols := dec.Columns()
-	if len(cols) != 1 || !arrow.TypeEqual(cols[0].Type, g.fixedShape) {
-		return endpointPart{}, fmt.Errorf("the stream's schema is not the FlightInfo's: %w", ipc.ErrInvalid)
-	}
-	for {
-		fd, err := stream.Recv()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return endpointPart{}, err
-		}
-		if err := g.count(len(fd.GetDataHeader()) + len(fd.GetDataBody())); err != nil {
-			return endpointPart{}, err
-		}
-		if len(fd.GetDataHeader()) == 0 {
-			continue // app metadata only
-		}
-		if err := dec.Decode(fd.GetDataHeader(), fd.GetDataBody()); err != nil {
-			return endpointPart{}, err
-		}
-	}
-	return endpointPart{chunks: cols[0].Chunks}, nil
-}
-
-// assemble stacks the parts of the endpoints in order.
-func (g *getter) assemble(parts []endpointPart, info Info) (tensorfile.Tensor, error) {
-	if g.fixedShape != nil {
-		var chunks []*arrowtensor.FixedShapeTensorArray
-		for _, p := range parts {
-			chunks = append(chunks, p.chunks...)
-		}
-		d, err := tensorfile.ColumnDense(chunks, g.fixedShape)
-		if err != nil {
-			return tensorfile.Tensor{}, fmt.Errorf("flight: %s: %w", g.name, err)
-		}
-		t := tensorfile.Tensor{Name: g.name, Kind: tensorfile.KindFixedShape, Dense: d}
-		if info.Kind == tensorfile.KindDense || info.Kind == "" {
-			t.Kind = tensorfile.KindDense
-		}
-		if len(info.DimNames) == d.Rank() {
-			t.DimNames = info.DimNames
-		}
-		return t, nil
-	}
-	ts := make([]tensorfile.Tensor, len(parts))
-	for i, p := range parts {
-		ts[i] = p.tensor
-	}
-	t, err := tensorfile.Concat(ts)
+// assemble stacks the parts of the endpoints in order, with the kind and dimension names the
+// FlightInfo gives.
+func (g *getter) assemble(parts []tensorfile.Tensor, info Info) (tensorfile.Tensor, error) {
+	t, err := tensorfile.Concat(parts)
 	if err != nil {
 		return tensorfile.Tensor{}, fmt.Errorf("flight: %w", err)
 	}
-	t.Name = g.name
+	t.Name, t.Column = g.name, ""
+	if t.Kind == tensorfile.KindFixedShape && (info.Kind == tensorfile.KindDense || info.Kind == "") {
+		t.Kind = tensorfile.KindDense
+	}
 	if t.Sparse == nil && len(info.DimNames) == t.Shape().Rank() {
 		t.DimNames = info.DimNames
 	}

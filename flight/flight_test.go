@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ndarrow/ndarrow/ipc/tensorfile"
+	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/ragged"
 	"github.com/ndarrow/ndarrow/sparse"
@@ -41,7 +42,7 @@ func randomDense[T ndarray.Numeric](rng *rand.Rand, shape ...int64) *ndarray.Den
 func valueBytes(t *testing.T, x tensorfile.Tensor) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	_, err := x.WriteValues(&b)
+	_, err := x.WriteValues(&b, 0)
 	require.NoError(t, err)
 	return b.Bytes()
 }
@@ -175,7 +176,7 @@ func TestRoundTripEveryDType(t *testing.T) {
 				r.Release()
 			}
 			require.NoError(t, w.Close())
-			viaArrowGo, err := tensorfile.Read(buf.Bytes(), name)
+			viaArrowGo, err := tensorfile.Read(buf.Bytes(), name, limits.Limits{})
 			require.NoError(t, err)
 			require.Len(t, viaArrowGo, 1)
 			requireSame(t, want, viaArrowGo[0])
@@ -197,7 +198,7 @@ func TestRoundTripEveryDType(t *testing.T) {
 // comes back with the values Arrow C++ and NumPy wrote (expected.jsonl's sha256).
 func TestServeDirectory(t *testing.T) {
 	s := serve(t, Options{}, "grpc")
-	names, err := s.store.AddDir("../ipc/testdata/arrow-cpp-17")
+	names, err := s.store.AddDir("../ipc/testdata/arrow-cpp-17", limits.Limits{})
 	// The same columns in the file and the stream of batch_tensors: the second is refused.
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "is taken by")

@@ -3,7 +3,7 @@ package flight
 import (
 	"bytes"
 	"encoding/binary"
-	"io"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,8 +12,8 @@ import (
 	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/ipc/tensorfile"
+	"github.com/ndarrow/ndarrow/limits"
 )
 
 // fuzzMessage is one FlightData's metadata and body.
@@ -66,10 +66,10 @@ func (c *captureData) Send(fd *arrowflight.FlightData) error {
 	return nil
 }
 
-// FuzzFlightData feeds FlightData messages to both of the client's decoders (record batches
-// of a fixed_shape_tensor column read in place; anything else assembled into a stream for the
-// ipc readers), as a hostile server would send them. Seeds: every golden tensor sent as the
-// server sends it, in batches of a few rows.
+// FuzzFlightData feeds FlightData messages to the decoder a Client's Get and a Server's
+// DoPut share, as a hostile peer would send them. Seeds: every golden tensor sent as the
+// server sends it, in batches of a few rows. A tensor that decodes must write its values,
+// and re-encoded as the server would send it, decode to the same values.
 func FuzzFlightData(f *testing.F) {
 	paths, _ := filepath.Glob("../ipc/testdata/arrow-cpp-17/*")
 	for _, p := range paths {
@@ -77,82 +77,71 @@ func FuzzFlightData(f *testing.F) {
 		if err != nil {
 			continue
 		}
-		ts, err := tensorfile.Read(b, "seed")
+		ts, err := tensorfile.Read(b, "seed", limits.Limits{})
 		if err != nil {
 			continue
 		}
 		for _, t := range ts {
-			recs, err := t.Records(memory.DefaultAllocator, "seed", 96)
-			if err != nil {
-				continue
+			if msgs := flightMessages(t, "seed", 96); msgs != nil {
+				f.Add(encodeFuzz(msgs))
 			}
-			var c captureData
-			w := arrowflight.NewRecordWriter(&c, arrowipc.WithSchema(recs[0].Schema()))
-			for _, r := range recs {
-				_ = w.Write(r)
-				r.Release()
-			}
-			_ = w.Close()
-			f.Add(encodeFuzz(c.msgs))
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		msgs := decodeFuzz(data)
-		if len(msgs) == 0 {
-			return
-		}
-		if dec, err := ipc.NewColumnDecoder(msgs[0].header); err == nil {
-			ok := true
-			for _, m := range msgs[1:] {
-				if dec.Decode(m.header, m.body) != nil {
-					ok = false
-					break
-				}
-			}
-			if cols := dec.Columns(); ok && len(cols) == 1 && len(cols[0].Chunks) > 0 {
-				if d, err := tensorfile.ColumnDense(cols[0].Chunks, cols[0].Type); err == nil {
-					_, _ = d.WriteTo(io.Discard)
-				}
-			}
-		}
-		var buf []byte
-		for _, m := range msgs {
-			var err error
-			if buf, err = appendMessage(buf, m.header, m.body); err != nil {
-				return
-			}
-		}
-		buf = append(buf, endOfStream...)
-		ts, err := tensorfile.Read(buf, "f")
+		lim := limits.Limits{MaxElements: 1 << 20, MaxCopySize: 64 << 20, MaxDenseElements: 1 << 20}
+		x, err := decodeMessages(msgs, lim)
 		if err != nil {
 			return
 		}
-		for _, x := range ts {
-			var want bytes.Buffer
-			if _, err := x.WriteValues(&want); err != nil {
-				t.Fatalf("%s read but its values cannot be written: %v", x.Name, err)
+		var want bytes.Buffer
+		if _, err := x.WriteValues(&want, lim.MaxDenseElements); err != nil {
+			if errors.Is(err, limits.ErrExceeded) {
+				return
 			}
-			// Re-encoded as the server would send it, it reads back the same.
-			rec, err := x.Record(memory.DefaultAllocator, "f")
-			if err != nil {
-				continue // a tensor Flight cannot carry (a scalar, say)
-			}
-			var enc bytes.Buffer
-			w := arrowipc.NewWriter(&enc, arrowipc.WithSchema(rec.Schema()))
-			if err := w.Write(rec); err != nil {
-				t.Fatalf("%s: re-encode: %v", x.Name, err)
-			}
-			rec.Release()
-			_ = w.Close()
-			back, err := tensorfile.Read(enc.Bytes(), "f")
-			if err != nil || len(back) != 1 {
-				t.Fatalf("%s: re-encoded stream does not read: %v", x.Name, err)
-			}
-			var got bytes.Buffer
-			_, _ = back[0].WriteValues(&got)
-			if !bytes.Equal(want.Bytes(), got.Bytes()) {
-				t.Fatalf("%s: values differ after a round trip", x.Name)
-			}
+			t.Fatalf("%s decoded but its values cannot be written: %v", x.Name, err)
+		}
+		again := flightMessages(x, "f", 0)
+		if again == nil {
+			return // a tensor Flight cannot carry (a scalar, say)
+		}
+		back, err := decodeMessages(again, lim)
+		if err != nil {
+			t.Fatalf("%s: what the server would send does not decode: %v", x.Name, err)
+		}
+		var got bytes.Buffer
+		_, _ = back.WriteValues(&got, lim.MaxDenseElements)
+		if !bytes.Equal(want.Bytes(), got.Bytes()) {
+			t.Fatalf("%s: values differ after a round trip", x.Name)
 		}
 	})
+}
+
+// decodeMessages decodes FlightData messages as a Client or Server does.
+func decodeMessages(msgs []fuzzMessage, lim limits.Limits) (tensorfile.Tensor, error) {
+	dec := &streamDecoder{name: "f", lim: lim}
+	defer dec.release()
+	for _, m := range msgs {
+		if err := dec.add(m.header, m.body); err != nil {
+			return tensorfile.Tensor{}, err
+		}
+	}
+	return dec.tensor()
+}
+
+// flightMessages returns the FlightData a server sends for t in batches of at most
+// batchBytes bytes (0: one batch), or nil when Flight cannot carry t.
+func flightMessages(t tensorfile.Tensor, name string, batchBytes int64) []fuzzMessage {
+	recs, err := t.Records(memory.DefaultAllocator, name, batchBytes)
+	if err != nil {
+		return nil
+	}
+	var c captureData
+	w := arrowflight.NewRecordWriter(&c, arrowipc.WithSchema(recs[0].Schema()))
+	for _, r := range recs {
+		_ = w.Write(r)
+		r.Release()
+	}
+	_ = w.Close()
+	return c.msgs
 }

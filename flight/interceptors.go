@@ -14,27 +14,30 @@ import (
 )
 
 // recoverUnary turns a panic in a unary handler into codes.Internal.
-func recoverUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+func (s *Server) recoverUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = panicStatus(info.FullMethod, r)
+			err = s.panicStatus(info.FullMethod, r)
 		}
 	}()
 	return handler(ctx, req)
 }
 
 // recoverStream turns a panic in a stream handler into codes.Internal.
-func recoverStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+func (s *Server) recoverStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = panicStatus(info.FullMethod, r)
+			err = s.panicStatus(info.FullMethod, r)
 		}
 	}()
 	return handler(srv, ss)
 }
 
-func panicStatus(method string, r any) error {
-	return status.Error(codes.Internal, fmt.Sprintf("%s: internal error: %v\n%s", method, r, debug.Stack()))
+// panicStatus logs a handler's panic with its stack, which stays on the server, and returns
+// the status the client gets: codes.Internal naming the method only.
+func (s *Server) panicStatus(method string, r any) error {
+	s.opts.Logger.Error("flight: a handler panicked", "method", method, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+	return status.Errorf(codes.Internal, "%s: internal error", method)
 }
 
 // authUnary refuses a unary call without the server's token.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"strings"
 	"sync"
@@ -20,9 +21,13 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
 
+	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/ipc/tensorfile"
+	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/ragged"
+	"github.com/ndarrow/ndarrow/sparse"
 )
 
 // Message and upload limits a Server uses when Options leaves them zero.
@@ -65,6 +70,15 @@ type Options struct {
 	Peer ClientOptions
 	// Allocator is where the server allocates what it sends; default memory.DefaultAllocator.
 	Allocator memory.Allocator
+	// Limits bound what an upload may claim: the metadata, body and decompressed size of
+	// its messages, the lengths of its arrays, the dense form of a sparse tensor. Zero
+	// fields take their defaults (package limits), except MaxBodySize and MaxCopySize, which
+	// default to MaxPutBytes: no message of an upload is larger, and no upload decompresses
+	// to more.
+	Limits limits.Limits
+	// Logger receives what the server does not send to clients: the stack of a panic in a
+	// handler, say. Default slog.Default().
+	Logger *slog.Logger
 }
 
 // Server is an Arrow Flight server for the tensors of a Store.
@@ -90,6 +104,16 @@ func NewServer(store *Store, opts Options) (*Server, error) {
 	if opts.Allocator == nil {
 		opts.Allocator = memory.DefaultAllocator
 	}
+	if opts.Limits.MaxBodySize <= 0 {
+		opts.Limits.MaxBodySize = opts.MaxPutBytes
+	}
+	if opts.Limits.MaxCopySize <= 0 {
+		opts.Limits.MaxCopySize = opts.MaxPutBytes
+	}
+	opts.Limits = opts.Limits.WithDefaults()
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
 	if len(opts.Shards) > 0 && opts.Location == "" {
 		return nil, errors.New("flight: Shards needs this server's Location among them")
 	}
@@ -100,8 +124,8 @@ func NewServer(store *Store, opts Options) (*Server, error) {
 	gopts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(opts.MaxMessageBytes),
 		grpc.MaxSendMsgSize(opts.MaxMessageBytes),
-		grpc.ChainUnaryInterceptor(recoverUnary, s.authUnary),
-		grpc.ChainStreamInterceptor(recoverStream, s.authStream),
+		grpc.ChainUnaryInterceptor(s.recoverUnary, s.authUnary),
+		grpc.ChainStreamInterceptor(s.recoverStream, s.authStream),
 	}
 	if opts.TLS != nil {
 		gopts = append(gopts, grpc.Creds(credentials.NewTLS(opts.TLS)))
@@ -189,21 +213,33 @@ func nameOf(d *arrowflight.FlightDescriptor) (string, bool, error) {
 	return "", false, status.Errorf(codes.InvalidArgument, "a flight descriptor names one tensor: a path of one element, not %v", d)
 }
 
-// statusOf maps an error to a gRPC status.
+// statusOf maps an error to a gRPC status: the sentinels of bad input to InvalidArgument,
+// limits to ResourceExhausted, anything else to Internal.
 func statusOf(err error) error {
+	return statusOr(err, codes.Internal)
+}
+
+// uploadStatus maps an error that decoding an upload gave: whatever it wraps, it comes from
+// the client's bytes, so it is InvalidArgument unless a more precise code fits.
+func uploadStatus(err error) error {
+	return statusOr(err, codes.InvalidArgument)
+}
+
+// statusOr maps err to a status, with code for errors no sentinel places.
+func statusOr(err error, code codes.Code) error {
 	if _, ok := status.FromError(err); ok {
 		return err
 	}
-	code := codes.Internal
 	switch {
 	case errors.Is(err, ErrNotFound):
 		code = codes.NotFound
-	case errors.Is(err, ErrName), errors.Is(err, ipc.ErrInvalid), errors.Is(err, ipc.ErrUnsupported),
-		errors.Is(err, tensorfile.ErrNotTensors), errors.Is(err, ndarray.ErrDType), errors.Is(err, ndarray.ErrShape),
-		errors.Is(err, arrow.ErrInvalid):
-		code = codes.InvalidArgument
-	case errors.Is(err, ipc.ErrLimit):
+	case errors.Is(err, limits.ErrExceeded):
 		code = codes.ResourceExhausted
+	case errors.Is(err, ErrName), errors.Is(err, arrow.ErrInvalid), errors.Is(err, ipc.ErrUnsupported),
+		errors.Is(err, tensorfile.ErrNotTensors), errors.Is(err, ndarray.ErrDType), errors.Is(err, ndarray.ErrShape),
+		errors.Is(err, ndarray.ErrIndex), errors.Is(err, ragged.ErrInvalid), errors.Is(err, sparse.ErrInvalid),
+		errors.Is(err, arrowtensor.ErrNull), errors.Is(err, arrowtensor.ErrUnsupported):
+		code = codes.InvalidArgument
 	case errors.Is(err, tensorfile.ErrBatchTooLarge):
 		code = codes.FailedPrecondition
 	case errors.Is(err, context.Canceled):
@@ -254,7 +290,7 @@ func (s *Server) shardedInfo(ctx context.Context, name string) (*arrowflight.Fli
 		case errs[i] != nil:
 			return nil, status.Errorf(codes.Unavailable, "shard %s: %v", s.opts.Shards[i], errs[i])
 		}
-		sch, err := ipc.ReadSchema(p.Schema)
+		sch, err := ipc.ReadSchema(p.Schema, ipc.BatchOptions{Limits: s.opts.Limits})
 		if err != nil {
 			return nil, status.Errorf(codes.Internal, "shard %s: schema: %v", s.opts.Shards[i], err)
 		}
@@ -386,7 +422,8 @@ func (s *Server) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_D
 }
 
 // DoPut stores an upload: the first message's descriptor names the tensor, the stream is one
-// tensor's record batches, read and checked whole before the store changes.
+// tensor's record batches, each decoded as it arrives by the one verified decoder, within
+// Options.Limits and MaxPutBytes, and checked whole before the store changes.
 func (s *Server) DoPut(stream arrowflight.FlightService_DoPutServer) error {
 	first, err := stream.Recv()
 	if err != nil {
@@ -399,36 +436,30 @@ func (s *Server) DoPut(stream arrowflight.FlightService_DoPutServer) error {
 	if err := CheckName(name); err != nil {
 		return statusOf(err)
 	}
-	buf, err := appendMessage(nil, first.GetDataHeader(), first.GetDataBody())
-	if err != nil {
-		return statusOf(err)
-	}
-	for {
-		fd, err := stream.Recv()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		if int64(len(buf)+len(fd.GetDataHeader())+len(fd.GetDataBody())) > s.opts.MaxPutBytes {
+	dec := &streamDecoder{name: name, lim: s.opts.Limits}
+	defer dec.release()
+	received := int64(0)
+	for fd := first; ; {
+		received += int64(len(fd.GetDataHeader()) + len(fd.GetDataBody()))
+		if received > s.opts.MaxPutBytes {
 			return status.Errorf(codes.ResourceExhausted, "an upload over %d bytes", s.opts.MaxPutBytes)
 		}
-		if buf, err = appendMessage(buf, fd.GetDataHeader(), fd.GetDataBody()); err != nil {
-			return statusOf(err)
+		if err := dec.add(fd.GetDataHeader(), fd.GetDataBody()); err != nil {
+			return uploadStatus(err)
+		}
+		if fd, err = stream.Recv(); err == io.EOF {
+			break
+		} else if err != nil {
+			return err
 		}
 	}
-	buf = append(buf, endOfStream...)
-	tensors, err := tensorfile.Read(buf, name)
+	t, err := dec.tensor()
 	if err != nil {
-		return statusOf(err)
+		return uploadStatus(err)
 	}
-	if len(tensors) != 1 {
-		return status.Errorf(codes.InvalidArgument, "an upload holds one tensor column, not %d", len(tensors))
-	}
-	e, err := s.store.newEntry(name, tensors[0], nil)
+	e, err := s.store.newEntry(name, t, nil)
 	if err != nil {
-		return statusOf(err)
+		return uploadStatus(err)
 	}
 	s.store.put(name, e)
 	meta, _ := json.Marshal(metadataOf(e.tensor))

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/ndarrow/ndarrow/ipc/tensorfile"
+	"github.com/ndarrow/ndarrow/limits"
 )
 
 // Sentinel errors; test for them with errors.Is.
@@ -123,12 +124,12 @@ func (s *Store) put(name string, e *entry) {
 	}
 }
 
-// AddDir adds every tensor file in dir (not its subdirectories), memory-mapped, under the
-// names tensorfile gives them, and returns the names added. Files that hold no tensors Flight
+// AddDir adds every tensor file in dir (not its subdirectories), memory-mapped and read within
+// lim, under the names tensorfile gives them, and returns the names added. Files that hold no tensors Flight
 // can carry are skipped, and reported in the returned error (errors.Join of one per file)
 // after the others are added; names that several files give are an error too, the first
 // file's tensor kept.
-func (s *Store) AddDir(dir string) ([]string, error) {
+func (s *Store) AddDir(dir string, lim limits.Limits) ([]string, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("flight: %w", err)
@@ -141,7 +142,7 @@ func (s *Store) AddDir(dir string) ([]string, error) {
 			continue
 		}
 		path := filepath.Join(dir, de.Name())
-		f, err := tensorfile.Open(path)
+		f, err := tensorfile.Open(path, lim)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("flight: %w", err))
 			continue

@@ -254,7 +254,7 @@ func TestBadTensorMetadata(t *testing.T) {
 		{"union type out of range", func(s *spec) { s.typeType = 99 }, Limits{}, ErrInvalid, "unknown type 99"},
 		{"a Tensor table labelled RecordBatch", func(s *spec) { s.headerType = arrowfb.MessageHeaderRecordBatch }, Limits{}, ErrInvalid, "RecordBatch"},
 		{"unknown header", func(s *spec) { s.headerType = 9 }, Limits{}, ErrInvalid, "unknown message header type 9"},
-		{"old metadata version", func(s *spec) { s.version = arrowfb.MetadataVersionV3 }, Limits{}, ErrUnsupported, "metadata version 2"},
+		{"old metadata version", func(s *spec) { s.version = arrowfb.MetadataVersionV3 }, Limits{}, ErrUnsupported, "metadata version V3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := validSpec()

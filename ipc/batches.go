@@ -6,187 +6,542 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync/atomic"
+	"slices"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	flatbuffers "github.com/google/flatbuffers/go"
 
 	"github.com/ndarrow/ndarrow/internal/arrowfb"
 )
 
-// ReadRecordBatches reads every record batch of the Arrow IPC file or stream in b (told apart
-// by the file's ARROW1 magic) with arrow-go's own readers, and returns the schema and the
-// batches, which the caller releases. Importing arrowtensor first makes tensor columns come
-// back as its extension arrays.
-//
-// arrow-go's readers trust their input: they size allocations from lengths in it and can
-// panic on malformed bytes. ReadRecordBatches first frames every message and verifies its
-// flatbuffer metadata (and, for a file, the footer and that each block it lists starts a
-// message), so that no vector length reaches arrow-go unchecked; then allocations go through
-// a budget of twice the input plus 1 MiB, and a panic inside the readers becomes an error
-// wrapping ErrInvalid (ErrLimit for an exhausted budget). No batch is returned with an error.
-func ReadRecordBatches(b []byte, mem memory.Allocator) (schema *arrow.Schema, records []arrow.Record, err error) {
-	if err := checkBatches(b); err != nil {
-		return nil, nil, fmt.Errorf("ipc: record batches: %w", err)
+// BatchOptions configure the record-batch readers. The zero value reads within the default
+// limits, allocates copies from memory.DefaultAllocator, and refuses a column of a type it
+// builds no arrays for.
+type BatchOptions struct {
+	// Limits bound what the input may claim; zero fields take their defaults.
+	Limits Limits
+	// Allocator is where the reader allocates what it cannot view in its input: decompressed
+	// buffers, byte-swapped big-endian ones, realigned ones and merged dictionary deltas.
+	Allocator memory.Allocator
+	// SkipUnsupported drops the columns of types the reader builds no arrays for (unions,
+	// binary and list views, run-end encoded, decimal32 and decimal64, and anything holding
+	// them) from the schema and the records, walking past their buffers. Without it such a
+	// column is an error wrapping ErrUnsupported that names the column and the type.
+	SkipUnsupported bool
+}
+
+// decoder holds what the messages of one stream, file or Flight stream share: the schema, the
+// dictionaries read so far, and the copies made.
+type decoder struct {
+	plan   *schemaPlan
+	schema *arrow.Schema
+	lim    Limits
+	copies copier
+	dicts  map[int64]arrow.ArrayData
+	file   bool // a file: a dictionary is never replaced, only extended by deltas
+}
+
+func newDecoder(plan *schemaPlan, opts BatchOptions, file bool) (*decoder, error) {
+	schema, err := plan.arrowSchema(opts.SkipUnsupported)
+	if err != nil {
+		return nil, err
 	}
+	mem := opts.Allocator
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
-	budget := &budgetAllocator{mem: mem}
-	budget.left.Store(2*int64(len(b)) + 1<<20)
+	lim := opts.Limits.WithDefaults()
+	return &decoder{
+		plan: plan, schema: schema, lim: lim, file: file,
+		copies: copier{mem: mem, lim: lim},
+		dicts:  map[int64]arrow.ArrayData{},
+	}, nil
+}
+
+// release releases the dictionaries and the decompressor.
+func (d *decoder) release() {
+	for id, dict := range d.dicts {
+		dict.Release()
+		delete(d.dicts, id)
+	}
+	d.copies.close()
+}
+
+// decode reads one message whose metadata is verified: a record batch gives a record, a
+// dictionary batch updates the dictionaries and gives nil. Errors do not say where the
+// message is; the caller does. A panic while decoding, which the
+// checks are meant to make impossible, becomes an error wrapping ErrInvalid.
+func (d *decoder) decode(m message) (rec arrow.Record, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			for _, rec := range records {
-				rec.Release()
-			}
-			schema, records = nil, nil
-			if e, ok := r.(error); ok && errors.Is(e, ErrLimit) {
-				err = fmt.Errorf("ipc: record batches: %w", e)
-				return
-			}
-			err = fmt.Errorf("ipc: malformed record batches: %v: %w", r, ErrInvalid)
+			rec, err = nil, fmt.Errorf("malformed input the checks missed: %v: %w", r, ErrInvalid)
 		}
 	}()
-	fail := func(err error) (*arrow.Schema, []arrow.Record, error) {
-		for _, rec := range records {
-			rec.Release()
-		}
-		return nil, nil, fmt.Errorf("ipc: record batches: %w: %w", ErrInvalid, err)
+	var tbl flatbuffers.Table
+	m.meta.Header(&tbl)
+	switch h := m.meta.HeaderType(); h {
+	case arrowfb.MessageHeaderRecordBatch:
+		var rb arrowfb.RecordBatch
+		rb.Init(tbl.Bytes, tbl.Pos)
+		rec, err = d.record(&rb, m)
+	case arrowfb.MessageHeaderDictionaryBatch:
+		var db arrowfb.DictionaryBatch
+		db.Init(tbl.Bytes, tbl.Pos)
+		err = d.dictionary(&db, m)
+	case arrowfb.MessageHeaderSchema:
+		err = fmt.Errorf("a second schema message: %w", ErrInvalid)
+	default:
+		err = fmt.Errorf("a %s message among record batches: %w", arrowfb.EnumNamesMessageHeader[h], ErrInvalid)
 	}
-	if bytes.HasPrefix(b, []byte("ARROW1")) {
-		r, err := arrowipc.NewFileReader(bytes.NewReader(b), arrowipc.WithAllocator(budget))
-		if err != nil {
-			return fail(err)
-		}
-		defer r.Close()
-		for i := range r.NumRecords() {
-			rec, err := r.Record(i)
-			if err != nil {
-				return fail(err)
-			}
-			rec.Retain()
-			records = append(records, rec)
-		}
-		return r.Schema(), records, nil
-	}
-	r, err := arrowipc.NewReader(bytes.NewReader(b), arrowipc.WithAllocator(budget))
+	return rec, err
+}
+
+// record builds the record of a record batch message.
+func (d *decoder) record(rb *arrowfb.RecordBatch, m message) (arrow.Record, error) {
+	l, err := d.newBatchLoader(rb, m.body, m.meta.Version())
 	if err != nil {
-		return fail(err)
+		return nil, fmt.Errorf("record batch: %w", err)
 	}
-	defer r.Release()
-	for r.Next() {
-		rec := r.Record()
-		rec.Retain()
-		records = append(records, rec)
+	cols := make([]arrow.Array, 0, d.schema.NumFields())
+	defer func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
+	for _, f := range d.plan.fields {
+		if f.unsupported != "" {
+			if err := l.skip(f); err != nil {
+				return nil, fmt.Errorf("record batch: column %w", err)
+			}
+			continue
+		}
+		data, err := l.load(f)
+		if err != nil {
+			return nil, fmt.Errorf("record batch: column %w", err)
+		}
+		if int64(data.Len()) != rb.Length() {
+			n := data.Len()
+			data.Release()
+			return nil, fmt.Errorf("record batch: column %q has %d values in a batch of %d rows: %w", f.path, n, rb.Length(), ErrInvalid)
+		}
+		cols = append(cols, array.MakeFromData(data))
+		data.Release()
 	}
-	if err := r.Err(); err != nil {
-		return fail(err)
+	return array.NewRecord(d.schema, cols, rb.Length()), nil
+}
+
+// dictionary reads a dictionary batch into the dictionaries: a new one, a replacement (not in
+// a file) or a delta appended to the current one.
+func (d *decoder) dictionary(db *arrowfb.DictionaryBatch, m message) error {
+	id := db.Id()
+	values, ok := d.plan.dicts[id]
+	if !ok {
+		return fmt.Errorf("a batch of %s, which no field uses: %w", dictionaryName(id), ErrInvalid)
 	}
-	return r.Schema(), records, nil
-}
-
-// budgetAllocator refuses, by panicking with an error wrapping ErrLimit, allocations beyond
-// its budget; ReadRecordBatches recovers the panic.
-type budgetAllocator struct {
-	mem  memory.Allocator
-	left atomic.Int64
-}
-
-func (a *budgetAllocator) take(n int) {
-	if a.left.Add(-int64(n)) < 0 {
-		panic(fmt.Errorf("an allocation of %d bytes exceeds what the input can justify: %w", n, ErrLimit))
+	var rb arrowfb.RecordBatch
+	if db.Data(&rb) == nil {
+		return fmt.Errorf("a batch of %s without data: %w", dictionaryName(id), ErrInvalid)
 	}
+	if values.unsupported != "" {
+		return nil // its field is walked past: the values are never needed
+	}
+	l, err := d.newBatchLoader(&rb, m.body, m.meta.Version())
+	if err != nil {
+		return fmt.Errorf("%s: %w", dictionaryName(id), err)
+	}
+	data, err := l.load(values)
+	if err != nil {
+		return fmt.Errorf("%s: values %w", dictionaryName(id), err)
+	}
+	prev, exists := d.dicts[id]
+	switch {
+	case db.IsDelta() && !exists:
+		data.Release()
+		return fmt.Errorf("a delta of %s before the dictionary: %w", dictionaryName(id), ErrInvalid)
+	case db.IsDelta():
+		merged, err := d.merge(prev, data)
+		data.Release()
+		if err != nil {
+			return fmt.Errorf("%s: %w", dictionaryName(id), err)
+		}
+		prev.Release()
+		d.dicts[id] = merged
+	case exists && d.file:
+		data.Release()
+		return fmt.Errorf("%s replaced in a file, whose batches share one dictionary: %w", dictionaryName(id), ErrInvalid)
+	default:
+		if exists {
+			prev.Release()
+		}
+		d.dicts[id] = data
+	}
+	return nil
 }
 
-func (a *budgetAllocator) Allocate(size int) []byte {
-	a.take(size)
-	return a.mem.Allocate(size)
+// merge returns a dictionary with the values of delta after those of prev, a copy counted
+// against the limits.
+func (d *decoder) merge(prev, delta arrow.ArrayData) (arrow.ArrayData, error) {
+	size := dataBytes(prev) + dataBytes(delta)
+	if size > d.lim.MaxCopySize-d.copies.copied {
+		return nil, fmt.Errorf("merging a delta of %d bytes after %d copied exceeds the limit of %d: %w", size, d.copies.copied, d.lim.MaxCopySize, ErrLimit)
+	}
+	d.copies.copied += size
+	a, b := array.MakeFromData(prev), array.MakeFromData(delta)
+	defer a.Release()
+	defer b.Release()
+	merged, err := array.Concatenate([]arrow.Array{a, b}, d.copies.mem)
+	if err != nil {
+		return nil, fmt.Errorf("merging a delta: %w: %w", ErrInvalid, err)
+	}
+	defer merged.Release()
+	data := merged.Data()
+	data.Retain()
+	return data, nil
 }
 
-func (a *budgetAllocator) Reallocate(size int, b []byte) []byte {
-	a.take(size - len(b))
-	return a.mem.Reallocate(size, b)
+// dataBytes returns the bytes of the buffers of data and its children.
+func dataBytes(data arrow.ArrayData) int64 {
+	n := int64(0)
+	for _, b := range data.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, c := range data.Children() {
+		n += dataBytes(c)
+	}
+	return n
 }
 
-func (a *budgetAllocator) Free(b []byte) { a.mem.Free(b) }
+// BatchReader reads the record batches of an Arrow IPC stream or file held in memory —
+// a []byte or a memory-mapped file — without copying: every buffer of every record it returns
+// is a view of that memory, except where a copy cannot be avoided (compressed or big-endian
+// input, a buffer misaligned for its type, merged dictionary deltas), which is allocated from
+// the options' allocator. The input must stay unchanged while the records are in use.
+//
+// A file (told by its ARROW1 magic) is read through its footer: the schema is the footer's
+// (Arrow JS writes it nowhere else), every dictionary it lists is read first, then the record
+// batches in the order it lists them. A stream is read message by message from its leading
+// schema to the end-of-stream marker or the end of the input.
+//
+// Trust model: the input may be anything. Framing, flatbuffers, footer blocks, every field
+// node, buffer, offset, null count, dictionary index and compressed length are checked
+// against the input, each other and the Limits before any arrow-go array exists; bad input is
+// an error wrapping ErrInvalid, ErrLimit, ErrUnsupported or io.ErrUnexpectedEOF that names
+// the byte offset and the column, never a panic, and nothing is allocated beyond what the
+// input justifies. A BatchReader is not safe for concurrent use.
+type BatchReader struct {
+	d         *decoder
+	src       []byte
+	pos       int64   // a stream: where the next message starts
+	blocks    []block // a file: the record batches its footer lists
+	nextBlock int
+	err       error
+	done      bool
+}
+
+// block is a message a file's footer lists: where it starts, its framed metadata length and
+// its body length.
+type block struct {
+	offset, metaLen, bodyLen int64
+}
 
 // fileMagic starts and ends an Arrow IPC file.
 const fileMagic = "ARROW1"
 
-// checkBatches frames and verifies every message of an IPC stream, or of the stream inside an
-// IPC file together with the file's footer.
-func checkBatches(b []byte) error {
-	if !bytes.HasPrefix(b, []byte(fileMagic)) {
-		_, err := scanMessages(b, 0)
-		return err
+// NewBatchReader returns a reader of the record batches in b, an Arrow IPC file or stream. It
+// reads and checks the schema, and for a file the footer and every dictionary.
+func NewBatchReader(b []byte, opts BatchOptions) (*BatchReader, error) {
+	lim := opts.Limits.WithDefaults()
+	if bytes.HasPrefix(b, []byte(fileMagic)) {
+		return openFile(b, opts, lim)
 	}
+	m, n, err := parseMessage(b, 0, lim)
+	switch {
+	case errors.Is(err, io.EOF) && len(b) == 0:
+		return nil, fmt.Errorf("ipc: an empty input has no schema: %w", io.ErrUnexpectedEOF)
+	case errors.Is(err, io.EOF):
+		return nil, fmt.Errorf("ipc: a stream that ends before its schema: %w", ErrInvalid)
+	case err != nil:
+		return nil, err
+	case m.meta.HeaderType() != arrowfb.MessageHeaderSchema:
+		return nil, fmt.Errorf("ipc: message at byte 0: a stream starts with a schema, not a %s message: %w",
+			arrowfb.EnumNamesMessageHeader[m.meta.HeaderType()], ErrInvalid)
+	}
+	plan, err := schemaOf(m.meta)
+	if err != nil {
+		return nil, fmt.Errorf("ipc: message at byte 0: %w", err)
+	}
+	d, err := newDecoder(plan, opts, false)
+	if err != nil {
+		return nil, fmt.Errorf("ipc: %w", err)
+	}
+	return &BatchReader{d: d, src: b, pos: n}, nil
+}
+
+// openFile reads the footer of an IPC file, its schema and its dictionaries.
+func openFile(b []byte, opts BatchOptions, lim Limits) (*BatchReader, error) {
 	const head, tail = 8, 10 // magic and padding; footer length and magic
 	if len(b) < head+tail || !bytes.HasSuffix(b, []byte(fileMagic)) {
-		return fmt.Errorf("an Arrow IPC file of %d bytes has no footer: %w", len(b), ErrInvalid)
+		return nil, fmt.Errorf("ipc: an Arrow IPC file of %d bytes does not end with its footer and magic: %w", len(b), io.ErrUnexpectedEOF)
 	}
 	footerLen := int64(int32(binary.LittleEndian.Uint32(b[len(b)-tail:])))
 	footerStart := int64(len(b)-tail) - footerLen
-	if footerLen <= 0 || footerStart < head {
-		return fmt.Errorf("footer length %d does not fit a file of %d bytes: %w", footerLen, len(b), ErrInvalid)
+	switch {
+	case footerLen <= 0 || footerStart < head:
+		return nil, fmt.Errorf("ipc: footer length %d does not fit a file of %d bytes: %w", footerLen, len(b), ErrInvalid)
+	case footerLen > lim.MaxMetadataSize:
+		return nil, fmt.Errorf("ipc: footer length %d exceeds the limit of %d bytes: %w", footerLen, lim.MaxMetadataSize, ErrLimit)
 	}
-	blocks, err := arrowfb.VerifyFooter(b[footerStart : len(b)-tail])
+	raw := b[footerStart : len(b)-tail]
+	if err := arrowfb.VerifyFooter(raw); err != nil {
+		return nil, fmt.Errorf("ipc: footer at byte %d: %w: %w", footerStart, ErrInvalid, err)
+	}
+	footer := arrowfb.GetRootAsFooter(raw, 0)
+	var s arrowfb.Schema
+	if footer.Schema(&s) == nil {
+		return nil, fmt.Errorf("ipc: footer at byte %d has no schema: %w", footerStart, ErrInvalid)
+	}
+	plan, err := decodeSchema(&s)
 	if err != nil {
-		return fmt.Errorf("footer at byte %d: %w: %w", footerStart, ErrInvalid, err)
+		return nil, fmt.Errorf("ipc: footer at byte %d: %w", footerStart, err)
 	}
-	starts, err := scanMessages(b[head:footerStart], head)
+	dicts := blocksOf(footer.DictionariesLength(), footer.Dictionaries)
+	records := blocksOf(footer.RecordBatchesLength(), footer.RecordBatches)
+	if err := checkBlocks(append(slices.Clone(dicts), records...), head, footerStart); err != nil {
+		return nil, fmt.Errorf("ipc: footer at byte %d: %w", footerStart, err)
+	}
+	d, err := newDecoder(plan, opts, true)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("ipc: %w", err)
 	}
-	for _, off := range blocks {
-		if !starts[off] {
-			return fmt.Errorf("the footer lists a block at byte %d, where no message starts: %w", off, ErrInvalid)
+	r := &BatchReader{d: d, src: b, blocks: records}
+	for _, blk := range dicts {
+		m, err := r.blockMessage(blk, arrowfb.MessageHeaderDictionaryBatch)
+		if err == nil {
+			if _, err = d.decode(m); err != nil {
+				err = fmt.Errorf("ipc: message at byte %d: %w", m.offset, err)
+			}
+		}
+		if err != nil {
+			d.release()
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// blocksOf returns the n blocks of a footer vector.
+func blocksOf(n int, at func(*arrowfb.Block, int) bool) []block {
+	out := make([]block, n)
+	var b arrowfb.Block
+	for i := range out {
+		at(&b, i)
+		out[i] = block{b.Offset(), int64(b.MetaDataLength()), b.BodyLength()}
+	}
+	return out
+}
+
+// checkBlocks checks that every block lies between the file's leading magic and its footer,
+// and that no two overlap, so that reading all of them costs no more than the file's size.
+func checkBlocks(blocks []block, start, end int64) error {
+	for _, b := range blocks {
+		if b.offset < start || b.metaLen <= 0 || b.bodyLen < 0 || b.offset > end ||
+			b.metaLen > end-b.offset || b.bodyLen > end-b.offset-b.metaLen {
+			return fmt.Errorf("a block at byte %d (metadata %d, body %d bytes) outside bytes %d to %d: %w",
+				b.offset, b.metaLen, b.bodyLen, start, end, ErrInvalid)
+		}
+	}
+	slices.SortFunc(blocks, func(a, b block) int { return int(min(max(a.offset-b.offset, -1), 1)) })
+	for i := 1; i < len(blocks); i++ {
+		if prev := blocks[i-1]; prev.offset+prev.metaLen+prev.bodyLen > blocks[i].offset {
+			return fmt.Errorf("blocks at bytes %d and %d overlap: %w", prev.offset, blocks[i].offset, ErrInvalid)
 		}
 	}
 	return nil
 }
 
-// scanMessages frames and verifies the messages of b, which starts at byte base of its input,
-// up to the end-of-stream marker or the end of b, and returns where each starts.
-func scanMessages(b []byte, base int64) (map[int64]bool, error) {
-	starts := map[int64]bool{}
-	lim := DefaultLimits()
-	for pos := int64(0); ; {
-		_, n, err := parseMessage(b[pos:], base+pos, lim)
-		if errors.Is(err, io.EOF) {
-			return starts, nil
+// blockMessage parses the message a footer block locates, which must fill the block exactly
+// and be of the given type.
+func (r *BatchReader) blockMessage(b block, want arrowfb.MessageHeader) (message, error) {
+	m, n, err := parseMessage(r.src[b.offset:b.offset+b.metaLen+b.bodyLen], b.offset, r.d.lim)
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return message{}, fmt.Errorf("ipc: the block at byte %d (%d+%d bytes) cuts its message short: %w: %w", b.offset, b.metaLen, b.bodyLen, ErrInvalid, err)
+	case errors.Is(err, io.EOF):
+		return message{}, fmt.Errorf("ipc: the block at byte %d holds the end-of-stream marker: %w", b.offset, ErrInvalid)
+	case err != nil:
+		return message{}, err
+	case n != b.metaLen+b.bodyLen || int64(len(m.body)) != b.bodyLen:
+		return message{}, fmt.Errorf("ipc: the block at byte %d says %d+%d bytes, its message takes %d with a body of %d: %w",
+			b.offset, b.metaLen, b.bodyLen, n, len(m.body), ErrInvalid)
+	case m.meta.HeaderType() != want:
+		return message{}, fmt.Errorf("ipc: the block at byte %d holds a %s message, not a %s: %w", b.offset,
+			arrowfb.EnumNamesMessageHeader[m.meta.HeaderType()], arrowfb.EnumNamesMessageHeader[want], ErrInvalid)
+	}
+	return m, nil
+}
+
+// Schema returns the schema of the records: little-endian, without the columns skipped.
+func (r *BatchReader) Schema() *arrow.Schema { return r.d.schema }
+
+// Next returns the next record batch, which the caller releases, or io.EOF after the last.
+// After an error other than io.EOF the reader stops: every later call returns that error.
+func (r *BatchReader) Next() (arrow.Record, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	rec, err := r.read()
+	if err != nil {
+		r.err = err
+	}
+	return rec, err
+}
+
+func (r *BatchReader) read() (arrow.Record, error) {
+	if r.done {
+		return nil, fmt.Errorf("ipc: Next on a released reader: %w", ErrInvalid)
+	}
+	if r.d.file {
+		if r.nextBlock >= len(r.blocks) {
+			return nil, io.EOF
 		}
+		m, err := r.blockMessage(r.blocks[r.nextBlock], arrowfb.MessageHeaderRecordBatch)
 		if err != nil {
 			return nil, err
 		}
-		starts[base+pos] = true
-		pos += n
+		r.nextBlock++
+		rec, err := r.d.decode(m)
+		if err != nil {
+			return nil, fmt.Errorf("ipc: message at byte %d: %w", m.offset, err)
+		}
+		return rec, nil
+	}
+	for {
+		m, n, err := parseMessage(r.src[r.pos:], r.pos, r.d.lim)
+		if err != nil {
+			return nil, err // io.EOF at the end-of-stream marker or the end of the input
+		}
+		r.pos += n
+		rec, err := r.d.decode(m)
+		if err != nil {
+			return nil, fmt.Errorf("ipc: message at byte %d: %w", m.offset, err)
+		}
+		if rec != nil {
+			return rec, nil
+		}
 	}
 }
 
-// ReadSchema returns the schema of the Arrow IPC file or stream in b, verified as
-// ReadRecordBatches verifies its input, without reading any batch.
-func ReadSchema(b []byte) (schema *arrow.Schema, err error) {
-	if err := checkBatches(b); err != nil {
-		return nil, fmt.Errorf("ipc: record batches: %w", err)
+// Release releases what the reader holds (its dictionaries and decompressor); records it
+// returned stay valid.
+func (r *BatchReader) Release() {
+	if !r.done {
+		r.done = true
+		r.d.release()
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			schema, err = nil, fmt.Errorf("ipc: malformed schema: %v: %w", r, ErrInvalid)
-		}
-	}()
-	if bytes.HasPrefix(b, []byte(fileMagic)) {
-		r, err := arrowipc.NewFileReader(bytes.NewReader(b))
-		if err != nil {
-			return nil, fmt.Errorf("ipc: schema: %w: %w", ErrInvalid, err)
-		}
-		defer r.Close()
-		return r.Schema(), nil
-	}
-	r, err := arrowipc.NewReader(bytes.NewReader(b))
+}
+
+// ReadRecordBatches reads every record batch of the Arrow IPC file or stream in b (see
+// BatchReader) and returns the schema and the records, which view b and which the caller
+// releases. No record is returned with an error.
+func ReadRecordBatches(b []byte, opts BatchOptions) (*arrow.Schema, []arrow.Record, error) {
+	r, err := NewBatchReader(b, opts)
 	if err != nil {
-		return nil, fmt.Errorf("ipc: schema: %w: %w", ErrInvalid, err)
+		return nil, nil, err
+	}
+	defer r.Release()
+	var records []arrow.Record
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return r.Schema(), records, nil
+		}
+		if err != nil {
+			for _, rec := range records {
+				rec.Release()
+			}
+			return nil, nil, err
+		}
+		records = append(records, rec)
+	}
+}
+
+// ReadSchema returns the schema of the Arrow IPC file or stream in b — a stream may be only a
+// schema message, as a FlightInfo carries it — checked as BatchReader checks it, without
+// reading any record batch of a stream. The dictionaries of a file are read and checked.
+func ReadSchema(b []byte, opts BatchOptions) (*arrow.Schema, error) {
+	r, err := NewBatchReader(b, opts)
+	if err != nil {
+		return nil, err
 	}
 	defer r.Release()
 	return r.Schema(), nil
 }
+
+// BatchDecoder decodes record batches that arrive one message at a time, metadata and body
+// apart, as Arrow Flight's FlightData carries them (data_header and data_body). Like
+// BatchReader it copies nothing it can view: a record's buffers view the bodies passed to
+// Decode, which must stay unchanged while it is in use, and it checks everything before
+// building arrays. A BatchDecoder is not safe for concurrent use.
+type BatchDecoder struct {
+	d *decoder
+	n int // messages decoded, for errors
+}
+
+// NewBatchDecoder returns a decoder for the batches of the schema whose message metadata (a
+// flatbuffer Message with a Schema header: FlightData.data_header of a stream's first
+// message) is meta.
+func NewBatchDecoder(meta []byte, opts BatchOptions) (*BatchDecoder, error) {
+	lim := opts.Limits.WithDefaults()
+	if int64(len(meta)) > lim.MaxMetadataSize {
+		return nil, fmt.Errorf("ipc: schema metadata of %d bytes exceeds the limit of %d: %w", len(meta), lim.MaxMetadataSize, ErrLimit)
+	}
+	m, _, err := parseMetadata(meta, 0, lim)
+	if err != nil {
+		return nil, err
+	}
+	if m.HeaderType() != arrowfb.MessageHeaderSchema {
+		return nil, fmt.Errorf("ipc: a stream starts with a schema, not a %s message: %w", arrowfb.EnumNamesMessageHeader[m.HeaderType()], ErrInvalid)
+	}
+	plan, err := schemaOf(m)
+	if err != nil {
+		return nil, fmt.Errorf("ipc: %w", err)
+	}
+	d, err := newDecoder(plan, opts, false)
+	if err != nil {
+		return nil, fmt.Errorf("ipc: %w", err)
+	}
+	return &BatchDecoder{d: d}, nil
+}
+
+// Schema returns the schema of the records: little-endian, without the columns skipped.
+func (bd *BatchDecoder) Schema() *arrow.Schema { return bd.d.schema }
+
+// Decode decodes the message with metadata meta and body body: a record batch gives a record
+// the caller releases, a dictionary batch gives nil (its values are kept for the batches
+// after it). The body may be longer than the metadata says (padding); it may not be shorter.
+func (bd *BatchDecoder) Decode(meta, body []byte) (arrow.Record, error) {
+	bd.n++
+	if int64(len(meta)) > bd.d.lim.MaxMetadataSize {
+		return nil, fmt.Errorf("ipc: message %d: metadata of %d bytes exceeds the limit of %d: %w", bd.n, len(meta), bd.d.lim.MaxMetadataSize, ErrLimit)
+	}
+	m, n, err := parseMetadata(meta, 0, bd.d.lim)
+	if err != nil {
+		return nil, fmt.Errorf("ipc: message %d: %w", bd.n, err)
+	}
+	if n > int64(len(body)) {
+		return nil, fmt.Errorf("ipc: message %d: its metadata says a body of %d bytes, %d came: %w", bd.n, n, len(body), ErrInvalid)
+	}
+	rec, err := bd.d.decode(message{meta: m, body: body[:n]})
+	if err != nil {
+		return nil, fmt.Errorf("ipc: message %d: %w", bd.n, err)
+	}
+	return rec, nil
+}
+
+// Release releases what the decoder holds (its dictionaries and decompressor); records it
+// returned stay valid.
+func (bd *BatchDecoder) Release() { bd.d.release() }

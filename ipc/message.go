@@ -60,7 +60,7 @@ func parseMetadata(meta []byte, offset int64, lim Limits) (*arrowfb.Message, int
 	}
 	m := arrowfb.GetRootAsMessage(meta, 0)
 	if v := m.Version(); v < arrowfb.MetadataVersionV4 || v > arrowfb.MetadataVersionV5 {
-		return nil, 0, fmt.Errorf("ipc: message at byte %d: metadata version %d: only V4 and V5 are read: %w", offset, v, ErrUnsupported)
+		return nil, 0, fmt.Errorf("ipc: message at byte %d: metadata version V%d: only V4 and V5 are read: %w", offset, int(v)+1, ErrUnsupported)
 	}
 	n := m.BodyLength()
 	switch {

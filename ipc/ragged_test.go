@@ -72,7 +72,7 @@ func raggedStream(tb testing.TB) []byte {
 }
 
 func TestRaggedStreamColumns(t *testing.T) {
-	_, recs, err := ReadRecordBatches(raggedStream(t), memory.NewGoAllocator())
+	_, recs, err := ReadRecordBatches(raggedStream(t), BatchOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func FuzzRaggedColumns(f *testing.F) {
 	}
 	f.Add(raggedStream(f))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		schema, recs, err := ReadRecordBatches(b, memory.NewGoAllocator())
+		schema, recs, err := ReadRecordBatches(b, BatchOptions{Limits: Limits{MaxElements: 1 << 20}})
 		if err != nil {
 			return
 		}

@@ -29,13 +29,13 @@ type TensorReader struct {
 // NewBytesReader returns a reader over the messages in b. Tensors it returns view b without
 // copying; b must not change while they are in use.
 func NewBytesReader(b []byte, lim Limits) *TensorReader {
-	return &TensorReader{lim: lim.withDefaults(), src: b}
+	return &TensorReader{lim: lim.WithDefaults(), src: b}
 }
 
 // NewReader returns a reader that reads messages from r, copying each body once into memory
 // it allocates.
 func NewReader(r io.Reader, lim Limits) *TensorReader {
-	return &TensorReader{lim: lim.withDefaults(), r: r}
+	return &TensorReader{lim: lim.WithDefaults(), r: r}
 }
 
 // OpenFile memory-maps the file at path (where the platform can; elsewhere it reads it whole)
@@ -46,7 +46,7 @@ func OpenFile(path string, lim Limits) (*TensorReader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ipc: %w", err)
 	}
-	return &TensorReader{lim: lim.withDefaults(), src: m.Bytes(), owner: m}, nil
+	return &TensorReader{lim: lim.WithDefaults(), src: m.Bytes(), owner: m}, nil
 }
 
 // Next returns the next dense tensor, or io.EOF after the last one. A SparseTensor message

@@ -220,7 +220,7 @@ func TestSparseValidSpecs(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			got, err := readSparse(t, s.bytes(t), Limits{})
 			require.NoError(t, err)
-			d := got.Array().DenseArray().(*ndarray.Dense[float64])
+			d := mustDense(t, got.Array()).(*ndarray.Dense[float64])
 			assert.Equal(t, want, d.Data())
 		})
 	}

@@ -100,7 +100,7 @@ func decodeAny(m message, lim Limits) (AnyTensor, error) {
 	case arrowfb.MessageHeaderSparseTensor:
 		return decodeSparse(m, lim)
 	default:
-		return nil, fmt.Errorf("ipc: tensor at byte %d: a %v message is not a tensor (record batches are read with ReadRecordBatches or ReadTensorColumns): %w", m.offset, h, ErrUnsupported)
+		return nil, fmt.Errorf("ipc: tensor at byte %d: a %v message is not a tensor (record batches are read with BatchReader): %w", m.offset, h, ErrUnsupported)
 	}
 }
 

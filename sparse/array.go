@@ -19,8 +19,10 @@ type Array interface {
 	NNZ() int64
 	ReadOnly() bool
 	String() string
-	// DenseArray returns ToDense behind the type-free ndarray.Array interface.
-	DenseArray() ndarray.Array
+	// DenseArray returns a new row-major dense array with the same elements behind the
+	// type-free ndarray.Array interface, or an error wrapping ErrTooLarge when it would hold
+	// more than max elements (max ≤ 0: the default; see CheckDense).
+	DenseArray(max int64) (ndarray.Array, error)
 	// WriteTo writes the elements, zeros included, in dense row-major order in the stream
 	// format of ndarray.Dense.WriteTo (for numbers, little-endian values back to back),
 	// without building the dense array. It returns the number of bytes written.
@@ -37,14 +39,27 @@ var (
 	_ Array = (*CSF[float32])(nil)
 )
 
-// DenseArray returns ToDense as an ndarray.Array.
-func (c *COO[T]) DenseArray() ndarray.Array { return c.ToDense() }
+// DenseArray returns c's dense form, within max elements (see Array).
+func (c *COO[T]) DenseArray(max int64) (ndarray.Array, error) { return denseArray(c, max) }
 
-// DenseArray returns ToDense as an ndarray.Array.
-func (m *compressed[T]) DenseArray() ndarray.Array { return m.ToDense() }
+// DenseArray returns m's dense form, within max elements (see Array).
+func (m *compressed[T]) DenseArray(max int64) (ndarray.Array, error) { return denseArray(m, max) }
 
-// DenseArray returns ToDense as an ndarray.Array.
-func (f *CSF[T]) DenseArray() ndarray.Array { return f.ToDense() }
+// DenseArray returns f's dense form, within max elements (see Array).
+func (f *CSF[T]) DenseArray(max int64) (ndarray.Array, error) { return denseArray(f, max) }
+
+// denseArray checks the limit and fills a dense array.
+func denseArray[T ndarray.Element](t interface {
+	Shape() ndarray.Shape
+	fill(*ndarray.Dense[T])
+}, max int64) (ndarray.Array, error) {
+	if err := CheckDense(t.Shape(), max); err != nil {
+		return nil, err
+	}
+	out := ndarray.New[T](t.Shape()...)
+	t.fill(out)
+	return out, nil
+}
 
 // Convert returns a copy of c in format f.
 func (c *COO[T]) Convert(f Format) (Array, error) { return Convert[T](c, f) }

@@ -44,7 +44,7 @@ func BenchmarkCSRToDense(b *testing.B) {
 	csr, _ := sparse.CSRFromDense(benchDense())
 	b.ResetTimer()
 	for range b.N {
-		csr.ToDense()
+		dense(csr.ToDense())
 	}
 	reportDense(b)
 }

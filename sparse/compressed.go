@@ -222,9 +222,17 @@ func (m *compressed[T]) sorted() entries[T] {
 // Values iterates over all elements in row-major order, zeros included.
 func (m *compressed[T]) Values() iter.Seq[T] { return m.sorted().all() }
 
-// ToDense returns a new row-major dense matrix with the elements.
-func (m *compressed[T]) ToDense() *ndarray.Dense[T] {
-	out := ndarray.New[T](m.shape...)
+// ToDense returns a new row-major dense matrix with the elements (see Tensor).
+func (m *compressed[T]) ToDense() (*ndarray.Dense[T], error) {
+	d, err := denseArray[T](m, 0)
+	if err != nil {
+		return nil, err
+	}
+	return d.(*ndarray.Dense[T]), nil
+}
+
+// fill writes the elements into out, a zeroed row-major matrix of m's shape.
+func (m *compressed[T]) fill(out *ndarray.Dense[T]) {
 	data := out.Data()
 	cols := m.shape[1]
 	for line := range m.indptr.Len() - 1 {
@@ -237,7 +245,6 @@ func (m *compressed[T]) ToDense() *ndarray.Dense[T] {
 			data[r*cols+c] = m.values[p]
 		}
 	}
-	return out
 }
 
 // ToCOO returns a new canonical COO with the same entries.

@@ -9,8 +9,12 @@ import (
 )
 
 // ToCSR returns a new CSR matrix with c's elements, or an error wrapping ErrInvalid when c is
-// not a matrix. A canonical whole COO converts in one pass, like SciPy's coo_tocsr.
+// not a matrix and ErrTooLarge when its rows number more than the limit on dense forms (see
+// CheckDense). A canonical whole COO converts in one pass, like SciPy's coo_tocsr.
 func (c *COO[T]) ToCSR() (*CSR[T], error) {
+	if err := checkLines(c.Shape(), 0); err != nil {
+		return nil, err
+	}
 	switch {
 	case c.win == nil && c.st.canonical && len(c.st.shape) == 2:
 		return c.canonicalToCSR(), nil
@@ -150,7 +154,7 @@ func fillCSR[I, J int32 | int64](coords []I, indptr, indices []J) {
 }
 
 // ToCSC returns a new CSC matrix with c's elements, or an error wrapping ErrInvalid when c is
-// not a matrix.
+// not a matrix and ErrTooLarge when its columns number more than the limit on dense forms.
 func (c *COO[T]) ToCSC() (*CSC[T], error) {
 	return toCompressed[CSC[T]](c.sorted(), c.st.coords.DType(), 1)
 }

@@ -394,17 +394,23 @@ func (c *COO[T]) sorted() entries[T] {
 // few are stored.
 func (c *COO[T]) Values() iter.Seq[T] { return c.sorted().all() }
 
-// ToDense returns a new row-major dense array with c's elements.
-func (c *COO[T]) ToDense() *ndarray.Dense[T] {
-	shape := c.shape()
-	out := ndarray.New[T](shape...)
+// ToDense returns a new row-major dense array with c's elements (see Tensor).
+func (c *COO[T]) ToDense() (*ndarray.Dense[T], error) {
+	d, err := denseArray[T](c, 0)
+	if err != nil {
+		return nil, err
+	}
+	return d.(*ndarray.Dense[T]), nil
+}
+
+// fill writes c's elements into out, a zeroed row-major array of c's shape.
+func (c *COO[T]) fill(out *ndarray.Dense[T]) {
 	data := out.Data()
-	strides := rowMajorStrides(shape)
+	strides := rowMajorStrides(c.shape())
 	for coord, v := range c.Entries() {
 		k := position(coord, strides)
 		data[k] = v // later duplicates win
 	}
-	return out
 }
 
 // Clone returns a new, writable, whole COO with the entries of c (of the view, for a view) in

@@ -195,16 +195,23 @@ func (f *CSF[T]) sorted() entries[T] {
 // Values iterates over all elements in row-major order, zeros included.
 func (f *CSF[T]) Values() iter.Seq[T] { return f.sorted().all() }
 
-// ToDense returns a new row-major dense array with f's elements.
-func (f *CSF[T]) ToDense() *ndarray.Dense[T] {
-	out := ndarray.New[T](f.shape...)
+// ToDense returns a new row-major dense array with f's elements (see Tensor).
+func (f *CSF[T]) ToDense() (*ndarray.Dense[T], error) {
+	d, err := denseArray[T](f, 0)
+	if err != nil {
+		return nil, err
+	}
+	return d.(*ndarray.Dense[T]), nil
+}
+
+// fill writes f's elements into out, a zeroed row-major array of f's shape.
+func (f *CSF[T]) fill(out *ndarray.Dense[T]) {
 	data := out.Data()
 	strides := rowMajorStrides(f.shape)
 	f.walk(func(coord []int64, v T) {
 		k := position(coord, strides)
 		data[k] = v
 	})
-	return out
 }
 
 // ToCOO returns a new canonical COO with f's entries.
@@ -253,6 +260,9 @@ func toCSF[T ndarray.Element](e entries[T], src ndarray.DType, axisOrder []int) 
 
 // toCompressed converts sorted entries to CSR (major 0) or CSC (major 1).
 func toCompressed[M CSR[T] | CSC[T], T ndarray.Element](e entries[T], src ndarray.DType, major int) (*M, error) {
+	if err := checkLines(e.shape, major); err != nil {
+		return nil, err
+	}
 	m, err := e.compressed(major, conversionType(src, max(maxDim(e.shape), int64(len(e.keys)))))
 	if err != nil {
 		return nil, err

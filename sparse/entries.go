@@ -215,8 +215,9 @@ func describe[T ndarray.Element](t interface {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%v %v %v, %d stored", t.Format(), t.DType(), t.Shape(), t.NNZ())
 	if t.Size() <= 1000 {
+		d, _ := t.ToDense() // 1000 elements are within any limit
 		b.WriteString("\n")
-		b.WriteString(t.ToDense().String())
+		b.WriteString(d.String())
 		return b.String()
 	}
 	e := t.sorted()

@@ -17,7 +17,11 @@ func Example() {
 
 	csr, _ := m.ToCSR()
 	fmt.Println(csr.RowSplits(), csr.Indices().Int32(), csr.Data())
-	fmt.Println(csr.ToDense())
+	d, err := csr.ToDense() // an error when the dense form would exceed the limit
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(d)
 	// Output:
 	// 3 false 2.5 0
 	// [0 1 2 3] [1 0 3] [1.5 -1 2.5]

@@ -52,8 +52,10 @@ var ErrInvalid = errors.New("invalid sparse array")
 type Tensor[T ndarray.Element] interface {
 	ndarray.NdArray[T]
 	Array
-	// ToDense returns a new row-major dense array with the same elements.
-	ToDense() *ndarray.Dense[T]
+	// ToDense returns a new row-major dense array with the same elements, or an error
+	// wrapping ErrTooLarge when it would hold more than limits.Default().MaxDenseElements
+	// (see CheckDense).
+	ToDense() (*ndarray.Dense[T], error)
 	// ToCOO returns a new canonical COO with the same stored entries.
 	ToCOO() *COO[T]
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/sparse"
 )
@@ -112,7 +113,7 @@ func convertAll[T ndarray.Element](t *testing.T, s sparse.Tensor[T]) []sparse.Te
 func checkSame[T ndarray.Numeric](t *testing.T, want *ndarray.Dense[T], got sparse.Tensor[T], what string) {
 	t.Helper()
 	require.Equal(t, want.Shape(), got.Shape(), what)
-	require.True(t, want.Equal(got.ToDense()), "%s: ToDense\nwant %v\ngot  %v", what, want, got.ToDense())
+	require.True(t, want.Equal(dense(got.ToDense())), "%s: ToDense\nwant %v\ngot  %v", what, want, dense(got.ToDense()))
 	require.Equal(t, slices.Collect(want.Values()), slices.Collect(got.Values()), "%s: Values", what)
 	require.True(t, sparse.Equal[T](want, got), what)
 	var zero T
@@ -163,12 +164,12 @@ func TestFloat16AndBool(t *testing.T) {
 	h := ndarray.Must(ndarray.FromSlice([]float16.Num{float16.New(0), float16.New(1.5), float16.New(0), float16.New(-2)}, 2, 2))
 	c := sparse.FromDense(h)
 	assert.EqualValues(t, 2, c.NNZ())
-	assert.True(t, h.Equal(c.ToDense()))
+	assert.True(t, h.Equal(dense(c.ToDense())))
 	b := ndarray.Must(ndarray.FromSlice([]bool{false, true, true, false, false, true}, 3, 2))
 	csr, err := sparse.CSRFromDense(b)
 	require.NoError(t, err)
 	assert.EqualValues(t, 3, csr.NNZ())
-	assert.True(t, b.Equal(csr.ToDense()))
+	assert.True(t, b.Equal(dense(csr.ToDense())))
 	s := sparse.NewCOO[string](2, 2)
 	s.Set("x", 1, 0)
 	assert.Equal(t, "x", s.Get(1, 0))
@@ -225,12 +226,12 @@ func TestCOOSetRandom(t *testing.T) {
 			d.Set(v, idx...)
 			require.Equal(t, v, c.Get(idx...))
 		}
-		require.True(t, d.Equal(c.ToDense()), "trial %d", trial)
+		require.True(t, d.Equal(dense(c.ToDense())), "trial %d", trial)
 		require.True(t, sparse.Equal[int64](d, c))
 		require.Equal(t, sparse.FromDense(d).NNZ(), c.NNZ())
 		c.Canonicalize()
 		require.True(t, c.IsCanonical())
-		require.True(t, d.Equal(c.ToDense()))
+		require.True(t, d.Equal(dense(c.ToDense())))
 	}
 }
 
@@ -243,11 +244,11 @@ func TestDuplicates(t *testing.T) {
 	assert.EqualValues(t, 3, c.NNZ(), "NNZ counts stored values")
 	assert.Equal(t, float32(3), c.Get(1, 2))
 	want := []float32{2, 0, 0, 0, 0, 3}
-	assert.Equal(t, want, c.ToDense().Data())
+	assert.Equal(t, want, dense(c.ToDense()).Data())
 	assert.Equal(t, want, slices.Collect(c.Values()))
 	csr, err := c.ToCSR()
 	require.NoError(t, err)
-	assert.Equal(t, want, csr.ToDense().Data())
+	assert.Equal(t, want, dense(csr.ToDense()).Data())
 	assert.EqualValues(t, 2, csr.NNZ())
 	c.Canonicalize()
 	assert.Equal(t, []int64{0, 0, 1, 2}, c.Indices().Int64())
@@ -330,9 +331,9 @@ func TestCSRFormats(t *testing.T) {
 	// The 3×4 matrix [[0 1 0 2] [0 0 0 0] [3 0 4 0]].
 	csr, err := sparse.MakeCSR(ndarray.Shape{3, 4}, sparse.Int32Indices([]int32{0, 2, 2, 4}), sparse.Int32Indices([]int32{3, 1, 0, 2}), []int16{2, 1, 3, 4})
 	require.NoError(t, err)
-	dense := []int16{0, 1, 0, 2, 0, 0, 0, 0, 3, 0, 4, 0}
-	assert.Equal(t, dense, csr.ToDense().Data())
-	assert.Equal(t, dense, slices.Collect(csr.Values()), "unsorted columns within a row")
+	want := []int16{0, 1, 0, 2, 0, 0, 0, 0, 3, 0, 4, 0}
+	assert.Equal(t, want, dense(csr.ToDense()).Data())
+	assert.Equal(t, want, slices.Collect(csr.Values()), "unsorted columns within a row")
 	assert.Equal(t, []int64{0, 2, 2, 4}, csr.RowSplits())
 	sorted := csr.ToCSR()
 	assert.Equal(t, []int32{1, 3, 0, 2}, sorted.Indices().Int32())
@@ -348,7 +349,7 @@ func TestCSRFormats(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int{1, 0}, f.AxisOrder())
 	assert.Equal(t, []int32{0, 1, 2, 3}, f.Indices(0).Int32())
-	assert.Equal(t, dense, f.ToDense().Data())
+	assert.Equal(t, want, dense(f.ToDense()).Data())
 	_, err = csr.ToCSF(0, 0)
 	assert.ErrorIs(t, err, sparse.ErrInvalid)
 	assert.PanicsWithValue(t, "sparse: CSR.SetStored: array is read-only", func() { csr.AsReadOnly().SetStored(1, 0, 0) })
@@ -417,7 +418,7 @@ func TestUnorderedToCSR(t *testing.T) {
 		require.NoError(t, err)
 		csr, err := coo.ToCSR()
 		require.NoError(t, err)
-		require.True(t, d.Equal(csr.ToDense()), "trial %d", trial)
+		require.True(t, d.Equal(dense(csr.ToDense())), "trial %d", trial)
 		require.Equal(t, sparse.FromDense(d).NNZ(), csr.NNZ(), "one entry per coordinate")
 		require.Equal(t, csr.Indices().AsInt64(), csr.ToCSR().Indices().AsInt64(), "columns sorted within rows")
 	}
@@ -435,4 +436,41 @@ func TestConcurrentGet(t *testing.T) {
 	for range 16 {
 		assert.Equal(t, int16(4+2+3), <-done)
 	}
+}
+
+// dense returns d, panicking on an error: for tests whose arrays are far within the limit.
+func dense[T ndarray.Element](d *ndarray.Dense[T], err error) *ndarray.Dense[T] {
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+func TestDenseFormIsBounded(t *testing.T) {
+	c := sparse.NewCOO[float32](1895825411, 4) // the hostile shape: 4 stored values, 60 GB dense
+	c.Set(1, 0, 0)
+	_, err := c.ToDense()
+	require.ErrorIs(t, err, sparse.ErrTooLarge)
+	assert.ErrorIs(t, err, limits.ErrExceeded)
+	assert.ErrorContains(t, err, "shape (1895825411, 4) has 7583301644 elements, above the limit of 268435456")
+	_, err = c.DenseArray(0)
+	assert.ErrorIs(t, err, sparse.ErrTooLarge, "0 means the default limit")
+	_, err = c.ToCSR()
+	assert.ErrorIs(t, err, sparse.ErrTooLarge, "1895825412 row pointers are a dense form too")
+	assert.ErrorContains(t, err, "needs 1895825412 pointers")
+	_, err = c.ToCSC()
+	assert.NoError(t, err, "5 column pointers are fine")
+	f, err := c.ToCSF()
+	require.NoError(t, err, "CSF pointers follow the stored values")
+	_, err = f.ToDense()
+	assert.ErrorIs(t, err, sparse.ErrTooLarge)
+
+	small := sparse.NewCOO[float32](3, 4)
+	small.Set(2, 1, 1)
+	_, err = small.DenseArray(11)
+	assert.ErrorIs(t, err, sparse.ErrTooLarge, "a limit below the size refuses")
+	d, err := small.DenseArray(12)
+	require.NoError(t, err)
+	assert.Equal(t, float32(2), d.(*ndarray.Dense[float32]).Get(1, 1))
+	assert.NoError(t, sparse.CheckDense(ndarray.Shape{3, 4}, 12))
 }

@@ -34,12 +34,13 @@ var outputFormats = map[string]string{
 	"csf":    "Arrow SparseTensor messages, CSF",
 }
 
-func runConvert(_ context.Context, args []string, stdout, stderr io.Writer) int {
+func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	to := fs.String("to", "", "output format: tensor, npy, arrow, arrows, coo, csr, csc or csf")
+	maxDense := maxDenseFlag(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ndarrow convert --to FORMAT IN OUT")
+		fmt.Fprintln(stderr, "usage: ndarrow convert --to FORMAT [--max-dense N] IN OUT")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -50,14 +51,16 @@ func runConvert(_ context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitUsage
 	}
 	in, out := fs.Arg(0), fs.Arg(1)
-	if err := convert(*to, in, out); err != nil {
+	if err := convert(ctx, *to, in, out, *maxDense); err != nil {
 		fmt.Fprintf(stderr, "ndarrow convert: %v\n", err)
 		return exitFail
 	}
 	return exitOK
 }
 
-func convert(to, in, out string) error {
+// convert writes the tensors of in to out in format to, expanding sparse tensors into a dense
+// format within maxDense elements; ctx interrupts the writing.
+func convert(ctx context.Context, to, in, out string, maxDense int64) error {
 	if err := checkFormat(to); err != nil {
 		return err
 	}
@@ -68,7 +71,7 @@ func convert(to, in, out string) error {
 	if len(tensors) == 0 {
 		return fmt.Errorf("%s: no tensors", in)
 	}
-	return writeAtomically(out, func(w io.Writer) error { return write(to, w, tensors) })
+	return writeAtomically(ctx, out, func(w io.Writer) error { return write(to, w, tensors, maxDense) })
 }
 
 // checkFormat returns an error unless to is an output format.
@@ -80,12 +83,15 @@ func checkFormat(to string) error {
 }
 
 // writeAtomically writes a temporary file beside path and renames it to path only when
-// write succeeded, so a failure leaves nothing behind.
-func writeAtomically(path string, write func(io.Writer) error) error {
+// write succeeded, so a failure or an interruption (ctx, or a signal that ends the process)
+// leaves nothing behind.
+func writeAtomically(ctx context.Context, path string, write func(io.Writer) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return err
 	}
+	temporaries.add(tmp.Name())
+	defer temporaries.remove(tmp.Name())
 	done := false
 	defer func() {
 		if !done {
@@ -93,7 +99,7 @@ func writeAtomically(path string, write func(io.Writer) error) error {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if err := write(tmp); err != nil {
+	if err := write(&seekWriter{interruptible(ctx, tmp), tmp}); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if err := tmp.Close(); err != nil {
@@ -106,7 +112,15 @@ func writeAtomically(path string, write func(io.Writer) error) error {
 	return nil
 }
 
-func write(to string, w io.Writer, tensors []tensor) error {
+// seekWriter is an interruptible writer that still seeks, as an Arrow IPC file writer needs.
+type seekWriter struct {
+	io.Writer
+	io.Seeker
+}
+
+// write writes tensors in format to; a sparse tensor written in a dense format is expanded
+// within maxDense elements.
+func write(to string, w io.Writer, tensors []tensor, maxDense int64) error {
 	switch to {
 	case "npy":
 		if len(tensors) != 1 {
@@ -119,7 +133,7 @@ func write(to string, w io.Writer, tensors []tensor) error {
 			}
 			return writeSparseBatch(to, w, tensors[0])
 		}
-		return writeBatch(to, w, tensors)
+		return writeBatch(to, w, tensors, maxDense)
 	case "coo", "csr", "csc", "csf":
 		f, _ := sparse.ParseFormat(to)
 		for _, t := range tensors {
@@ -130,7 +144,7 @@ func write(to string, w io.Writer, tensors []tensor) error {
 		return nil
 	}
 	for _, t := range tensors {
-		if err := writeOne(to, w, t); err != nil {
+		if err := writeOne(to, w, t, maxDense); err != nil {
 			return fmt.Errorf("%s: %w", t.Name, err)
 		}
 	}
@@ -181,12 +195,13 @@ func writeSparseBatch(to string, w io.Writer, t tensor) error {
 }
 
 // writeOne writes one tensor as a Tensor message or a .npy file.
-func writeOne(to string, w io.Writer, t tensor) error {
+func writeOne(to string, w io.Writer, t tensor, maxDense int64) error {
 	if t.Ragged != nil {
 		return errRagged
 	}
-	if t.Sparse != nil {
-		t.Dense = t.Sparse.DenseArray()
+	var err error
+	if t.Dense, err = t.DenseArray(maxDense); err != nil {
+		return err
 	}
 	if b, ok := t.Dense.(*ndarray.Dense[bool]); ok {
 		if to == "npy" {
@@ -211,7 +226,7 @@ func writeOne(to string, w io.Writer, t tensor) error {
 
 // writeBatch writes the tensors as fixed_shape_tensor columns of one record batch: each
 // tensor's first dimension is the rows, so all must have the same.
-func writeBatch(to string, w io.Writer, tensors []tensor) error {
+func writeBatch(to string, w io.Writer, tensors []tensor, maxDense int64) error {
 	var fields []arrow.Field
 	var cols []arrow.Array
 	defer func() {
@@ -222,7 +237,11 @@ func writeBatch(to string, w io.Writer, tensors []tensor) error {
 	rows := int64(-1)
 	for i, t := range tensors {
 		if t.Sparse != nil {
-			t.Dense = t.Sparse.DenseArray()
+			var err error
+			if t.Dense, err = t.DenseArray(maxDense); err != nil {
+				return fmt.Errorf("%s: %w", t.Name, err)
+			}
+			t.Sparse = nil
 		}
 		shape := t.Shape()
 		if shape.Rank() == 0 {

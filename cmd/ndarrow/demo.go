@@ -214,14 +214,14 @@ func demoFiles(w io.Writer, batch *ndarray.Dense[float32]) error {
 		return err
 	}
 	defer m.Release()
-	cols, err := ipc.ReadTensorColumns(m.Bytes())
+	_, read, err := ipc.ReadRecordBatches(m.Bytes(), ipc.BatchOptions{})
 	if err != nil {
 		return err
 	}
 	zeroCopy := true
 	var rows int64
-	for _, chunk := range cols[0].Chunks {
-		part, err := arrowtensor.ToDense[float32](chunk)
+	for _, rec := range read {
+		part, err := arrowtensor.ToDense[float32](rec.Column(0).(*arrowtensor.FixedShapeTensorArray))
 		if err != nil {
 			return err
 		}
@@ -231,8 +231,8 @@ func demoFiles(w io.Writer, batch *ndarray.Dense[float32]) error {
 		}
 		zeroCopy = zeroCopy && withinBytes(part.Data(), m.Bytes())
 		rows += part.Dim(0)
+		rec.Release()
 	}
-	cols[0].Release()
 	fmt.Fprintf(w, "%s: %d bytes, %d record batches of an %s column; memory-mapped back, %d rows, zero-copy: %t\n",
 		filepath.Base(streamPath), fileSize(streamPath), len(recs), arrowtensor.FixedShapeTensorName, rows, zeroCopy)
 	return nil

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ndarrow/ndarrow/flight"
 	"github.com/ndarrow/ndarrow/ipc/tensorfile"
+	"github.com/ndarrow/ndarrow/limits"
 )
 
 // tlsFlags are the TLS and token flags shared by serve and the client commands.
@@ -96,7 +97,7 @@ func serve(ctx context.Context, dir, addr, location, shards string, maxMsg int, 
 	}
 	store := flight.NewStore(nil)
 	defer store.Close()
-	names, err := store.AddDir(dir)
+	names, err := store.AddDir(dir, limits.Limits{})
 	if err != nil {
 		// Files that hold no servable tensor are reported and skipped.
 		for _, line := range strings.Split(err.Error(), "\n") {
@@ -152,6 +153,8 @@ func peerTLS(cfg *tls.Config) *tls.Config {
 func dialFlags(fs *flag.FlagSet) func(uri string) (*flight.Client, error) {
 	tf := addTLSFlags(fs, false)
 	maxMsg := fs.Int("max-message-bytes", flight.DefaultMaxMessageBytes, "gRPC message limit, both ways")
+	tokenEndpoints := fs.String("token-endpoints", "",
+		"comma-separated URIs of other servers (shards) that may receive the token when an endpoint names them")
 	return func(uri string) (*flight.Client, error) {
 		cfg, err := tf.config(false)
 		if err != nil {
@@ -160,7 +163,11 @@ func dialFlags(fs *flag.FlagSet) func(uri string) (*flight.Client, error) {
 		if cfg != nil && strings.HasPrefix(uri, "grpc://") {
 			return nil, fmt.Errorf("TLS flags with %s: use grpc+tls://", uri)
 		}
-		return flight.Dial(uri, flight.ClientOptions{TLS: cfg, Token: *tf.token, MaxMessageBytes: *maxMsg})
+		opts := flight.ClientOptions{TLS: cfg, Token: *tf.token, MaxMessageBytes: *maxMsg}
+		if *tokenEndpoints != "" {
+			opts.TokenEndpoints = strings.Split(*tokenEndpoints, ",")
+		}
+		return flight.Dial(uri, opts)
 	}
 }
 
@@ -213,6 +220,7 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("get", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	to := fs.String("to", "", "output format (default: from OUT's extension: .tensor, .npy, .arrow, .arrows)")
+	maxDense := maxDenseFlag(fs)
 	dialer := dialFlags(fs)
 	if !parseCommand(fs, args, stderr, "get [--to FORMAT] [--token T] [--tls-ca F] URI NAME OUT", 3) {
 		return exitUsage
@@ -244,7 +252,7 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return err
 		}
-		if err := writeAtomically(out, func(w io.Writer) error { return write(format, w, []tensor{t}) }); err != nil {
+		if err := writeAtomically(ctx, out, func(w io.Writer) error { return write(format, w, []tensor{t}, *maxDense) }); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "%s: %s %v %v → %s\n", name, t.Kind, t.DType(), t.Shape(), out)
@@ -262,7 +270,7 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	err := func() error {
-		f, err := tensorfile.Open(fs.Arg(1))
+		f, err := tensorfile.Open(fs.Arg(1), limits.Limits{})
 		if err != nil {
 			return err
 		}

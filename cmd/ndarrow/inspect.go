@@ -29,9 +29,11 @@ type inspection struct {
 	RowSplits [][]int64 `json:"row_splits,omitempty"`
 }
 
-func inspect(t tensor) (inspection, error) {
+// inspect describes t, hashing its values (a sparse tensor's dense form, within maxDense
+// elements); ctx interrupts the hashing.
+func inspect(ctx context.Context, t tensor, maxDense int64) (inspection, error) {
 	h := sha256.New()
-	if _, err := t.WriteValues(h); err != nil {
+	if _, err := t.WriteValues(interruptible(ctx, h), maxDense); err != nil {
 		return inspection{}, err
 	}
 	shape := []int64(t.Shape())
@@ -50,12 +52,13 @@ func inspect(t tensor) (inspection, error) {
 	return line, nil
 }
 
-func runInspect(_ context.Context, args []string, stdout, stderr io.Writer) int {
+func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object per tensor")
+	maxDense := maxDenseFlag(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ndarrow inspect [--json] FILE...")
+		fmt.Fprintln(stderr, "usage: ndarrow inspect [--json] [--max-dense N] FILE...")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -74,7 +77,7 @@ func runInspect(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	for _, path := range fs.Args() {
 		tensors, err := load(path)
 		for _, t := range tensors {
-			line, err := inspect(t)
+			line, err := inspect(ctx, t, *maxDense)
 			if err != nil {
 				fmt.Fprintf(stderr, "ndarrow inspect: %s: %s: %v\n", path, t.Name, err)
 				code = exitFail

@@ -21,7 +21,9 @@
 // whose arrow.fixed_shape_tensor columns are tensors.
 //
 // Exit status is 0 on success, 1 when a command fails (with one line on standard error per
-// failure) and 2 on a usage error.
+// failure) and 2 on a usage error. Ctrl-C (SIGINT) or SIGTERM stops a command within a
+// second, removes any file it was writing, and exits with 130 or 143; serve shuts down
+// gracefully and exits with 0.
 package main
 
 import (
@@ -29,15 +31,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	os.Exit(runInterruptible(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // Exit statuses.

@@ -2,8 +2,10 @@ package main
 
 import (
 	"errors"
+	"flag"
 
 	"github.com/ndarrow/ndarrow/ipc/tensorfile"
+	"github.com/ndarrow/ndarrow/limits"
 )
 
 // tensor is one tensor found in an input file.
@@ -12,12 +14,18 @@ type tensor = tensorfile.Tensor
 // errRagged is what the dense output formats say about a ragged tensor.
 var errRagged = errors.New("a ragged array has no dense form: convert it --to arrow or arrows")
 
-// load reads every tensor of the file at path, memory-mapped: the tensors view the mapping,
-// which stays for the life of the process.
+// load reads every tensor of the file at path, memory-mapped, within the default limits: the
+// tensors view the mapping, which stays for the life of the process.
 func load(path string) ([]tensor, error) {
-	f, err := tensorfile.Open(path)
+	f, err := tensorfile.Open(path, limits.Limits{})
 	if err != nil {
 		return nil, err
 	}
 	return f.Tensors, nil
+}
+
+// maxDenseFlag adds --max-dense, the bound on expanding a sparse tensor into its dense form.
+func maxDenseFlag(fs *flag.FlagSet) *int64 {
+	return fs.Int64("max-dense", limits.Default().MaxDenseElements,
+		"the most elements a sparse tensor's dense form may hold (its values hashed, or written in a dense format)")
 }

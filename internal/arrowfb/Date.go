@@ -6,6 +6,7 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+// / Days (32 bits) or milliseconds (64 bits) since the UNIX epoch.
 type Date struct {
 	_tab flatbuffers.Table
 }
@@ -33,8 +34,23 @@ func (rcv *Date) Table() flatbuffers.Table {
 	return rcv._tab
 }
 
+func (rcv *Date) Unit() DateUnit {
+	o := flatbuffers.UOffsetT(rcv._tab.Offset(4))
+	if o != 0 {
+		return DateUnit(rcv._tab.GetInt16(o + rcv._tab.Pos))
+	}
+	return 1
+}
+
+func (rcv *Date) MutateUnit(n DateUnit) bool {
+	return rcv._tab.MutateInt16Slot(4, int16(n))
+}
+
 func DateStart(builder *flatbuffers.Builder) {
-	builder.StartObject(0)
+	builder.StartObject(1)
+}
+func DateAddUnit(builder *flatbuffers.Builder, unit DateUnit) {
+	builder.PrependInt16Slot(0, int16(unit), 1)
 }
 func DateEnd(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
 	return builder.EndObject()

@@ -6,6 +6,8 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+// / A decimal number: a two's complement integer of bitWidth bits (128 or 256) scaled by
+// / 10^-scale.
 type Decimal struct {
 	_tab flatbuffers.Table
 }
@@ -33,8 +35,53 @@ func (rcv *Decimal) Table() flatbuffers.Table {
 	return rcv._tab
 }
 
+func (rcv *Decimal) Precision() int32 {
+	o := flatbuffers.UOffsetT(rcv._tab.Offset(4))
+	if o != 0 {
+		return rcv._tab.GetInt32(o + rcv._tab.Pos)
+	}
+	return 0
+}
+
+func (rcv *Decimal) MutatePrecision(n int32) bool {
+	return rcv._tab.MutateInt32Slot(4, n)
+}
+
+func (rcv *Decimal) Scale() int32 {
+	o := flatbuffers.UOffsetT(rcv._tab.Offset(6))
+	if o != 0 {
+		return rcv._tab.GetInt32(o + rcv._tab.Pos)
+	}
+	return 0
+}
+
+func (rcv *Decimal) MutateScale(n int32) bool {
+	return rcv._tab.MutateInt32Slot(6, n)
+}
+
+func (rcv *Decimal) BitWidth() int32 {
+	o := flatbuffers.UOffsetT(rcv._tab.Offset(8))
+	if o != 0 {
+		return rcv._tab.GetInt32(o + rcv._tab.Pos)
+	}
+	return 128
+}
+
+func (rcv *Decimal) MutateBitWidth(n int32) bool {
+	return rcv._tab.MutateInt32Slot(8, n)
+}
+
 func DecimalStart(builder *flatbuffers.Builder) {
-	builder.StartObject(0)
+	builder.StartObject(3)
+}
+func DecimalAddPrecision(builder *flatbuffers.Builder, precision int32) {
+	builder.PrependInt32Slot(0, precision, 0)
+}
+func DecimalAddScale(builder *flatbuffers.Builder, scale int32) {
+	builder.PrependInt32Slot(1, scale, 0)
+}
+func DecimalAddBitWidth(builder *flatbuffers.Builder, bitWidth int32) {
+	builder.PrependInt32Slot(2, bitWidth, 128)
 }
 func DecimalEnd(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
 	return builder.EndObject()

@@ -6,6 +6,7 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+// / A 64-bit length of time.
 type Duration struct {
 	_tab flatbuffers.Table
 }
@@ -33,8 +34,23 @@ func (rcv *Duration) Table() flatbuffers.Table {
 	return rcv._tab
 }
 
+func (rcv *Duration) Unit() TimeUnit {
+	o := flatbuffers.UOffsetT(rcv._tab.Offset(4))
+	if o != 0 {
+		return TimeUnit(rcv._tab.GetInt16(o + rcv._tab.Pos))
+	}
+	return 1
+}
+
+func (rcv *Duration) MutateUnit(n TimeUnit) bool {
+	return rcv._tab.MutateInt16Slot(4, int16(n))
+}
+
 func DurationStart(builder *flatbuffers.Builder) {
-	builder.StartObject(0)
+	builder.StartObject(1)
+}
+func DurationAddUnit(builder *flatbuffers.Builder, unit TimeUnit) {
+	builder.PrependInt16Slot(0, int16(unit), 1)
 }
 func DurationEnd(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
 	return builder.EndObject()

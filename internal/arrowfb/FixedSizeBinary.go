@@ -33,8 +33,25 @@ func (rcv *FixedSizeBinary) Table() flatbuffers.Table {
 	return rcv._tab
 }
 
+// / The number of bytes of every value.
+func (rcv *FixedSizeBinary) ByteWidth() int32 {
+	o := flatbuffers.UOffsetT(rcv._tab.Offset(4))
+	if o != 0 {
+		return rcv._tab.GetInt32(o + rcv._tab.Pos)
+	}
+	return 0
+}
+
+// / The number of bytes of every value.
+func (rcv *FixedSizeBinary) MutateByteWidth(n int32) bool {
+	return rcv._tab.MutateInt32Slot(4, n)
+}
+
 func FixedSizeBinaryStart(builder *flatbuffers.Builder) {
-	builder.StartObject(0)
+	builder.StartObject(1)
+}
+func FixedSizeBinaryAddByteWidth(builder *flatbuffers.Builder, byteWidth int32) {
+	builder.PrependInt32Slot(0, byteWidth, 0)
 }
 func FixedSizeBinaryEnd(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
 	return builder.EndObject()

@@ -6,6 +6,7 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+// / A list of key-value structs: a List layout whose child is Struct<key, value>.
 type Map struct {
 	_tab flatbuffers.Table
 }
@@ -33,8 +34,23 @@ func (rcv *Map) Table() flatbuffers.Table {
 	return rcv._tab
 }
 
+func (rcv *Map) KeysSorted() bool {
+	o := flatbuffers.UOffsetT(rcv._tab.Offset(4))
+	if o != 0 {
+		return rcv._tab.GetBool(o + rcv._tab.Pos)
+	}
+	return false
+}
+
+func (rcv *Map) MutateKeysSorted(n bool) bool {
+	return rcv._tab.MutateBoolSlot(4, n)
+}
+
 func MapStart(builder *flatbuffers.Builder) {
-	builder.StartObject(0)
+	builder.StartObject(1)
+}
+func MapAddKeysSorted(builder *flatbuffers.Builder, keysSorted bool) {
+	builder.PrependBoolSlot(0, keysSorted, false)
 }
 func MapEnd(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
 	return builder.EndObject()

@@ -6,6 +6,7 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+// / Time of day: 32 bits for seconds and milliseconds, 64 bits for micro- and nanoseconds.
 type Time struct {
 	_tab flatbuffers.Table
 }
@@ -33,8 +34,38 @@ func (rcv *Time) Table() flatbuffers.Table {
 	return rcv._tab
 }
 
+func (rcv *Time) Unit() TimeUnit {
+	o := flatbuffers.UOffsetT(rcv._tab.Offset(4))
+	if o != 0 {
+		return TimeUnit(rcv._tab.GetInt16(o + rcv._tab.Pos))
+	}
+	return 1
+}
+
+func (rcv *Time) MutateUnit(n TimeUnit) bool {
+	return rcv._tab.MutateInt16Slot(4, int16(n))
+}
+
+func (rcv *Time) BitWidth() int32 {
+	o := flatbuffers.UOffsetT(rcv._tab.Offset(6))
+	if o != 0 {
+		return rcv._tab.GetInt32(o + rcv._tab.Pos)
+	}
+	return 32
+}
+
+func (rcv *Time) MutateBitWidth(n int32) bool {
+	return rcv._tab.MutateInt32Slot(6, n)
+}
+
 func TimeStart(builder *flatbuffers.Builder) {
-	builder.StartObject(0)
+	builder.StartObject(2)
+}
+func TimeAddUnit(builder *flatbuffers.Builder, unit TimeUnit) {
+	builder.PrependInt16Slot(0, int16(unit), 1)
+}
+func TimeAddBitWidth(builder *flatbuffers.Builder, bitWidth int32) {
+	builder.PrependInt32Slot(1, bitWidth, 32)
 }
 func TimeEnd(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
 	return builder.EndObject()

@@ -6,6 +6,7 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+// / A 64-bit count of units since the UNIX epoch, in a time zone or none.
 type Timestamp struct {
 	_tab flatbuffers.Table
 }
@@ -33,8 +34,34 @@ func (rcv *Timestamp) Table() flatbuffers.Table {
 	return rcv._tab
 }
 
+func (rcv *Timestamp) Unit() TimeUnit {
+	o := flatbuffers.UOffsetT(rcv._tab.Offset(4))
+	if o != 0 {
+		return TimeUnit(rcv._tab.GetInt16(o + rcv._tab.Pos))
+	}
+	return 0
+}
+
+func (rcv *Timestamp) MutateUnit(n TimeUnit) bool {
+	return rcv._tab.MutateInt16Slot(4, int16(n))
+}
+
+func (rcv *Timestamp) Timezone() []byte {
+	o := flatbuffers.UOffsetT(rcv._tab.Offset(6))
+	if o != 0 {
+		return rcv._tab.ByteVector(o + rcv._tab.Pos)
+	}
+	return nil
+}
+
 func TimestampStart(builder *flatbuffers.Builder) {
-	builder.StartObject(0)
+	builder.StartObject(2)
+}
+func TimestampAddUnit(builder *flatbuffers.Builder, unit TimeUnit) {
+	builder.PrependInt16Slot(0, int16(unit), 0)
+}
+func TimestampAddTimezone(builder *flatbuffers.Builder, timezone flatbuffers.UOffsetT) {
+	builder.PrependUOffsetTSlot(1, flatbuffers.UOffsetT(timezone), 0)
 }
 func TimestampEnd(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
 	return builder.EndObject()

@@ -33,8 +33,55 @@ func (rcv *Union) Table() flatbuffers.Table {
 	return rcv._tab
 }
 
+func (rcv *Union) Mode() UnionMode {
+	o := flatbuffers.UOffsetT(rcv._tab.Offset(4))
+	if o != 0 {
+		return UnionMode(rcv._tab.GetInt16(o + rcv._tab.Pos))
+	}
+	return 0
+}
+
+func (rcv *Union) MutateMode(n UnionMode) bool {
+	return rcv._tab.MutateInt16Slot(4, int16(n))
+}
+
+func (rcv *Union) TypeIds(j int) int32 {
+	o := flatbuffers.UOffsetT(rcv._tab.Offset(6))
+	if o != 0 {
+		a := rcv._tab.Vector(o)
+		return rcv._tab.GetInt32(a + flatbuffers.UOffsetT(j*4))
+	}
+	return 0
+}
+
+func (rcv *Union) TypeIdsLength() int {
+	o := flatbuffers.UOffsetT(rcv._tab.Offset(6))
+	if o != 0 {
+		return rcv._tab.VectorLen(o)
+	}
+	return 0
+}
+
+func (rcv *Union) MutateTypeIds(j int, n int32) bool {
+	o := flatbuffers.UOffsetT(rcv._tab.Offset(6))
+	if o != 0 {
+		a := rcv._tab.Vector(o)
+		return rcv._tab.MutateInt32(a+flatbuffers.UOffsetT(j*4), n)
+	}
+	return false
+}
+
 func UnionStart(builder *flatbuffers.Builder) {
-	builder.StartObject(0)
+	builder.StartObject(2)
+}
+func UnionAddMode(builder *flatbuffers.Builder, mode UnionMode) {
+	builder.PrependInt16Slot(0, int16(mode), 0)
+}
+func UnionAddTypeIds(builder *flatbuffers.Builder, typeIds flatbuffers.UOffsetT) {
+	builder.PrependUOffsetTSlot(1, flatbuffers.UOffsetT(typeIds), 0)
+}
+func UnionStartTypeIdsVector(builder *flatbuffers.Builder, numElems int) flatbuffers.UOffsetT {
+	return builder.StartVector(4, numElems, 4)
 }
 func UnionEnd(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
 	return builder.EndObject()

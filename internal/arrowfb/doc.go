@@ -9,4 +9,4 @@
 // vector length before an accessor reads it.
 package arrowfb
 
-//go:generate sh -c "flatc --go --go-namespace arrowfb -o .. fbs/Schema.fbs fbs/Tensor.fbs fbs/SparseTensor.fbs fbs/Message.fbs 2>/dev/null && gofmt -w ."
+//go:generate sh -c "flatc --go --go-namespace arrowfb -o .. fbs/Schema.fbs fbs/Tensor.fbs fbs/SparseTensor.fbs fbs/Message.fbs fbs/File.fbs 2>/dev/null && gofmt -w ."

@@ -228,7 +228,7 @@ func (v *verifier) keyValue(t tableRef) error {
 }
 
 // typeUnion checks a Type union stored in slots typeSlot (the member) and typeSlot+1 (the
-// table); ndarrow reads only Int and FloatingPoint, the others are checked as tables.
+// table), with the scalars and vectors of the member's table.
 func (v *verifier) typeUnion(t tableRef, typeSlot int, what string) error {
 	kind := Type(v.u8(t, typeSlot))
 	if kind == TypeNONE || kind > TypeLargeListView {
@@ -241,11 +241,43 @@ func (v *verifier) typeUnion(t tableRef, typeSlot int, what string) error {
 	if !ok {
 		return v.fail(t.pos, "%s is missing", what)
 	}
+	return v.typeTable(kind, tt)
+}
+
+// typeTable checks the fields of the table of a Type union member.
+func (v *verifier) typeTable(kind Type, tt tableRef) error {
 	switch kind {
 	case TypeInt:
 		return v.scalars(tt, "Int", field{0, 4}, field{1, 1})
 	case TypeFloatingPoint:
 		return v.scalars(tt, "FloatingPoint", field{0, 2})
+	case TypeDecimal:
+		return v.scalars(tt, "Decimal", field{0, 4}, field{1, 4}, field{2, 4})
+	case TypeDate:
+		return v.scalars(tt, "Date", field{0, 2})
+	case TypeTime:
+		return v.scalars(tt, "Time", field{0, 2}, field{1, 4})
+	case TypeTimestamp:
+		if err := v.scalars(tt, "Timestamp", field{0, 2}); err != nil {
+			return err
+		}
+		return v.str(tt, 1, "Timestamp.timezone")
+	case TypeInterval:
+		return v.scalars(tt, "Interval", field{0, 2})
+	case TypeUnion:
+		if err := v.scalars(tt, "Union", field{0, 2}); err != nil {
+			return err
+		}
+		_, _, _, err := v.vector(tt, 1, 4, "Union.typeIds")
+		return err
+	case TypeFixedSizeBinary:
+		return v.scalars(tt, "FixedSizeBinary", field{0, 4})
+	case TypeFixedSizeList:
+		return v.scalars(tt, "FixedSizeList", field{0, 4})
+	case TypeMap:
+		return v.scalars(tt, "Map", field{0, 1})
+	case TypeDuration:
+		return v.scalars(tt, "Duration", field{0, 2})
 	}
 	return nil
 }
@@ -405,19 +437,7 @@ func (v *verifier) field(t tableRef, depth int) error {
 			return err
 		}
 		if ok {
-			switch kind {
-			case TypeInt:
-				err = v.scalars(tt, "Int", field{0, 4}, field{1, 1})
-			case TypeFloatingPoint:
-				err = v.scalars(tt, "FloatingPoint", field{0, 2})
-			case TypeFixedSizeList:
-				err = v.scalars(tt, "FixedSizeList", field{0, 4})
-			case TypeTimestamp:
-				err = v.str(tt, 1, "Timestamp.timezone")
-			case TypeUnion:
-				_, _, _, err = v.vector(tt, 1, 4, "Union.typeIds")
-			}
-			if err != nil {
+			if err := v.typeTable(kind, tt); err != nil {
 				return err
 			}
 		}
@@ -428,8 +448,12 @@ func (v *verifier) field(t tableRef, depth int) error {
 		if err := v.scalars(dict, "DictionaryEncoding", field{0, 8}, field{2, 1}, field{3, 2}); err != nil {
 			return err
 		}
-		if _, _, err := v.child(dict, 1, "DictionaryEncoding.indexType"); err != nil {
+		if index, ok, err := v.child(dict, 1, "DictionaryEncoding.indexType"); err != nil {
 			return err
+		} else if ok {
+			if err := v.typeTable(TypeInt, index); err != nil {
+				return err
+			}
 		}
 	}
 	if err := v.vectorOfTables(t, 5, "Field.children", false, func(c tableRef) error { return v.field(c, depth+1) }); err != nil {
@@ -457,39 +481,35 @@ func (v *verifier) recordBatch(t tableRef) error {
 }
 
 // VerifyFooter checks the Footer flatbuffer at the end of an Arrow IPC file, as VerifyMessage
-// checks a message, and returns the byte offsets of the record batch and dictionary blocks it
-// lists (each must be the start of a message in the file).
-func VerifyFooter(buf []byte) ([]int64, error) {
+// checks a message: its schema, its vectors of blocks and its metadata. After VerifyFooter
+// returns nil, GetRootAsFooter(buf, 0) and the accessors reachable from it are safe; the
+// blocks' offsets and lengths are the caller's to check against the file.
+func VerifyFooter(buf []byte) error {
 	v := verifier{buf: buf}
 	if len(buf) < 4 {
-		return nil, v.fail(0, "footer of %d bytes has no root offset", len(buf))
+		return v.fail(0, "footer of %d bytes has no root offset", len(buf))
 	}
 	footer, err := v.table(uint64(binary.LittleEndian.Uint32(buf)), "Footer")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := v.scalars(footer, "Footer", field{0, 2}); err != nil {
-		return nil, err
+		return err
 	}
 	if schema, ok, err := v.child(footer, 1, "Footer.schema"); err != nil {
-		return nil, err
+		return err
 	} else if ok {
 		if err := v.schema(schema); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	var offsets []int64
-	for _, slot := range []int{2, 3} {
-		at, n, ok, err := v.vector(footer, slot, 24, "Footer.blocks")
-		if err != nil {
-			return nil, err
-		}
-		for i := uint32(0); ok && i < n; i++ {
-			offsets = append(offsets, int64(binary.LittleEndian.Uint64(buf[at+4+24*i:])))
+	for _, f := range []struct {
+		slot int
+		what string
+	}{{2, "Footer.dictionaries"}, {3, "Footer.recordBatches"}} {
+		if _, _, _, err := v.vector(footer, f.slot, 24, f.what); err != nil {
+			return err
 		}
 	}
-	if err := v.vectorOfTables(footer, 4, "Footer.custom_metadata", false, v.keyValue); err != nil {
-		return nil, err
-	}
-	return offsets, nil
+	return v.vectorOfTables(footer, 4, "Footer.custom_metadata", false, v.keyValue)
 }

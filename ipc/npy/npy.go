@@ -25,6 +25,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/float16"
 
 	"github.com/ndarrow/ndarrow/internal/mmap"
+	"github.com/ndarrow/ndarrow/internal/sentinel"
+	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 )
 
@@ -34,37 +36,19 @@ var (
 	// ErrInvalid reports a file that is not a well-formed .npy file: a bad magic string or
 	// version, a header that is not the dictionary NumPy writes, or a data size that does not
 	// match the shape. It wraps arrow.ErrInvalid.
-	ErrInvalid = fmt.Errorf("invalid .npy file: %w", arrow.ErrInvalid)
+	ErrInvalid = sentinel.New("invalid .npy file", arrow.ErrInvalid)
 	// ErrUnsupported reports a well-formed file of a type ndarrow does not read: object
 	// (pickled) arrays, strings, complex numbers, structured types.
 	ErrUnsupported = errors.New("unsupported .npy file")
-	// ErrLimit reports a file that exceeds one of the reader's Limits.
-	ErrLimit = errors.New(".npy file exceeds a limit")
+	// ErrLimit reports a file that exceeds one of the reader's Limits. It wraps
+	// limits.ErrExceeded.
+	ErrLimit = sentinel.New(".npy file exceeds a limit", limits.ErrExceeded)
 )
 
-// Limits bound what a reader accepts; a zero field takes its default.
-type Limits struct {
-	// MaxHeaderSize bounds the header dictionary, in bytes. Default 64 KiB (NumPy's own
-	// reader stops at 10,000 bytes).
-	MaxHeaderSize int64
-	// MaxRank bounds the number of dimensions. Default 64.
-	MaxRank int
-	// MaxElements bounds the number of elements. Default 2^40.
-	MaxElements int64
-}
-
-func (l Limits) withDefaults() Limits {
-	if l.MaxHeaderSize <= 0 {
-		l.MaxHeaderSize = 64 << 10
-	}
-	if l.MaxRank <= 0 {
-		l.MaxRank = 64
-	}
-	if l.MaxElements <= 0 {
-		l.MaxElements = 1 << 40
-	}
-	return l
-}
+// Limits bound what a reader accepts: MaxMetadataSize bounds the header dictionary (NumPy's
+// own reader stops at 10,000 bytes), MaxRank the dimensions, MaxElements the elements. A zero
+// field takes its default (see package limits).
+type Limits = limits.Limits
 
 const (
 	magic     = "\x93NUMPY"

@@ -227,7 +227,7 @@ func TestBadNpy(t *testing.T) {
 		{"short magic", []byte("\x93NUM"), Limits{}, io.ErrUnexpectedEOF, "preamble"},
 		{"bad version", append([]byte(magic), 9, 0, 0, 0, 0, 0), Limits{}, ErrInvalid, "format version 9.0"},
 		{"header beyond the file", append([]byte(magic), 1, 0, 0xff, 0x0f), Limits{}, io.ErrUnexpectedEOF, "header"},
-		{"header beyond the limit", valid(), Limits{MaxHeaderSize: 16}, ErrLimit, "exceeds the limit"},
+		{"header beyond the limit", valid(), Limits{MaxMetadataSize: 16}, ErrLimit, "exceeds the limit"},
 		{"header not a dict", withHeader("['descr', '<f4']"), Limits{}, ErrInvalid, "expected '{'"},
 		{"unknown key", withHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), 'x': 1}"), Limits{}, ErrInvalid, "unexpected key"},
 		{"missing shape", withHeader("{'descr': '<f4', 'fortran_order': False}"), Limits{}, ErrInvalid, `no "shape" key`},

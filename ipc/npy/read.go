@@ -51,8 +51,8 @@ func parsePreamble(b []byte, lim Limits) (preamble, error) {
 	default:
 		return preamble{}, fmt.Errorf("npy: format version %d.%d at byte 6: only 1.0, 2.0 and 3.0 exist: %w", b[6], b[7], ErrInvalid)
 	}
-	if p.headerLen > lim.MaxHeaderSize {
-		return preamble{}, fmt.Errorf("npy: header of %d bytes exceeds the limit of %d: %w", p.headerLen, lim.MaxHeaderSize, ErrLimit)
+	if p.headerLen > lim.MaxMetadataSize {
+		return preamble{}, fmt.Errorf("npy: header of %d bytes exceeds the limit of %d: %w", p.headerLen, lim.MaxMetadataSize, ErrLimit)
 	}
 	return p, nil
 }
@@ -88,7 +88,7 @@ func decode(p preamble, text []byte, lim Limits) (header, ndarray.DType, bool, i
 // is a view of b, which must not change while the array is in use. It fails when the data is
 // shorter than the shape needs (io.ErrUnexpectedEOF) or longer (ErrInvalid).
 func ReadBytes(b []byte, lim Limits) (*Array, error) {
-	lim = lim.withDefaults()
+	lim = lim.WithDefaults()
 	p, err := parsePreamble(b, lim)
 	if err != nil {
 		return nil, err
@@ -118,7 +118,7 @@ func ReadBytes(b []byte, lim Limits) (*Array, error) {
 // Memory grows only as bytes arrive, so a header that claims a huge shape cannot make it
 // allocate more than about twice the bytes r holds.
 func Read(r io.Reader, lim Limits) (*Array, error) {
-	lim = lim.withDefaults()
+	lim = lim.WithDefaults()
 	var pre [12]byte
 	n, err := io.ReadFull(r, pre[:10])
 	if err != nil {
@@ -136,7 +136,7 @@ func Read(r io.Reader, lim Limits) (*Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	text := make([]byte, p.headerLen) // bounded by lim.MaxHeaderSize
+	text := make([]byte, p.headerLen) // bounded by lim.MaxMetadataSize
 	if _, err := io.ReadFull(r, text); err != nil {
 		return nil, fmt.Errorf("npy: file ends inside the %d-byte header: %w", p.headerLen, io.ErrUnexpectedEOF)
 	}

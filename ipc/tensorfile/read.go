@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/ndarrow/ndarrow/arrowtensor"
@@ -17,6 +18,7 @@ import (
 	"github.com/ndarrow/ndarrow/internal/mmap"
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/ipc/npy"
+	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/ragged"
 	"github.com/ndarrow/ndarrow/sparse"
@@ -81,15 +83,16 @@ type File struct {
 	mapping *mmap.Mapping
 }
 
-// Open maps the file at path into memory and reads its tensors, named after the file (see
-// the package documentation). The File holds one reference to the mapping; Release it when
-// the tensors are no longer used.
-func Open(path string) (*File, error) {
+// Open maps the file at path into memory and reads its tensors within lim (zero fields take
+// their defaults), named after the file (see the package documentation). Nothing of the file
+// is read into the heap but what cannot be viewed (see ipc.BatchReader). The File holds one
+// reference to the mapping; Release it when the tensors are no longer used.
+func Open(path string, lim limits.Limits) (*File, error) {
 	m, err := mmap.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	tensors, err := Read(m.Bytes(), BaseName(path))
+	tensors, err := Read(m.Bytes(), BaseName(path), lim)
 	if err != nil {
 		m.Release()
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -111,23 +114,24 @@ func BaseName(path string) string {
 	return strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 }
 
-// Read reads every tensor in b, naming them after base (see the package documentation).
-// Dense tensors view b, which must outlive them and stay unchanged.
-func Read(b []byte, base string) ([]Tensor, error) {
+// Read reads every tensor in b within lim, naming them after base (see the package
+// documentation). Tensors view b, which must outlive them and stay unchanged, except where a
+// copy cannot be avoided (compressed or big-endian input); copies are garbage-collected.
+func Read(b []byte, base string, lim limits.Limits) ([]Tensor, error) {
 	switch Detect(b) {
 	case FormatTensor, FormatSparse:
-		return readMessages(b, base)
+		return readMessages(b, base, lim)
 	case FormatNpy:
-		return readNpy(b, base)
+		return readNpy(b, base, lim)
 	case FormatArrow, FormatArrows:
-		return readBatches(b, base)
+		return readBatches(b, base, lim)
 	}
 	return nil, ErrNotTensors
 }
 
 // readMessages reads a stream of Tensor and SparseTensor messages.
-func readMessages(b []byte, base string) ([]Tensor, error) {
-	rd := ipc.NewBytesReader(b, ipc.Limits{})
+func readMessages(b []byte, base string, lim limits.Limits) ([]Tensor, error) {
+	rd := ipc.NewBytesReader(b, lim)
 	var out []Tensor
 	for {
 		t, err := rd.NextAny()
@@ -162,8 +166,8 @@ func sparseTensor(name string, a sparse.Array, dimNames []string) Tensor {
 	return Tensor{Name: name, Kind: SparseKind(a.Format()), DimNames: dimNames, Sparse: a}
 }
 
-func readNpy(b []byte, base string) ([]Tensor, error) {
-	a, err := npy.ReadBytes(b, npy.Limits{})
+func readNpy(b []byte, base string, lim limits.Limits) ([]Tensor, error) {
+	a, err := npy.ReadBytes(b, lim)
 	if err != nil {
 		return nil, err
 	}
@@ -174,85 +178,99 @@ func readNpy(b []byte, base string) ([]Tensor, error) {
 	return []Tensor{{Name: base, Kind: KindDense, Dense: d}}, nil
 }
 
-// readBatches reads the tensor columns of a record-batch file or stream, each column one
-// tensor over all its batches: fixed_shape_tensor columns as dense tensors of shape
-// [rows, cell...], list, large_list, fixed_size_list and variable_shape_tensor columns as
-// ragged arrays. Fixed-shape columns are read without copying; batches whose layout only
-// arrow-go's reader handles (compressed ones, say), and ragged columns, are read through it.
-func readBatches(b []byte, base string) ([]Tensor, error) {
-	chunks := map[string][]*arrowtensor.FixedShapeTensorArray{}
-	schema, err := ipc.ReadSchema(b)
+// readBatches reads the tensors of a record-batch file or stream through ipc's decoder:
+// views of b, and copies from a Go allocator (whose memory the garbage collector reclaims once
+// no tensor views it) where a view is impossible. Columns of types the decoder builds no
+// arrays for are skipped.
+func readBatches(b []byte, base string, lim limits.Limits) ([]Tensor, error) {
+	schema, records, err := ipc.ReadRecordBatches(b, ipc.BatchOptions{Limits: lim, Allocator: memory.NewGoAllocator(), SkipUnsupported: true})
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		for _, r := range records {
+			r.Release()
+		}
+	}()
+	return FromRecords(schema, records, base)
+}
+
+// FromRecords returns the tensors the columns of records hold (record batches of schema,
+// as a file, a stream or a Flight stream brings them), named base.COLUMN: each
+// arrow.fixed_shape_tensor column a dense tensor of shape [rows, cell...], each list,
+// large_list, fixed_size_list or arrow.variable_shape_tensor column of numbers, bools or
+// strings a ragged one (see arrowtensor.IsRaggedType), and a sparse COO record batch (see
+// arrowtensor.COORecord) one sparse tensor named base. Other columns are not tensors and are
+// left out. With no records, every tensor has zero rows (a sparse one, no stored values).
+//
+// The tensors view the records' buffers where they can (a dense column of one batch, the
+// values and offsets of a large_list); columns of several batches are copied into one
+// tensor. Views do not retain the records: the caller keeps their memory alive. A null row or
+// element of a fixed_shape_tensor column is an error wrapping arrowtensor.ErrNull that names
+// the column and the row.
+func FromRecords(schema *arrow.Schema, records []arrow.Record, base string) ([]Tensor, error) {
 	if arrowtensor.IsSparseSchema(schema) {
-		return readSparseBatches(b, base)
-	}
-	var records []arrow.Record
-	cols, err := ipc.ReadTensorColumns(b)
-	switch {
-	case err == nil:
-		for _, c := range cols {
-			chunks[c.Name] = c.Chunks
-		}
-	case errors.Is(err, ipc.ErrUnsupported):
-		if records, err = readRecords(b); err != nil {
-			return nil, err
-		}
-		for c, field := range schema.Fields() {
-			for _, rec := range records {
-				if col, ok := rec.Column(c).(*arrowtensor.FixedShapeTensorArray); ok {
-					chunks[field.Name] = append(chunks[field.Name], col)
-				}
-			}
-		}
-	default:
-		return nil, err
+		return sparseFromRecords(schema, records, base)
 	}
 	var out []Tensor
 	for c, field := range schema.Fields() {
-		var t Tensor
-		var err error
-		switch typ := field.Type.(type) {
-		case *arrowtensor.FixedShapeTensorType:
-			t, err = columnTensor(chunks[field.Name], typ)
-		case *arrow.ListType, *arrow.LargeListType, *arrow.FixedSizeListType, *arrowtensor.VariableShapeTensorType:
-			if records == nil {
-				if records, err = readRecords(b); err != nil {
-					return nil, err
-				}
-			}
-			t, err = raggedColumn(records, c)
-		default:
-			continue
+		var cols []arrow.Array
+		for _, rec := range records {
+			cols = append(cols, rec.Column(c))
 		}
+		t, ok, err := columnTensor(field, cols)
 		if err != nil {
 			return nil, fmt.Errorf("column %s: %w", field.Name, err)
 		}
-		t.Name, t.Column = base+"."+field.Name, field.Name
-		out = append(out, t)
+		if ok {
+			t.Name, t.Column = base+"."+field.Name, field.Name
+			out = append(out, t)
+		}
 	}
 	return out, nil
 }
 
-// readRecords reads every record batch with arrow-go's readers. Its Go allocator leaves freed
-// memory to the garbage collector, so views taken of the records stay valid without them
-// being retained; they are not released.
-func readRecords(b []byte) ([]arrow.Record, error) {
-	_, records, err := ipc.ReadRecordBatches(b, memory.NewGoAllocator())
-	return records, err
+// columnTensor returns the tensor of one column, given as one array per record batch, and
+// whether the column is a tensor at all.
+func columnTensor(field arrow.Field, cols []arrow.Array) (Tensor, bool, error) {
+	_, isVarShape := field.Type.(*arrowtensor.VariableShapeTensorType)
+	typ, isFixed := field.Type.(*arrowtensor.FixedShapeTensorType)
+	if !isFixed && !isVarShape && !arrowtensor.IsRaggedType(field.Type) {
+		return Tensor{}, false, nil
+	}
+	if len(cols) == 0 { // no batches: one of no rows
+		empty := array.MakeArrayOfNull(memory.DefaultAllocator, field.Type, 0)
+		defer empty.Release()
+		cols = []arrow.Array{empty}
+	}
+	if isFixed {
+		chunks := make([]*arrowtensor.FixedShapeTensorArray, len(cols))
+		rows := 0
+		for i, c := range cols {
+			chunks[i] = c.(*arrowtensor.FixedShapeTensorArray)
+			if r := arrowtensor.NullRow(chunks[i]); r >= 0 {
+				return Tensor{}, true, fmt.Errorf("row %d is null or holds a null element: %w", rows+r, arrowtensor.ErrNull)
+			}
+			rows += c.Len()
+		}
+		t, err := fixedShapeTensor(chunks, typ)
+		return t, true, err
+	}
+	t, err := raggedColumn(cols)
+	return t, true, err
 }
 
-// raggedColumn reads column c of every record as one ragged array, checking every offset.
-func raggedColumn(records []arrow.Record, c int) (Tensor, error) {
+// raggedColumn reads a column, one array per batch, as one ragged array, checking every
+// offset as TensorFlow would.
+func raggedColumn(cols []arrow.Array) (Tensor, error) {
 	var parts []ragged.Any
-	for _, rec := range records {
+	for _, col := range cols {
 		var a ragged.Any
 		var err error
-		if v, ok := rec.Column(c).(*arrowtensor.VariableShapeTensorArray); ok {
+		if v, ok := col.(*arrowtensor.VariableShapeTensorArray); ok {
 			a, err = variableShapeRagged(v)
 		} else {
-			a, err = arrowtensor.RaggedFromListAny(rec.Column(c))
+			a, err = arrowtensor.RaggedFromListAny(col)
 		}
 		if err == nil {
 			err = a.Validate()
@@ -261,9 +279,6 @@ func raggedColumn(records []arrow.Record, c int) (Tensor, error) {
 			return Tensor{}, err
 		}
 		parts = append(parts, a)
-	}
-	if len(parts) == 0 {
-		return Tensor{}, errors.New("no record batches")
 	}
 	a := parts[0]
 	if len(parts) > 1 {
@@ -288,12 +303,18 @@ func variableShapeRagged(v *arrowtensor.VariableShapeTensorArray) (ragged.Any, e
 	return ops.variableShape(v)
 }
 
-// readSparseBatches reads a sparse tensor carried as record batches (arrowtensor.COORecord),
-// one or more.
-func readSparseBatches(b []byte, base string) ([]Tensor, error) {
-	records, err := readRecords(b)
-	if err != nil {
-		return nil, err
+// sparseFromRecords reads a sparse tensor carried as record batches (arrowtensor.COORecord),
+// one or more, or none (no stored values).
+func sparseFromRecords(schema *arrow.Schema, records []arrow.Record, base string) ([]Tensor, error) {
+	if len(records) == 0 {
+		cols := make([]arrow.Array, schema.NumFields())
+		for i, f := range schema.Fields() {
+			cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, f.Type, 0)
+			defer cols[i].Release()
+		}
+		empty := array.NewRecord(schema, cols, 0)
+		defer empty.Release()
+		records = []arrow.Record{empty}
 	}
 	var parts []sparse.Array
 	var names []string
@@ -303,9 +324,6 @@ func readSparseBatches(b []byte, base string) ([]Tensor, error) {
 			return nil, err
 		}
 		parts, names = append(parts, a), n
-	}
-	if len(parts) == 0 {
-		return nil, fmt.Errorf("a sparse tensor stream without record batches")
 	}
 	ops, err := opsOf(parts[0].DType())
 	if err != nil {
@@ -318,8 +336,8 @@ func readSparseBatches(b []byte, base string) ([]Tensor, error) {
 	return []Tensor{sparseTensor(base, a, names)}, nil
 }
 
-// columnTensor gathers the chunks of a fixed_shape_tensor column into one tensor.
-func columnTensor(chunks []*arrowtensor.FixedShapeTensorArray, typ *arrowtensor.FixedShapeTensorType) (Tensor, error) {
+// fixedShapeTensor gathers the chunks of a fixed_shape_tensor column into one tensor.
+func fixedShapeTensor(chunks []*arrowtensor.FixedShapeTensorArray, typ *arrowtensor.FixedShapeTensorType) (Tensor, error) {
 	d, err := ColumnDense(chunks, typ)
 	if err != nil {
 		return Tensor{}, err
@@ -333,7 +351,7 @@ func columnTensor(chunks []*arrowtensor.FixedShapeTensorArray, typ *arrowtensor.
 
 // ColumnDense returns the chunks of a fixed_shape_tensor column of type typ as one
 // [rows, cell...] array: a view when there is one chunk, a row-major copy of the rows in
-// order otherwise.
+// order otherwise. A null row or element is an error wrapping arrowtensor.ErrNull.
 func ColumnDense(chunks []*arrowtensor.FixedShapeTensorArray, typ *arrowtensor.FixedShapeTensorType) (ndarray.Array, error) {
 	dtype, err := arrowtensor.DTypeFromArrow(typ.ValueType())
 	if err != nil {

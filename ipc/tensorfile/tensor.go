@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/ndarrow/ndarrow/internal/sentinel"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/ragged"
 	"github.com/ndarrow/ndarrow/sparse"
@@ -83,16 +84,38 @@ func (t Tensor) Rows() int64 {
 }
 
 // WriteValues writes the elements in dense row-major order, little-endian (for a ragged
-// tensor, its flat values), as inspect's sha256 hashes them.
-func (t Tensor) WriteValues(w io.Writer) (int64, error) {
+// tensor, its flat values), as inspect's sha256 hashes them. A sparse tensor is expanded as
+// it is written, zeros included: one whose dense form holds more than maxDense elements
+// (maxDense ≤ 0: the default limit) fails with sparse.ErrTooLarge before anything is written.
+func (t Tensor) WriteValues(w io.Writer, maxDense int64) (int64, error) {
 	switch {
 	case t.Sparse != nil:
+		if err := sparse.CheckDense(t.Sparse.Shape(), maxDense); err != nil {
+			return 0, err
+		}
 		return t.Sparse.WriteTo(w)
 	case t.Ragged != nil:
 		return t.Ragged.WriteTo(w)
 	}
 	return t.Dense.WriteTo(w)
 }
+
+// DenseArray returns the tensor as a dense array: itself when it is dense, a new row-major
+// array of its elements when it is sparse (failing with sparse.ErrTooLarge above maxDense
+// elements; maxDense ≤ 0: the default limit). A ragged tensor has no dense form: ErrRagged.
+func (t Tensor) DenseArray(maxDense int64) (ndarray.Array, error) {
+	switch {
+	case t.Sparse != nil:
+		return t.Sparse.DenseArray(maxDense)
+	case t.Ragged != nil:
+		return nil, ErrRagged
+	}
+	return t.Dense, nil
+}
+
+// ErrRagged is returned for a ragged tensor where a dense one is needed. It wraps
+// ndarray.ErrShape.
+var ErrRagged = sentinel.New("tensorfile: a ragged tensor has no dense form", ndarray.ErrShape)
 
 // String returns a one-line description: name, kind, dtype and shape.
 func (t Tensor) String() string {

@@ -26,6 +26,9 @@ type typedOps struct {
 func opsFor[T ndarray.Numeric]() typedOps {
 	return typedOps{
 		column: func(chunks []*arrowtensor.FixedShapeTensorArray) (ndarray.Array, error) {
+			if len(chunks) == 0 {
+				return nil, fmt.Errorf("a column of no chunks: %w", ndarray.ErrShape)
+			}
 			parts := make([]*ndarray.Dense[T], len(chunks))
 			for i, c := range chunks {
 				d, err := arrowtensor.ToDense[T](c)
@@ -80,7 +83,7 @@ func opsOf(d ndarray.DType) (typedOps, error) {
 func concatRows[T ndarray.Numeric](parts []*ndarray.Dense[T]) (*ndarray.Dense[T], error) {
 	switch len(parts) {
 	case 0:
-		return nil, fmt.Errorf("no record batches")
+		return nil, fmt.Errorf("nothing to stack: %w", ndarray.ErrShape)
 	case 1:
 		return parts[0], nil
 	}

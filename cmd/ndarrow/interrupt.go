@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// interruption is the cause of a context a signal cancelled.
+type interruption struct{ sig os.Signal }
+
+func (i interruption) Error() string { return "interrupted by " + i.sig.String() }
+
+// status returns the conventional exit status of a process a signal ended: 128 + its number.
+func (i interruption) status() int {
+	if s, ok := i.sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return exitFail
+}
+
+// grace is how long a command that was interrupted has to return before the process exits
+// without it (removing its temporary files first).
+const grace = 500 * time.Millisecond
+
+// runInterruptible runs the command line under a context that SIGINT and SIGTERM cancel,
+// and returns the exit status: the command's, or 128 + the signal's number when a signal
+// interrupted it. A command that does not return within grace of the signal is abandoned:
+// the files it was writing are removed and the status is the signal's. serve, which shuts
+// down gracefully on a signal, is waited for and exits with its own status. A second signal
+// ends the process at once.
+func runInterruptible(args []string, stdout, stderr io.Writer) int {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, args, stdout, stderr) }()
+	var sig interruption
+	select {
+	case code := <-done:
+		return code
+	case s := <-sigs:
+		sig = interruption{s}
+		cancel(sig)
+	}
+	waitsForShutdown := len(args) > 0 && args[0] == "serve"
+	var timeout <-chan time.Time
+	if !waitsForShutdown {
+		timeout = time.After(grace)
+	}
+	select {
+	case code := <-done:
+		if waitsForShutdown {
+			return code
+		}
+	case <-timeout:
+		fmt.Fprintf(stderr, "ndarrow: %v\n", sig)
+	case s := <-sigs:
+		sig = interruption{s}
+	}
+	temporaries.removeAll()
+	return sig.status()
+}
+
+// temporaries are the files commands are writing, removed when the process is interrupted.
+var temporaries = tempFiles{paths: map[string]bool{}}
+
+type tempFiles struct {
+	mu    sync.Mutex
+	paths map[string]bool
+}
+
+func (t *tempFiles) add(path string) {
+	t.mu.Lock()
+	t.paths[path] = true
+	t.mu.Unlock()
+}
+
+func (t *tempFiles) remove(path string) {
+	t.mu.Lock()
+	delete(t.paths, path)
+	t.mu.Unlock()
+}
+
+func (t *tempFiles) removeAll() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for p := range t.paths {
+		os.Remove(p)
+		delete(t.paths, p)
+	}
+}
+
+// interruptible returns a writer that writes to w in chunks of at most 4 MiB and fails with
+// the context's cause once ctx is done, so that long writes (hashing, writing a file) stop
+// soon after an interruption.
+func interruptible(ctx context.Context, w io.Writer) io.Writer { return &ctxWriter{ctx, w} }
+
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+const writeChunk = 4 << 20
+
+func (c *ctxWriter) Write(p []byte) (int, error) {
+	written := 0
+	for len(p) > 0 {
+		if c.ctx.Err() != nil {
+			return written, context.Cause(c.ctx)
+		}
+		n, err := c.w.Write(p[:min(len(p), writeChunk)])
+		written += n
+		if err != nil {
+			return written, err
+		}
+		p = p[n:]
+	}
+	return written, nil
+}
+
+// isInterruption reports whether err is an interruption's.
+func isInterruption(err error) bool {
+	var i interruption
+	return errors.As(err, &i)
+}

@@ -1,0 +1,44 @@
+package sparse
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ndarrow/ndarrow/limits"
+	"github.com/ndarrow/ndarrow/ndarray"
+)
+
+// ErrTooLarge reports a sparse array whose dense form holds more elements than a limit
+// allows: a sparse shape may claim far more than its stored values, and expanding it is work
+// and memory in proportion to the shape. Errors that wrap it also wrap limits.ErrExceeded.
+var ErrTooLarge = errors.New("sparse: the dense form exceeds the limit")
+
+// CheckDense returns an error wrapping ErrTooLarge, naming the shape and the limit, when the
+// dense form of an array of that shape holds more than max elements; max ≤ 0 means the
+// default, limits.Default().MaxDenseElements. Call it before expanding input-derived sparse
+// arrays into a dense form, streamed (WriteTo, Values) or allocated.
+func CheckDense(shape ndarray.Shape, max int64) error {
+	if max <= 0 {
+		max = limits.Default().MaxDenseElements
+	}
+	if n := shape.Size(); n > max || n < 0 {
+		return fmt.Errorf("sparse: shape %v has %d elements, above the limit of %d for a dense form: %w: %w",
+			shape, n, max, ErrTooLarge, limits.ErrExceeded)
+	}
+	return nil
+}
+
+// checkLines refuses a CSR (major 0) or CSC (major 1) form of a matrix whose pointers — one
+// per row or column, plus one — would exceed the default limit on dense forms: like a dense
+// form, their number follows the shape, not the stored values. Other ranks are left to the
+// conversion, which refuses them.
+func checkLines(shape ndarray.Shape, major int) error {
+	if len(shape) != 2 {
+		return nil
+	}
+	if max := limits.Default().MaxDenseElements; shape[major] >= max {
+		return fmt.Errorf("sparse: shape %v needs %d pointers, above the limit of %d: %w: %w",
+			shape, shape[major]+1, max, ErrTooLarge, limits.ErrExceeded)
+	}
+	return nil
+}
