@@ -336,3 +336,43 @@ func boolInt(b bool) int64 {
 	}
 	return 0
 }
+
+// TestWriteSparseAsArrowCppReads covers what Arrow C++ 17 refuses or crashes on: an empty COO
+// must carry the strides C++ computes for an [0, rank] index matrix ([w, w], as the golden
+// dense_float_0x5.tensor shows for a zero-size shape), and a CSF below rank 2 is refused.
+func TestWriteSparseAsArrowCppReads(t *testing.T) {
+	cpp := mustRead(t, filepath.Join(goldenDir, "dense_float_0x5.tensor"))
+	dense, err := NewBytesReader(cpp, Limits{}).Next()
+	require.NoError(t, err)
+	assert.Equal(t, []int64{4, 4}, dense.Strides(), "C++: every stride of a zero-size shape is the width")
+
+	for _, shape := range []ndarray.Shape{{0, 5}, {3, 4}, {2, 3, 4}} {
+		empty := sparse.NewCOO[float64](shape...)
+		var buf bytes.Buffer
+		_, err := WriteSparse[float64](&buf, empty, nil)
+		require.NoError(t, err)
+		m := splitMessage(t, buf.Bytes())
+		md := describeSparseMetadata(t, buf.Bytes()[8:8+m.metaLen])
+		w := int64(md.IndexBits[0] / 8)
+		assert.Equal(t, []int64{w, w}, md.Strides, "shape %v", shape)
+		back, err := NewBytesReader(buf.Bytes(), Limits{}).NextSparse()
+		require.NoError(t, err)
+		assert.Equal(t, int64(0), back.Array().NNZ())
+		assert.True(t, back.Shape().Equal(shape))
+	}
+	full := sparse.NewCOO[float64](3, 4)
+	full.Set(1, 2, 3)
+	var buf bytes.Buffer
+	_, err = WriteSparse[float64](&buf, full, nil)
+	require.NoError(t, err)
+	m := splitMessage(t, buf.Bytes())
+	assert.Equal(t, []int64{8, 4}, describeSparseMetadata(t, buf.Bytes()[8:8+m.metaLen]).Strides, "a non-empty COO keeps row-major strides (int32 indices)")
+
+	vector := sparse.NewCOO[float32](10)
+	vector.Set(2, 7)
+	csf, err := vector.ToCSF()
+	require.NoError(t, err)
+	_, err = WriteSparse[float32](io.Discard, csf, nil)
+	assert.ErrorIs(t, err, ErrUnsupported)
+	assert.ErrorContains(t, err, "a CSF tensor of rank 1, which Arrow C++ 17 cannot read (write it as COO)")
+}

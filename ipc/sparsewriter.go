@@ -23,9 +23,12 @@ const sparseAlignment = 8
 // Arrow C++'s ipc::WriteSparseTensor frames it: metadata padded to 8 bytes, the index buffers
 // and then the values back to back, each zero-padded to 8 bytes, with Buffer.length the padded
 // byte length except for CSF pointers and indices, whose Buffer.length is their element count
-// (what the C++ 17 reader requires). A COO gets its index strides always and isCanonical only
-// when it is canonical. dimNames is nil or one name per dimension. It returns the bytes
-// written.
+// (what the C++ 17 reader requires). A COO gets its index strides always — [rank·w, w] for
+// its [nnz, rank] index matrix of w-byte integers, or [w, w] when that matrix is empty, as C++
+// computes row-major strides of a shape with a zero and checks them on reading — and
+// isCanonical only when it is canonical. A CSF of rank 1 or 0 fails with ErrUnsupported:
+// Arrow C++ 17 implements no CSF below rank 2 and its reader crashes on one (write it as COO).
+// dimNames is nil or one name per dimension. It returns the bytes written.
 func WriteSparse[T ndarray.Numeric](w io.Writer, s sparse.Tensor[T], dimNames []string) (int64, error) {
 	if dimNames != nil && len(dimNames) != s.Rank() {
 		return 0, fmt.Errorf("ipc: WriteSparse: %d dimension names for rank %d: %w", len(dimNames), s.Rank(), ErrUnsupported)
@@ -41,10 +44,14 @@ func WriteSparse[T ndarray.Numeric](w io.Writer, s sparse.Tensor[T], dimNames []
 		w := int64(indices.DType().Size())
 		buf := body.add(indices.Bytes(), false)
 		canonical := t.IsCanonical()
+		rowStride := int64(t.Rank()) * w
+		if t.NNZ() == 0 || t.Rank() == 0 {
+			rowStride = w // C++'s row-major strides of a shape with a zero: every stride w
+		}
 		index = func(b *flatbuffers.Builder) (arrowfb.SparseTensorIndex, flatbuffers.UOffsetT) {
 			arrowfb.SparseTensorIndexCOOStartIndicesStridesVector(b, 2)
 			b.PrependInt64(w)
-			b.PrependInt64(int64(t.Rank()) * w)
+			b.PrependInt64(rowStride)
 			strides := b.EndVector(2)
 			typ := buildIndexType(b, indices.DType())
 			arrowfb.SparseTensorIndexCOOStart(b)
@@ -61,6 +68,9 @@ func WriteSparse[T ndarray.Numeric](w io.Writer, s sparse.Tensor[T], dimNames []
 	case *sparse.CSC[T]:
 		index = csxIndex(&body, arrowfb.SparseMatrixCompressedAxisColumn, t.Indptr(), t.Indices())
 	case *sparse.CSF[T]:
+		if t.Rank() < 2 {
+			return 0, fmt.Errorf("ipc: WriteSparse: a CSF tensor of rank %d, which Arrow C++ 17 cannot read (write it as COO): %w", t.Rank(), ErrUnsupported)
+		}
 		index = csfIndex(&body, t.Rank(), t.Indptr, t.Indices, t.AxisOrder())
 	default:
 		return 0, fmt.Errorf("ipc: WriteSparse: %T: %w", s, ErrUnsupported)
