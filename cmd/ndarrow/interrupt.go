@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -29,13 +28,13 @@ func (i interruption) status() int {
 // without it (removing its temporary files first).
 const grace = 500 * time.Millisecond
 
-// runInterruptible runs the command line under a context that SIGINT and SIGTERM cancel,
+// runInterruptible runs the command line with run under a context that SIGINT and SIGTERM cancel,
 // and returns the exit status: the command's, or 128 + the signal's number when a signal
 // interrupted it. A command that does not return within grace of the signal is abandoned:
 // the files it was writing are removed and the status is the signal's. serve, which shuts
 // down gracefully on a signal, is waited for and exits with its own status. A second signal
 // ends the process at once.
-func runInterruptible(args []string, stdout, stderr io.Writer) int {
+func runInterruptible(run func(ctx context.Context, args []string, stdout, stderr io.Writer) int, args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	sigs := make(chan os.Signal, 2)
@@ -128,8 +127,3 @@ func (c *ctxWriter) Write(p []byte) (int, error) {
 	return written, nil
 }
 
-// isInterruption reports whether err is an interruption's.
-func isInterruption(err error) bool {
-	var i interruption
-	return errors.As(err, &i)
-}

@@ -34,7 +34,7 @@ import (
 )
 
 func main() {
-	os.Exit(runInterruptible(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(runInterruptible(run, os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // Exit statuses.
