@@ -126,4 +126,3 @@ func (c *ctxWriter) Write(p []byte) (int, error) {
 	}
 	return written, nil
 }
-
