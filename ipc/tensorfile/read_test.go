@@ -1,0 +1,229 @@
+package tensorfile_test
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndarrow/ndarrow/arrowtensor"
+	"github.com/ndarrow/ndarrow/ipc"
+	"github.com/ndarrow/ndarrow/ipc/tensorfile"
+	"github.com/ndarrow/ndarrow/limits"
+	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/ragged"
+	"github.com/ndarrow/ndarrow/sparse"
+)
+
+// expected is a line of a golden folder's expected.jsonl.
+type expected struct {
+	Name      string    `json:"name"`
+	Kind      string    `json:"kind"`
+	DType     string    `json:"dtype"`
+	Shape     []int64   `json:"shape"`
+	DimNames  []string  `json:"dim_names"`
+	NNZ       int64     `json:"nnz"`
+	SHA256    string    `json:"sha256"`
+	NVals     int64     `json:"nvals"`
+	RowSplits [][]int64 `json:"row_splits"`
+}
+
+func readExpected(t *testing.T, path string) map[string]expected {
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	out := map[string]expected{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var e expected
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &e))
+		out[e.Name] = e
+	}
+	return out
+}
+
+// TestGoldenBatchFiles opens the record-batch files Arrow C++ 17 and Arrow JS wrote and
+// compares every tensor with what their writers say a correct reader recovers.
+func TestGoldenBatchFiles(t *testing.T) {
+	for _, dir := range []string{"../testdata/arrow-cpp-17", "../testdata/arrow-js"} {
+		want := readExpected(t, filepath.Join(dir, "expected.jsonl"))
+		files, err := filepath.Glob(filepath.Join(dir, "*.arrow*"))
+		require.NoError(t, err)
+		for _, path := range files {
+			if strings.HasPrefix(filepath.Base(path), "null_") {
+				continue
+			}
+			t.Run(filepath.Base(path), func(t *testing.T) {
+				f, err := tensorfile.Open(path, limits.Limits{})
+				require.NoError(t, err)
+				defer f.Release()
+				require.NotEmpty(t, f.Tensors)
+				for _, x := range f.Tensors {
+					w, ok := want[x.Name]
+					require.True(t, ok, "%s is not in expected.jsonl", x.Name)
+					assert.Equal(t, w.Kind, string(x.Kind), x.Name)
+					assert.Equal(t, w.DType, x.DType().String(), x.Name)
+					if w.Shape != nil { // the C++ golden lines of ragged columns give none
+						assert.Equal(t, w.Shape, []int64(x.Shape()), x.Name)
+					}
+					h := sha256.New()
+					_, err := x.WriteValues(h, 0)
+					require.NoError(t, err)
+					assert.Equal(t, w.SHA256, hex.EncodeToString(h.Sum(nil)), x.Name)
+					if x.Ragged != nil {
+						assert.Equal(t, w.RowSplits, x.Ragged.RowSplits(), x.Name)
+					}
+				}
+			})
+		}
+	}
+}
+
+// stream writes records (releasing them) as an IPC stream.
+func stream(t *testing.T, schema *arrow.Schema, recs ...arrow.Record) []byte {
+	var buf bytes.Buffer
+	w := arrowipc.NewWriter(&buf, arrowipc.WithSchema(schema))
+	for _, r := range recs {
+		require.NoError(t, w.Write(r))
+		r.Release()
+	}
+	require.NoError(t, w.Close())
+	return buf.Bytes()
+}
+
+// TestNoBatchesGiveTensorsOfNoRows: a stream of a schema alone (what a writer closed before
+// any batch writes) holds tensors of zero rows, not an error.
+func TestNoBatchesGiveTensorsOfNoRows(t *testing.T) {
+	d := ndarray.New[float32](3, 2, 4)
+	recs, err := arrowtensor.Records("images", d, nil, 3)
+	require.NoError(t, err)
+	schema := recs[0].Schema()
+	recs[0].Release()
+	got, err := tensorfile.Read(stream(t, schema), "x", limits.Limits{})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, ndarray.Shape{0, 2, 4}, got[0].Shape())
+	assert.Equal(t, tensorfile.KindFixedShape, got[0].Kind)
+
+	ragged := arrow.NewSchema([]arrow.Field{{Name: "r", Type: arrow.ListOf(arrow.ListOf(arrow.PrimitiveTypes.Int16))}}, nil)
+	got, err = tensorfile.Read(stream(t, ragged), "x", limits.Limits{})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, int64(0), got[0].Rows())
+	assert.Equal(t, ndarray.Int16, got[0].DType())
+
+	coo := sparse.NewCOO[float64](5, 7)
+	rec, err := arrowtensor.COORecord(coo, nil)
+	require.NoError(t, err)
+	sch := rec.Schema()
+	rec.Release()
+	got, err = tensorfile.Read(stream(t, sch), "x", limits.Limits{})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, ndarray.Shape{5, 7}, got[0].Shape(), "the dense shape comes from the schema")
+	assert.Equal(t, int64(0), got[0].NNZ())
+}
+
+// TestNullsNameTheColumnAndRow reads the Arrow JS files whose fixed_shape_tensor column has a
+// null row or a null element.
+func TestNullsNameTheColumnAndRow(t *testing.T) {
+	for _, name := range []string{"null_row.arrows", "null_element.arrows"} {
+		_, err := tensorfile.Open(filepath.Join("../testdata/arrow-js", name), limits.Limits{})
+		assert.ErrorIs(t, err, arrowtensor.ErrNull, name)
+		assert.ErrorContains(t, err, "column masked: row 1 is null or holds a null element", name)
+	}
+}
+
+// TestColumnsThatAreNotTensors: plain columns, structs and columns of types the decoder does
+// not build (run-end encoded) are left out; the tensors beside them read.
+func TestColumnsThatAreNotTensors(t *testing.T) {
+	mem := memory.DefaultAllocator
+	ree := arrow.RunEndEncodedOf(arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Float32)
+	rb := array.NewRunEndEncodedBuilder(mem, ree.RunEnds(), ree.Encoded())
+	rb.Append(2)
+	rb.ValueBuilder().(*array.Float32Builder).Append(1)
+	runs := rb.NewArray()
+	rb.Release()
+	ints, _, err := array.FromJSON(mem, arrow.PrimitiveTypes.Int64, strings.NewReader("[1, 2]"))
+	require.NoError(t, err)
+	lists, _, err := array.FromJSON(mem, arrow.ListOf(arrow.PrimitiveTypes.Uint8), strings.NewReader("[[1], [2, 3]]"))
+	require.NoError(t, err)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "runs", Type: ree}, {Name: "i", Type: ints.DataType()}, {Name: "l", Type: lists.DataType()}}, nil)
+	rec := array.NewRecord(schema, []arrow.Array{runs, ints, lists}, 2)
+	runs.Release()
+	ints.Release()
+	lists.Release()
+	got, err := tensorfile.Read(stream(t, schema, rec), "x", limits.Limits{})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, "x.l", got[0].Name)
+	assert.Equal(t, [][]int64{{0, 1, 3}}, got[0].Ragged.RowSplits())
+}
+
+// TestLimitsReachTheDecoder: the limits given to Read bound what the input may claim.
+func TestLimitsReachTheDecoder(t *testing.T) {
+	recs, err := arrowtensor.Records("images", ndarray.New[float32](100, 10), nil, 100)
+	require.NoError(t, err)
+	b := stream(t, recs[0].Schema(), recs...)
+	_, err = tensorfile.Read(b, "x", limits.Limits{MaxElements: 500})
+	assert.ErrorIs(t, err, ipc.ErrLimit)
+	assert.ErrorIs(t, err, limits.ErrExceeded)
+	_, err = tensorfile.Read(b, "x", limits.Limits{MaxElements: 1000})
+	assert.NoError(t, err)
+
+	_, err = tensorfile.Read([]byte("neither here nor there"), "x", limits.Limits{})
+	assert.True(t, errors.Is(err, tensorfile.ErrNotTensors))
+}
+
+// TestDenseFormOfSparseIsBounded: WriteValues and DenseArray of a sparse tensor refuse above
+// the limit they are given.
+func TestDenseFormOfSparseIsBounded(t *testing.T) {
+	coo := sparse.NewCOO[float32](1<<20, 1<<20)
+	coo.Set(1, 3, 4)
+	x := tensorfile.Tensor{Kind: tensorfile.SparseKind(sparse.FormatCOO), Sparse: coo}
+	_, err := x.WriteValues(&bytes.Buffer{}, 0)
+	assert.ErrorIs(t, err, sparse.ErrTooLarge)
+	_, err = x.DenseArray(0)
+	assert.ErrorIs(t, err, sparse.ErrTooLarge)
+	r, err := ragged.FromRowSplits([]int8{1, 2, 3}, []int64{0, 1, 3})
+	require.NoError(t, err)
+	_, err = tensorfile.Tensor{Kind: tensorfile.KindRagged, Ragged: r}.DenseArray(0)
+	assert.ErrorIs(t, err, tensorfile.ErrRagged)
+	assert.ErrorIs(t, err, ndarray.ErrShape)
+}
+
+// Read the tensors of a record-batch stream: the fixed_shape_tensor column is a dense tensor
+// of shape [rows, cell...], a view of the stream's bytes.
+func ExampleRead() {
+	d := ndarray.Must(ndarray.FromSlice([]float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, 2, 2, 3))
+	recs, _ := arrowtensor.Records("images", d, []string{"h", "w"}, 2)
+	var buf bytes.Buffer
+	w := arrowipc.NewWriter(&buf, arrowipc.WithSchema(recs[0].Schema()))
+	_ = w.Write(recs[0])
+	_ = w.Close()
+	recs[0].Release()
+
+	tensors, err := tensorfile.Read(buf.Bytes(), "batch", limits.Limits{})
+	if err != nil {
+		panic(err)
+	}
+	for _, x := range tensors {
+		fmt.Println(x.Name, x.Kind, x.DType(), x.Shape(), x.DimNames)
+	}
+	// Output:
+	// batch.images fixed_shape_tensor float32 (2, 2, 3) [ h w]
+}
