@@ -27,6 +27,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ndarrow/ndarrow/internal/arrowfb"
+	"github.com/ndarrow/ndarrow/internal/childtest"
 	"github.com/ndarrow/ndarrow/internal/mutate"
 	"github.com/ndarrow/ndarrow/ipc/tensorfile"
 	"github.com/ndarrow/ndarrow/limits"
@@ -188,10 +189,19 @@ func streamOf(t *testing.T, x tensorfile.Tensor) []byte {
 
 // TestHostileUploads sends every file of Arrow's own IPC corpus (crash reproducers and the
 // integration files of many implementations) and every mutant of golden record-batch files
-// as DoPut uploads: the server answers each with InvalidArgument or ResourceExhausted (or
-// stores it), never dies, leaks nothing (serve checks its allocator), and still serves its
-// tensors bit for bit afterwards.
+// as DoPut uploads to a server in a child process with 2 GiB of address space: the server
+// answers each with InvalidArgument or ResourceExhausted (or stores it), never dies,
+// allocates no more than an upload's size justifies, leaks nothing (serve checks its
+// allocator), and still serves its tensors bit for bit afterwards.
 func TestHostileUploads(t *testing.T) {
+	childtest.Run(t, "TestHostileUploadsChild", 2<<30)
+}
+
+// TestHostileUploadsChild is the child side of TestHostileUploads.
+func TestHostileUploadsChild(t *testing.T) {
+	if !childtest.Child(t) {
+		t.Skip("the body of TestHostileUploads, run only as its child process")
+	}
 	s := serve(t, Options{MaxMessageBytes: 1 << 20}, "grpc")
 	rng := rand.New(rand.NewPCG(11, 12))
 	keep := randomDense[float64](rng, 50, 7)
@@ -204,10 +214,16 @@ func TestHostileUploads(t *testing.T) {
 		require.NoError(t, err)
 		inputs = append(inputs, files...)
 	}
-	uploads, stored := 0, 0
+	uploads, stored, worst := 0, 0, uint64(0)
 	send := func(b []byte) {
 		uploads++
+		before := childtest.Allocated()
 		err := put(t, raw, flightData(b, "upload"))
+		used := childtest.Allocated() - before // the client's and the server's
+		worst = max(worst, used)
+		if budget := uint64(64*len(b)) + 16<<20; used > budget {
+			t.Errorf("upload %d of %d bytes allocated %d bytes", uploads, len(b), used)
+		}
 		switch status.Code(err) {
 		case codes.OK:
 			stored++
@@ -236,7 +252,7 @@ func TestHostileUploads(t *testing.T) {
 			})
 		}
 	}
-	t.Logf("%d uploads (%d mutants), %d stored", uploads, mutants, stored)
+	t.Logf("child: %d uploads (%d mutants), %d stored, at most %d KiB allocated by one", uploads, mutants, stored, worst>>10)
 	got, err := GetDense[float64](context.Background(), dial(t, s.uri, ClientOptions{}), "keep")
 	require.NoError(t, err)
 	assert.True(t, sameBits(got, keep), "the good tensor is served bit for bit")

@@ -64,14 +64,15 @@ func convert(ctx context.Context, to, in, out string, maxDense int64) error {
 	if err := checkFormat(to); err != nil {
 		return err
 	}
-	tensors, err := load(in)
+	f, err := load(in)
 	if err != nil {
 		return fmt.Errorf("%s: %w", in, err)
 	}
-	if len(tensors) == 0 {
+	defer f.Release()
+	if len(f.Tensors) == 0 {
 		return fmt.Errorf("%s: no tensors", in)
 	}
-	return writeAtomically(ctx, out, func(w io.Writer) error { return write(to, w, tensors, maxDense) })
+	return writeAtomically(ctx, out, func(w io.Writer) error { return write(to, w, f.Tensors, maxDense) })
 }
 
 // checkFormat returns an error unless to is an output format.

@@ -75,7 +75,11 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	enc := json.NewEncoder(stdout)
 	for _, path := range fs.Args() {
-		tensors, err := load(path)
+		var tensors []tensor
+		f, err := load(path)
+		if err == nil {
+			tensors = f.Tensors
+		}
 		for _, t := range tensors {
 			line, err := inspect(ctx, t, *maxDense)
 			if err != nil {
@@ -93,6 +97,8 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		if err != nil {
 			fmt.Fprintf(stderr, "ndarrow inspect: %s: %v\n", path, err)
 			code = exitFail
+		} else {
+			f.Release()
 		}
 	}
 	if !*asJSON {

@@ -15,13 +15,9 @@ type tensor = tensorfile.Tensor
 var errRagged = errors.New("a ragged array has no dense form: convert it --to arrow or arrows")
 
 // load reads every tensor of the file at path, memory-mapped, within the default limits: the
-// tensors view the mapping, which stays for the life of the process.
-func load(path string) ([]tensor, error) {
-	f, err := tensorfile.Open(path, limits.Limits{})
-	if err != nil {
-		return nil, err
-	}
-	return f.Tensors, nil
+// tensors view the mapping until the caller releases the file.
+func load(path string) (*tensorfile.File, error) {
+	return tensorfile.Open(path, limits.Limits{})
 }
 
 // maxDenseFlag adds --max-dense, the bound on expanding a sparse tensor into its dense form.

@@ -1,0 +1,78 @@
+// Package childtest runs a test in a child process of the test binary, so that what would
+// end the whole test run — a Go fatal error such as "out of memory", or a panic on a
+// goroutine nobody recovers — fails that one test with the child's output instead. The
+// child runs under an address-space limit where the runtime allows one (not under the race
+// detector, whose shadow memory needs the address space), and tests in it measure what
+// each step allocates.
+package childtest
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// envVar carries the child's memory limit in bytes.
+const envVar = "NDARROW_CHILD_TEST_LIMIT"
+
+// Run runs the test named name of this test binary in a child process with memory limited to
+// limit bytes beyond what the child holds when it starts, and fails t with the child's
+// output unless the child's test passes.
+func Run(t *testing.T, name string, limit int64) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), envVar+"="+strconv.FormatInt(limit, 10))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	text := out.String()
+	if err != nil || !strings.Contains(text, "--- PASS: "+name) {
+		t.Fatalf("the child process running %s failed (%v):\n%s", name, err, tail(text, 60))
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if strings.Contains(line, "child:") {
+			t.Log(strings.TrimSpace(line))
+		}
+	}
+}
+
+// tail returns the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// Child reports whether this process is a child Run started and, when it is, applies its
+// memory limit. A child test calls it first and skips when it returns false.
+func Child(t *testing.T) bool {
+	v := os.Getenv(envVar)
+	if v == "" {
+		return false
+	}
+	limit, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		t.Fatalf("%s=%q: %v", envVar, v, err)
+	}
+	if raceEnabled {
+		t.Log("child: under the race detector: no address-space limit, allocations measured")
+		return true
+	}
+	if err := limitAddressSpace(limit); err != nil {
+		t.Logf("child: no address-space limit (%v), allocations measured", err)
+		return true
+	}
+	t.Logf("child: address space limited to %d MiB beyond what was mapped at start", limit>>20)
+	return true
+}
+
+// Allocated returns the bytes the process has allocated so far (runtime.MemStats.TotalAlloc):
+// the difference across a step is what the step allocated, freed or not.
+func Allocated() uint64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.TotalAlloc
+}

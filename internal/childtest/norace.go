@@ -1,0 +1,5 @@
+//go:build !race
+
+package childtest
+
+const raceEnabled = false
