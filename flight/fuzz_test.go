@@ -87,6 +87,19 @@ func FuzzFlightData(f *testing.F) {
 			}
 		}
 	}
+	// Arrow's integration streams, every type, as FlightData.
+	streams, _ := filepath.Glob("../ipc/testdata/arrow-testing/arrow-ipc-stream/integration/*/*.stream")
+	for _, p := range streams {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		var msgs []fuzzMessage
+		for _, fd := range flightData(b, "seed") {
+			msgs = append(msgs, fuzzMessage{fd.DataHeader, fd.DataBody})
+		}
+		f.Add(encodeFuzz(msgs))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		msgs := decodeFuzz(data)
 		lim := limits.Limits{MaxElements: 1 << 20, MaxCopySize: 64 << 20, MaxDenseElements: 1 << 20}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ndarrow/ndarrow/sparse"
@@ -39,6 +40,15 @@ func addSeeds(f *testing.F) {
 		f.Add(s.bytes(f))
 	}
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0})
+	corpus, err := filepath.Glob(filepath.Join(corpusDir, "arrow-ipc-tensor-stream", "*"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, path := range corpus {
+		if b, err := os.ReadFile(path); err == nil && !strings.HasSuffix(path, ".md") {
+			f.Add(b)
+		}
+	}
 }
 
 // FuzzTensorStream reads arbitrary bytes as a tensor stream through the bytes and io.Reader

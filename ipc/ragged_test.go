@@ -146,6 +146,15 @@ func FuzzRaggedColumns(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add(raggedStream(f))
+	for _, pattern := range []string{"arrow-ipc-stream/integration/*/generated_*nested*.stream", "../arrow-js/tensors.arrow*"} {
+		files, err := filepath.Glob(filepath.Join(corpusDir, pattern))
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, path := range files {
+			f.Add(mustRead(f, path))
+		}
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		schema, recs, err := ReadRecordBatches(b, BatchOptions{Limits: Limits{MaxElements: 1 << 20}})
 		if err != nil {

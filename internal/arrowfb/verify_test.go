@@ -1,6 +1,7 @@
 package arrowfb
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"os"
@@ -62,11 +63,113 @@ func checkMessage(t *testing.T, b []byte, name string, i int) {
 	walk(GetRootAsMessage(b, 0))
 }
 
+// corpusMessages returns the flatbuffer metadata of every message of Arrow's integration
+// files (schemas, record and dictionary batches of every type) and of its fuzz crash
+// reproducers, as far as their framing goes, and the footers of the integration files.
+func corpusMessages(t testing.TB) (messages, footers [][]byte) {
+	const dir = "../../ipc/testdata/arrow-testing"
+	files, err := filepath.Glob(filepath.Join(dir, "arrow-ipc-stream/integration/*/*"))
+	require.NoError(t, err)
+	crashers, err := filepath.Glob(filepath.Join(dir, "arrow-ipc-*/*"))
+	require.NoError(t, err)
+	for _, path := range append(files, crashers...) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue // a directory
+		}
+		if bytes.HasPrefix(b, []byte("ARROW1")) && len(b) > 18 {
+			n := int(int32(binary.LittleEndian.Uint32(b[len(b)-10:])))
+			if n > 0 && n <= len(b)-18 {
+				footers = append(footers, b[len(b)-10-n:len(b)-10])
+			}
+			b = b[8:]
+		}
+		for len(b) >= 8 {
+			h := 8
+			if binary.LittleEndian.Uint32(b) != 0xFFFFFFFF {
+				h = 4
+			}
+			n := int(int32(binary.LittleEndian.Uint32(b[h-4:])))
+			if n <= 0 || n > len(b)-h {
+				break
+			}
+			meta := b[h : h+n]
+			messages = append(messages, meta)
+			if VerifyMessage(meta) != nil {
+				break
+			}
+			body := GetRootAsMessage(meta, 0).BodyLength()
+			if body < 0 || body > int64(len(b)-h-n) {
+				break
+			}
+			b = b[h+n+int(body):]
+		}
+	}
+	require.NotEmpty(t, messages)
+	require.NotEmpty(t, footers)
+	return messages, footers
+}
+
+// TestVerifyCorpus verifies every message and footer of Arrow's corpus: the valid ones are
+// accepted and every field the decoder reads can be read; the rest are ErrMalformed.
+func TestVerifyCorpus(t *testing.T) {
+	messages, footers := corpusMessages(t)
+	for i, meta := range messages {
+		checkMessage(t, meta, "corpus message", i)
+	}
+	for i, f := range footers {
+		checkFooter(t, f, i)
+	}
+}
+
 func FuzzVerifyMessage(f *testing.F) {
 	for _, meta := range goldenMetadata(f) {
 		f.Add(meta)
 	}
+	messages, _ := corpusMessages(f)
+	for _, meta := range messages {
+		f.Add(meta)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) { checkMessage(t, b, "fuzz", 0) })
+}
+
+func FuzzVerifyFooter(f *testing.F) {
+	_, footers := corpusMessages(f)
+	for _, b := range footers {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) { checkFooter(t, b, 0) })
+}
+
+// checkFooter verifies a footer and, when it is accepted, reads every field of it.
+func checkFooter(t *testing.T, b []byte, i int) {
+	t.Helper()
+	if err := VerifyFooter(b); err != nil {
+		if !errors.Is(err, ErrMalformed) {
+			t.Fatalf("footer %d: an error without ErrMalformed: %v", i, err)
+		}
+		return
+	}
+	footer := GetRootAsFooter(b, 0)
+	_ = footer.Version()
+	var blk Block
+	for j := range footer.DictionariesLength() {
+		footer.Dictionaries(&blk, j)
+		_, _, _ = blk.Offset(), blk.MetaDataLength(), blk.BodyLength()
+	}
+	for j := range footer.RecordBatchesLength() {
+		footer.RecordBatches(&blk, j)
+		_, _, _ = blk.Offset(), blk.MetaDataLength(), blk.BodyLength()
+	}
+	var kv KeyValue
+	for j := range footer.CustomMetadataLength() {
+		footer.CustomMetadata(&kv, j)
+		_, _ = kv.Key(), kv.Value()
+	}
+	var s Schema
+	if footer.Schema(&s) != nil {
+		walkSchema(&s)
+	}
 }
 
 // walk reads every field reachable from a verified Tensor or SparseTensor message.
@@ -82,22 +185,7 @@ func walk(m *Message) {
 	if !m.Header(&tbl) {
 		return
 	}
-	readType := func(kind Type, get func(*flatbuffers.Table) bool) {
-		var tt flatbuffers.Table
-		if !get(&tt) {
-			return
-		}
-		switch kind {
-		case TypeInt:
-			var it Int
-			it.Init(tt.Bytes, tt.Pos)
-			_, _ = it.BitWidth(), it.IsSigned()
-		case TypeFloatingPoint:
-			var fp FloatingPoint
-			fp.Init(tt.Bytes, tt.Pos)
-			_ = fp.Precision()
-		}
-	}
+	readType := readTypeTable
 	var dim TensorDim
 	var buf Buffer
 	switch m.HeaderType() {
@@ -163,6 +251,146 @@ func walk(m *Message) {
 				_ = c.AxisOrder(i)
 			}
 		}
+	case MessageHeaderSchema:
+		var s Schema
+		s.Init(tbl.Bytes, tbl.Pos)
+		walkSchema(&s)
+	case MessageHeaderRecordBatch:
+		var rb RecordBatch
+		rb.Init(tbl.Bytes, tbl.Pos)
+		walkRecordBatch(&rb)
+	case MessageHeaderDictionaryBatch:
+		var db DictionaryBatch
+		db.Init(tbl.Bytes, tbl.Pos)
+		_, _ = db.Id(), db.IsDelta()
+		var rb RecordBatch
+		if db.Data(&rb) != nil {
+			walkRecordBatch(&rb)
+		}
+	}
+}
+
+// readTypeTable reads every field of the table of a Type union member.
+func readTypeTable(kind Type, get func(*flatbuffers.Table) bool) {
+	var tt flatbuffers.Table
+	if !get(&tt) {
+		return
+	}
+	switch kind {
+	case TypeInt:
+		var it Int
+		it.Init(tt.Bytes, tt.Pos)
+		_, _ = it.BitWidth(), it.IsSigned()
+	case TypeFloatingPoint:
+		var fp FloatingPoint
+		fp.Init(tt.Bytes, tt.Pos)
+		_ = fp.Precision()
+	case TypeDecimal:
+		var d Decimal
+		d.Init(tt.Bytes, tt.Pos)
+		_, _, _ = d.Precision(), d.Scale(), d.BitWidth()
+	case TypeDate:
+		var d Date
+		d.Init(tt.Bytes, tt.Pos)
+		_ = d.Unit()
+	case TypeTime:
+		var d Time
+		d.Init(tt.Bytes, tt.Pos)
+		_, _ = d.Unit(), d.BitWidth()
+	case TypeTimestamp:
+		var d Timestamp
+		d.Init(tt.Bytes, tt.Pos)
+		_, _ = d.Unit(), d.Timezone()
+	case TypeInterval:
+		var d Interval
+		d.Init(tt.Bytes, tt.Pos)
+		_ = d.Unit()
+	case TypeUnion:
+		var d Union
+		d.Init(tt.Bytes, tt.Pos)
+		_ = d.Mode()
+		for i := range d.TypeIdsLength() {
+			_ = d.TypeIds(i)
+		}
+	case TypeFixedSizeBinary:
+		var d FixedSizeBinary
+		d.Init(tt.Bytes, tt.Pos)
+		_ = d.ByteWidth()
+	case TypeFixedSizeList:
+		var d FixedSizeList
+		d.Init(tt.Bytes, tt.Pos)
+		_ = d.ListSize()
+	case TypeMap:
+		var d Map
+		d.Init(tt.Bytes, tt.Pos)
+		_ = d.KeysSorted()
+	case TypeDuration:
+		var d Duration
+		d.Init(tt.Bytes, tt.Pos)
+		_ = d.Unit()
+	}
+}
+
+// walkSchema reads every field of a verified schema, fields and their children included.
+func walkSchema(s *Schema) {
+	_ = s.Endianness()
+	var kv KeyValue
+	for i := range s.CustomMetadataLength() {
+		s.CustomMetadata(&kv, i)
+		_, _ = kv.Key(), kv.Value()
+	}
+	for i := range s.FeaturesLength() {
+		_ = s.Features(i)
+	}
+	var f Field
+	for i := range s.FieldsLength() {
+		s.Fields(&f, i)
+		walkField(&f)
+	}
+}
+
+func walkField(f *Field) {
+	_, _ = f.Name(), f.Nullable()
+	readTypeTable(f.TypeType(), f.Type)
+	var enc DictionaryEncoding
+	if f.Dictionary(&enc) != nil {
+		_, _ = enc.Id(), enc.IsOrdered()
+		var it Int
+		if enc.IndexType(&it) != nil {
+			_, _ = it.BitWidth(), it.IsSigned()
+		}
+	}
+	var kv KeyValue
+	for i := range f.CustomMetadataLength() {
+		f.CustomMetadata(&kv, i)
+		_, _ = kv.Key(), kv.Value()
+	}
+	var c Field
+	for i := range f.ChildrenLength() {
+		f.Children(&c, i)
+		walkField(&c)
+	}
+}
+
+// walkRecordBatch reads every field of a verified record batch.
+func walkRecordBatch(rb *RecordBatch) {
+	_ = rb.Length()
+	var n FieldNode
+	for i := range rb.NodesLength() {
+		rb.Nodes(&n, i)
+		_, _ = n.Length(), n.NullCount()
+	}
+	var b Buffer
+	for i := range rb.BuffersLength() {
+		rb.Buffers(&b, i)
+		_, _ = b.Offset(), b.Length()
+	}
+	for i := range rb.VariadicBufferCountsLength() {
+		_ = rb.VariadicBufferCounts(i)
+	}
+	var c BodyCompression
+	if rb.Compression(&c) != nil {
+		_, _ = c.Codec(), c.Method()
 	}
 }
 

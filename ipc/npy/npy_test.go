@@ -6,9 +6,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -279,11 +281,50 @@ func TestBadNpy(t *testing.T) {
 	})
 }
 
+// corpusDir holds NumPy's own test files and go-hep's npyio ones (see ../shared/corpus).
+const corpusDir = "testdata/npy"
+
+// TestCorpus reads every file of the third-party corpus: C and Fortran order of every dtype
+// read with the shape their name says; pickled object arrays, .npz archives and anything else
+// give an error wrapping a sentinel, never a panic.
+func TestCorpus(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(corpusDir, "*.np[yz]"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	read := 0
+	for _, path := range files {
+		name := filepath.Base(path)
+		a, err := Open(path, Limits{})
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) && !errors.Is(err, ErrUnsupported) && !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Errorf("%s: an error without a sentinel: %v", name, err)
+			}
+			if strings.HasPrefix(name, "data_") && strings.HasSuffix(name, ".npy") {
+				t.Errorf("%s: %v", name, err)
+			}
+			continue
+		}
+		read++
+		if strings.Contains(name, "_2x3_") {
+			assert.Equal(t, ndarray.Shape{2, 3}, a.Shape(), name)
+			assert.Equal(t, strings.Contains(name, "forder"), a.FortranOrder(), name)
+		}
+		if strings.Contains(name, "_scalar_") {
+			assert.Equal(t, 0, a.Shape().Rank(), name)
+		}
+		_, err = a.WriteValues(io.Discard)
+		assert.NoError(t, err, name)
+		a.Release()
+	}
+	assert.Greater(t, read, 60, "the go-hep files of every dtype read")
+}
+
 // FuzzRead reads arbitrary bytes as a .npy file both ways: no panic, the same outcome, and
 // every value of an accepted file readable and written back to the same values.
 func FuzzRead(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join(goldenDir, "*.npy"))
-	for _, path := range files {
+	corpus, _ := filepath.Glob(filepath.Join(corpusDir, "*.np[yz]"))
+	for _, path := range append(files, corpus...) {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			f.Fatal(err)

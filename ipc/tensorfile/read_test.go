@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/ipc"
+	"github.com/ndarrow/ndarrow/ipc/npy"
 	"github.com/ndarrow/ndarrow/ipc/tensorfile"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
@@ -226,4 +228,61 @@ func ExampleRead() {
 	}
 	// Output:
 	// batch.images fixed_shape_tensor float32 (2, 2, 3) [ h w]
+}
+
+// FuzzRead reads arbitrary bytes as a tensor file of any format, as the CLI and the Flight
+// server do: no panic, every error wraps a sentinel, and every tensor read has every value
+// readable (a sparse one's dense form within a small limit) and survives a round trip
+// through the record batch the Flight server would send.
+func FuzzRead(f *testing.F) {
+	for _, pattern := range []string{"../testdata/arrow-cpp-17/*", "../testdata/arrow-js/*.arrow*",
+		"../testdata/arrow-testing/arrow-ipc-stream/integration/*/*.stream", "../testdata/arrow-testing/arrow-ipc-*/crash-*",
+		"../npy/testdata/numpy/*.npy"} {
+		files, err := filepath.Glob(pattern)
+		require.NoError(f, err)
+		for _, path := range files {
+			if b, err := os.ReadFile(path); err == nil && !strings.HasSuffix(path, ".jsonl") && !strings.HasSuffix(path, ".bin") {
+				f.Add(b)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		lim := limits.Limits{MaxElements: 1 << 20, MaxCopySize: 64 << 20, MaxDenseElements: 1 << 20}
+		tensors, err := tensorfile.Read(b, "f", lim)
+		if err != nil {
+			for _, s := range []error{ipc.ErrInvalid, ipc.ErrLimit, ipc.ErrUnsupported, io.ErrUnexpectedEOF, tensorfile.ErrNotTensors,
+				arrowtensor.ErrNull, arrowtensor.ErrUnsupported, ndarray.ErrShape, ndarray.ErrDType, ndarray.ErrIndex,
+				ragged.ErrInvalid, sparse.ErrInvalid, npy.ErrUnsupported, arrow.ErrInvalid, limits.ErrExceeded} {
+				if errors.Is(err, s) {
+					return
+				}
+			}
+			t.Fatalf("an error without a sentinel: %v", err)
+		}
+		for _, x := range tensors {
+			var want bytes.Buffer
+			if _, err := x.WriteValues(&want, lim.MaxDenseElements); err != nil {
+				if errors.Is(err, limits.ErrExceeded) {
+					continue
+				}
+				t.Fatalf("%s read but its values cannot be written: %v", x.Name, err)
+			}
+			rec, err := x.Record(memory.DefaultAllocator, "f")
+			if err != nil {
+				continue // a tensor no record batch can hold (a scalar, a bool dense tensor)
+			}
+			var enc bytes.Buffer
+			w := arrowipc.NewWriter(&enc, arrowipc.WithSchema(rec.Schema()))
+			require.NoError(t, w.Write(rec))
+			require.NoError(t, w.Close())
+			rec.Release()
+			back, err := tensorfile.Read(enc.Bytes(), "f", lim)
+			require.NoError(t, err, "%s: what the Flight server would send does not read back", x.Name)
+			require.Len(t, back, 1)
+			var got bytes.Buffer
+			_, err = back[0].WriteValues(&got, lim.MaxDenseElements)
+			require.NoError(t, err)
+			require.True(t, bytes.Equal(want.Bytes(), got.Bytes()), "%s: values differ after a round trip", x.Name)
+		}
+	})
 }
