@@ -10,13 +10,23 @@
 // list column, a sparse one as COO record batches), DoPut (an upload, validated and stored
 // atomically) and the actions "list" and "delete".
 //
-// Every FlightData a Server or Client receives is verified before it is decoded: the same
-// readers as the ipc package's, never arrow-go's unchecked ones. A Server takes optional TLS
-// (mutual TLS with ClientCAs), a bearer token that every method, streams included, must
-// carry, explicit gRPC message limits, and turns a panic in a handler into codes.Internal.
+// Every FlightData a Server or Client receives is decoded, message by message as it arrives,
+// by ipc's one verified decoder (ipc.BatchDecoder), never by arrow-go's unchecked readers,
+// within limits: Options.Limits on a server (what an upload may claim), ClientOptions.Limits
+// on a client. An upload's bad bytes are the client's error (codes.InvalidArgument, or
+// ResourceExhausted beyond a limit). A Server takes optional TLS (mutual TLS with ClientCAs),
+// a bearer token that every method, streams included, must carry, and explicit gRPC message
+// limits; a panic in a handler becomes codes.Internal naming the method, its stack logged on
+// the server (Options.Logger), never sent.
+//
+// Credentials stay where they were sent: a Client follows the endpoints a FlightInfo lists,
+// but sends its bearer token only to the server it dialed and to the servers
+// ClientOptions.TokenEndpoints names, and refuses an endpoint in plaintext from a server it
+// reached over TLS (ErrInsecureEndpoint).
 //
 // Scale-out is Flight's own: servers that each hold a shard of a catalogue (the rows
 // [k·n, (k+1)·n) of each tensor, say) and know one another (Options.Shards) answer
 // GetFlightInfo with one endpoint per server, in row order; Client.Get fetches the endpoints
-// in parallel and stacks the parts.
+// in parallel and stacks the parts (list the shards in TokenEndpoints when they need the
+// token).
 package flight

@@ -7,7 +7,6 @@ import (
 	"crypto/x509"
 	"encoding/binary"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -50,29 +49,6 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
-}
-
-// TestPanicStaysOnTheServer: a handler's panic reaches the client as codes.Internal naming the
-// method, with no stack; the stack goes to the server's log.
-func TestPanicStaysOnTheServer(t *testing.T) {
-	var log syncBuffer
-	s := serve(t, Options{Logger: slog.New(slog.NewTextHandler(&log, nil))}, "grpc")
-	poisoned := &entry{tensor: tensorfile.Tensor{Dense: ndarray.New[int8](3)}} // no record: DoGet panics
-	poisoned.refs.Store(2)                                                     // never released
-	s.store.mu.Lock()
-	s.store.entries["boom"] = poisoned
-	s.store.mu.Unlock()
-	t.Cleanup(func() { s.store.mu.Lock(); delete(s.store.entries, "boom"); s.store.mu.Unlock() })
-
-	stream, err := rawClient(t, s.uri).DoGet(context.Background(), &arrowflight.Ticket{Ticket: []byte("boom")})
-	require.NoError(t, err)
-	_, err = stream.Recv()
-	st := status.Convert(err)
-	assert.Equal(t, codes.Internal, st.Code())
-	assert.Equal(t, "/arrow.flight.protocol.FlightService/DoGet: internal error", st.Message())
-	assert.NotContains(t, st.Message(), "goroutine")
-	assert.Contains(t, log.String(), "goroutine", "the stack is logged on the server")
-	assert.Contains(t, log.String(), "DoGet")
 }
 
 // flightData splits an Arrow IPC stream into the FlightData a client would send for it:

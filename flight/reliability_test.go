@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"fmt"
+	"log/slog"
 	"math/big"
 	mrand "math/rand/v2"
 	"net"
@@ -132,10 +133,11 @@ func TestAuth(t *testing.T) {
 	})
 }
 
-// TestRecoverPanic checks that a handler's panic becomes codes.Internal and the server keeps
-// serving.
+// TestRecoverPanic checks that a handler's panic becomes codes.Internal naming the method,
+// with no stack — the stack goes to the server's log — and the server keeps serving.
 func TestRecoverPanic(t *testing.T) {
-	s := serve(t, Options{}, "grpc")
+	var log syncBuffer
+	s := serve(t, Options{Logger: slog.New(slog.NewTextHandler(&log, nil))}, "grpc")
 	require.NoError(t, s.store.Add("ok", tensorfile.Tensor{Dense: ndarray.New[int8](3)}))
 	poisoned := &entry{tensor: tensorfile.Tensor{Dense: ndarray.New[int8](3)}} // no record: DoGet panics
 	poisoned.refs.Store(2)                                                     // never released
@@ -147,7 +149,10 @@ func TestRecoverPanic(t *testing.T) {
 	stream, err := raw.DoGet(context.Background(), &arrowflight.Ticket{Ticket: []byte("boom")})
 	require.NoError(t, err)
 	_, err = stream.Recv()
-	require.Equal(t, codes.Internal, status.Code(err), "%v", err)
+	st := status.Convert(err)
+	require.Equal(t, codes.Internal, st.Code(), "%v", err)
+	require.Equal(t, "/arrow.flight.protocol.FlightService/DoGet: internal error", st.Message())
+	require.Contains(t, log.String(), "goroutine", "the stack is logged on the server")
 	_, err = raw.GetFlightInfo(context.Background(), pathDescriptor("boom"))
 	require.Equal(t, codes.Internal, status.Code(err), "%v", err)
 	c := dial(t, s.uri, ClientOptions{})

@@ -689,3 +689,19 @@ func readAll[T ndarray.Numeric](col *arrowtensor.FixedShapeTensorArray) error {
 	_, err = d.WriteTo(io.Discard)
 	return err
 }
+
+// TestVariadicCountsAreBounded: a view column is walked past by its buffer layout, and its
+// variadic buffer count may not claim more buffers than the batch has.
+func TestVariadicCountsAreBounded(t *testing.T) {
+	b := mustRead(t, filepath.Join(corpusDir, "arrow-ipc-stream/integration/cpp-21.0.0/generated_binary_view.stream"))
+	_, recs, err := ReadRecordBatches(b, BatchOptions{SkipUnsupported: true})
+	require.NoError(t, err, "the view columns are skipped")
+	releaseAll(recs)
+	f, ok := mutate.Scan(b).Find("RecordBatch.variadicBufferCounts[0]")
+	require.True(t, ok)
+	for _, v := range []int64{-1, 1 << 31, math.MaxInt64} {
+		_, _, err := ReadRecordBatches(mutate.Set(b, f, v), BatchOptions{SkipUnsupported: true})
+		assert.ErrorIs(t, err, ErrInvalid, "count %d", v)
+		assert.ErrorContains(t, err, "variadic buffers where")
+	}
+}
