@@ -25,7 +25,6 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/ndarrow/ndarrow/internal/arrowfb"
 	"github.com/ndarrow/ndarrow/internal/childtest"
 	"github.com/ndarrow/ndarrow/internal/mutate"
 	"github.com/ndarrow/ndarrow/ipc/tensorfile"
@@ -51,36 +50,21 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// flightData splits an Arrow IPC stream into the FlightData a client would send for it:
-// each message's flatbuffer and body apart, the first carrying the descriptor. Bytes it
-// cannot frame are sent as one last message's metadata, as a hostile client might.
+// flightData splits an Arrow IPC stream (or the stream inside a file) into the FlightData a
+// client would send for it: each message's flatbuffer and body apart, the first carrying the
+// descriptor. Bytes that frame no message are sent as one last message's metadata, as a
+// hostile client might.
 func flightData(b []byte, name string) []*arrowflight.FlightData {
+	msgs, rest := mutate.Messages(b)
 	var out []*arrowflight.FlightData
-	if bytes.HasPrefix(b, []byte("ARROW1")) && len(b) > 8 {
-		b = b[8:] // the stream inside a file; its footer follows as trailing bytes
+	for _, m := range msgs {
+		out = append(out, &arrowflight.FlightData{DataHeader: m.Meta, DataBody: m.Body})
 	}
-	for len(b) >= 8 {
-		header := 8
-		if binary.LittleEndian.Uint32(b) != 0xFFFFFFFF {
-			header = 4
-		}
-		n := int(int32(binary.LittleEndian.Uint32(b[header-4:])))
-		if n <= 0 || n > len(b)-header || arrowfb.VerifyMessage(b[header:header+n]) != nil {
-			break
-		}
-		meta := b[header : header+n]
-		body := arrowfb.GetRootAsMessage(meta, 0).BodyLength()
-		if body < 0 || body > int64(len(b)-header-n) {
-			break
-		}
-		out = append(out, &arrowflight.FlightData{DataHeader: meta, DataBody: b[header+n : header+n+int(body)]})
-		b = b[header+n+int(body):]
-	}
-	if len(b) > 8 && !bytes.Equal(b[:8], []byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}) {
-		out = append(out, &arrowflight.FlightData{DataHeader: b})
+	if len(rest) > 8 && !bytes.HasPrefix(rest, []byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}) && !bytes.HasPrefix(b, []byte("ARROW1")) {
+		out = append(out, &arrowflight.FlightData{DataHeader: rest})
 	}
 	if len(out) == 0 {
-		out = []*arrowflight.FlightData{{}}
+		out = []*arrowflight.FlightData{{DataHeader: rest}}
 	}
 	out[0].FlightDescriptor = pathDescriptor(name)
 	return out

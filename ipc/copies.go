@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/bits"
 	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -14,6 +13,7 @@ import (
 	"github.com/pierrec/lz4/v4"
 
 	"github.com/ndarrow/ndarrow/internal/arrowfb"
+	"github.com/ndarrow/ndarrow/ndarray"
 )
 
 // Expansion bounds of the two codecs, from their formats: an LZ4 match adds at most 255
@@ -148,39 +148,19 @@ func (c *copier) close() {
 // swapBytes turns the big-endian values in b little-endian, in place. b holds whole values.
 func swapBytes(kind swapKind, b []byte) {
 	switch kind {
-	case swap16:
-		for i := 0; i+2 <= len(b); i += 2 {
-			b[i], b[i+1] = b[i+1], b[i]
-		}
-	case swap32:
-		for i := 0; i+4 <= len(b); i += 4 {
-			binary.LittleEndian.PutUint32(b[i:], bits.ReverseBytes32(binary.LittleEndian.Uint32(b[i:])))
-		}
-	case swap64:
-		for i := 0; i+8 <= len(b); i += 8 {
-			binary.LittleEndian.PutUint64(b[i:], bits.ReverseBytes64(binary.LittleEndian.Uint64(b[i:])))
-		}
-	case swap128:
-		reverseEach(b, 16)
-	case swap256:
-		reverseEach(b, 32)
-	case swapMonthDayNano:
+	case swapMonthDayNano: // int32 months, int32 days, int64 nanoseconds
 		for i := 0; i+16 <= len(b); i += 16 {
-			swapBytes(swap32, b[i:i+8])
-			swapBytes(swap64, b[i+8:i+16])
+			ndarray.SwapBytes(b[i:i+8], 4)
+			ndarray.SwapBytes(b[i+8:i+16], 8)
 		}
+	case swapNone:
+	default:
+		ndarray.SwapBytes(b, swapWidths[kind])
 	}
 }
 
-// reverseEach reverses the bytes of every width-byte value of b.
-func reverseEach(b []byte, width int) {
-	for i := 0; i+width <= len(b); i += width {
-		v := b[i : i+width]
-		for j, k := 0, width-1; j < k; j, k = j+1, k-1 {
-			v[j], v[k] = v[k], v[j]
-		}
-	}
-}
+// swapWidths are the value widths of the swaps that reverse whole values.
+var swapWidths = map[swapKind]int{swap16: 2, swap32: 4, swap64: 8, swap128: 16, swap256: 32}
 
 // aligned reports whether b starts at an address that is a multiple of align.
 func aligned(b []byte, align int) bool {

@@ -252,3 +252,19 @@ func TestViewBytes(t *testing.T) {
 	assert.Equal(t, []byte{0x00, 0x3c}, LittleEndianBytes(h))
 	assert.Empty(t, LittleEndianBytes([]int64{}))
 }
+
+func TestSwapBytes(t *testing.T) {
+	for _, width := range []int{1, 2, 4, 8, 16} {
+		b := make([]byte, 3*width+1)
+		for i := range b {
+			b[i] = byte(i)
+		}
+		SwapBytes(b, width)
+		for v := range 3 {
+			for k := range width {
+				assert.Equal(t, byte(v*width+width-1-k), b[v*width+k], "width %d value %d byte %d", width, v, k)
+			}
+		}
+		assert.Equal(t, byte(3*width), b[3*width], "width %d: the trailing byte stays", width)
+	}
+}

@@ -103,7 +103,7 @@ func assertOnly(t *testing.T, dir string, names ...string) {
 // SIGTERM, and checks that it stops within a second with the conventional status.
 func TestInterruptStopsLongWork(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts child processes")
+		t.Skip("-short: starts child processes that hash for a second each")
 	}
 	path := hostileCOO(t)
 	for _, tc := range []struct {

@@ -39,52 +39,74 @@ type Input struct {
 
 const fileMagic = "ARROW1"
 
+// Message is one framed message of an IPC stream: where it starts in its input, the length of
+// its prefix, its flatbuffer metadata (verified) and its body.
+type Message struct {
+	Offset, Prefix int
+	Meta, Body     []byte
+}
+
+// Messages returns the messages of b — an Arrow IPC stream, the stream inside a file, or a
+// stream of Tensor messages — up to the end-of-stream marker, the end, or the first bytes that
+// do not frame a message with verified metadata; and the bytes after them.
+func Messages(b []byte) ([]Message, []byte) {
+	start, end := 0, len(b)
+	if bytes.HasPrefix(b, []byte(fileMagic)) && len(b) >= 18 {
+		footerLen := int(int32(binary.LittleEndian.Uint32(b[len(b)-10:])))
+		start = 8
+		if footerLen > 0 && footerLen <= len(b)-18 {
+			end = len(b) - 10 - footerLen
+		}
+	}
+	var out []Message
+	pos := start
+	for pos+8 <= end {
+		prefix := 8
+		if binary.LittleEndian.Uint32(b[pos:]) != 0xFFFFFFFF {
+			prefix = 4
+		}
+		metaLen := int(int32(binary.LittleEndian.Uint32(b[pos+prefix-4:])))
+		if metaLen <= 0 || metaLen > end-pos-prefix || arrowfb.VerifyMessage(b[pos+prefix:pos+prefix+metaLen]) != nil {
+			break
+		}
+		meta := b[pos+prefix : pos+prefix+metaLen]
+		body := arrowfb.GetRootAsMessage(meta, 0).BodyLength()
+		if body < 0 || body > int64(end-pos-prefix-metaLen) {
+			break
+		}
+		out = append(out, Message{Offset: pos, Prefix: prefix, Meta: meta, Body: b[pos+prefix+metaLen : pos+prefix+metaLen+int(body)]})
+		pos += prefix + metaLen + int(body)
+	}
+	return out, b[pos:]
+}
+
 // Scan returns the integer fields and metadata regions of b, a valid Arrow IPC stream or
 // file (or a stream of Tensor and SparseTensor messages). It stops at the first message it
 // cannot parse.
 func Scan(b []byte) Input {
 	var in Input
-	start, end := 0, len(b)
 	if bytes.HasPrefix(b, []byte(fileMagic)) && len(b) >= 18 {
 		footerLen := int(int32(binary.LittleEndian.Uint32(b[len(b)-10:])))
 		in.Fields = append(in.Fields, Field{"footer length", len(b) - 10, 4})
-		start, end = 8, len(b)-10-footerLen
-		if footerLen > 0 && end >= start {
+		if end := len(b) - 10 - footerLen; footerLen > 0 && end >= 8 {
 			in.footer(b[end:len(b)-10], end)
 		}
 	}
-	for pos := start; pos+8 <= end; {
-		n := in.message(b[pos:end], pos)
-		if n <= 0 {
-			break
-		}
-		pos += n
+	msgs, _ := Messages(b)
+	for _, m := range msgs {
+		in.message(m)
 	}
 	return in
 }
 
-// message scans the message at b (offset at in the input) and returns its length, 0 at the
-// end-of-stream marker or on anything it cannot parse.
-func (in *Input) message(b []byte, at int) int {
-	header := 8
-	if binary.LittleEndian.Uint32(b) != 0xFFFFFFFF {
-		header = 4
-	}
-	metaLen := int(int32(binary.LittleEndian.Uint32(b[header-4:])))
-	if metaLen <= 0 || metaLen > len(b)-header {
-		return 0
-	}
-	meta := b[header : header+metaLen]
-	if arrowfb.VerifyMessage(meta) != nil {
-		return 0
-	}
-	name := fmt.Sprintf("message@%d", at)
-	base := at + header
-	in.Fields = append(in.Fields, Field{name + " metadata length", at + header - 4, 4})
-	in.Metadata = append(in.Metadata, Region{name, base, metaLen})
-	m := arrowfb.GetRootAsMessage(meta, 0)
-	tbl := m.Table()
-	in.scalar(tbl, 3, 8, base, name+" Message.bodyLength")
+// message adds the fields and metadata of one message.
+func (in *Input) message(msg Message) {
+	name := fmt.Sprintf("message@%d", msg.Offset)
+	base := msg.Offset + msg.Prefix
+	in.Fields = append(in.Fields, Field{name + " metadata length", base - 4, 4})
+	in.Metadata = append(in.Metadata, Region{name, base, len(msg.Meta)})
+	m := arrowfb.GetRootAsMessage(msg.Meta, 0)
+	in.scalar(m.Table(), 3, 8, base, name+" Message.bodyLength")
 	var ht flatbuffers.Table
 	m.Header(&ht)
 	switch m.HeaderType() {
@@ -105,11 +127,6 @@ func (in *Input) message(b []byte, at int) int {
 		s.Init(ht.Bytes, ht.Pos)
 		in.schema(&s, base, name+" Schema")
 	}
-	body := m.BodyLength()
-	if body < 0 || body > int64(len(b)-header-metaLen) {
-		return 0
-	}
-	return header + metaLen + int(body)
 }
 
 // scalar adds the scalar in vtable slot of t, when present.

@@ -149,23 +149,16 @@ func Read(r io.Reader, lim Limits) (*Array, error) {
 		return nil, fmt.Errorf("npy: shape %v needs %d bytes of data, the file holds %d: %w", h.shape, need, len(data), io.ErrUnexpectedEOF)
 	}
 	if big {
-		swapInPlace(data, d.Size())
+		ndarray.SwapBytes(data, d.Size())
 	}
 	return &Array{dtype: d, shape: h.shape, fortran: h.fortran, data: data, copied: true}, nil
 }
 
+// swapped returns a copy of b with the byte order of each width-byte value reversed.
 func swapped(b []byte, width int) []byte {
 	out := append([]byte(nil), b...)
-	swapInPlace(out, width)
+	ndarray.SwapBytes(out, width)
 	return out
-}
-
-func swapInPlace(b []byte, width int) {
-	for i := 0; i+width <= len(b); i += width {
-		for l, r := i, i+width-1; l < r; l, r = l+1, r-1 {
-			b[l], b[r] = b[r], b[l]
-		}
-	}
 }
 
 // parseHeader parses the header dictionary NumPy writes, such as
