@@ -2,10 +2,15 @@ package ipc_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
+	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
+
+	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/sparse"
@@ -96,4 +101,45 @@ func ExampleWriteSparse() {
 	// Output:
 	// csr (3, 4) [row col] 2 int32
 	// 2.5 true true
+}
+
+// Read the record batches of an IPC stream (a file reads the same way) through the one
+// verified decoder: every column is checked, then viewed in place. A fixed_shape_tensor
+// column comes back as its extension type, and as a Dense view of the stream's bytes.
+func ExampleBatchReader() {
+	images := ndarray.Must(ndarray.FromSlice([]float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, 4, 3))
+	recs, err := arrowtensor.Records("images", images, nil, 2) // two batches of two rows
+	if err != nil {
+		panic(err)
+	}
+	var buf bytes.Buffer
+	w := arrowipc.NewWriter(&buf, arrowipc.WithSchema(recs[0].Schema()))
+	for _, r := range recs {
+		_ = w.Write(r)
+		r.Release()
+	}
+	_ = w.Close()
+
+	r, err := ipc.NewBatchReader(buf.Bytes(), ipc.BatchOptions{})
+	if err != nil {
+		panic(err)
+	}
+	defer r.Release()
+	fmt.Println(r.Schema().Field(0).Type)
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			panic(err) // an error wrapping ipc.ErrInvalid, ErrLimit, ErrUnsupported or io.ErrUnexpectedEOF
+		}
+		d, _ := arrowtensor.ToDense[float32](rec.Column(0).(*arrowtensor.FixedShapeTensorArray))
+		fmt.Println(d.Shape(), d.Get(1, 2), d.ReadOnly())
+		rec.Release()
+	}
+	// Output:
+	// extension<arrow.fixed_shape_tensor[float32, {"shape":[3]}]>
+	// (2, 3) 5 true
+	// (2, 3) 11 true
 }
