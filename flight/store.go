@@ -143,8 +143,11 @@ func (s *Store) AddDir(dir string, lim limits.Limits) ([]string, error) {
 		}
 		path := filepath.Join(dir, de.Name())
 		f, err := tensorfile.Open(path, lim)
+		if errors.Is(err, tensorfile.ErrNotTensors) {
+			continue
+		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("flight: %w", err))
+			errs = append(errs, err)
 			continue
 		}
 		var entries []*entry

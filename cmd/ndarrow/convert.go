@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,74 +24,94 @@ import (
 	"github.com/ndarrow/ndarrow/sparse"
 )
 
-// outputFormats are the formats convert writes.
-var outputFormats = map[string]string{
-	"tensor": "Arrow Tensor messages, one per tensor (pyarrow.ipc.read_tensor)",
-	"npy":    "NumPy .npy (one tensor)",
-	"arrow":  "Arrow IPC file: one arrow.fixed_shape_tensor (dense) or list (ragged) column per tensor, or a sparse COO record batch",
-	"arrows": "Arrow IPC stream: one arrow.fixed_shape_tensor (dense) or list (ragged) column per tensor, or a sparse COO record batch",
-	"coo":    "Arrow SparseTensor messages, COO (pyarrow.ipc.read_tensor)",
-	"csr":    "Arrow SparseTensor messages, CSR (matrices)",
-	"csc":    "Arrow SparseTensor messages, CSC (matrices)",
-	"csf":    "Arrow SparseTensor messages, CSF",
+// outputFormats are the formats convert and get write, in the order help lists them; each is
+// also the extension of a file of that format.
+var outputFormats = []struct{ name, what string }{
+	{"tensor", "Arrow Tensor messages (a sparse tensor: SparseTensor messages), pyarrow.ipc.read_tensor"},
+	{"npy", "NumPy .npy (one dense tensor)"},
+	{"arrow", "Arrow IPC file: a column per tensor (arrow.fixed_shape_tensor, list) or a sparse COO batch"},
+	{"arrows", "Arrow IPC stream: the same as arrow, as a stream"},
+	{"coo", "Arrow SparseTensor messages, COO"},
+	{"csr", "Arrow SparseTensor messages, CSR (matrices)"},
+	{"csc", "Arrow SparseTensor messages, CSC (matrices)"},
+	{"csf", "Arrow SparseTensor messages, CSF (rank 2 and more)"},
 }
 
-func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	to := fs.String("to", "", "output format: tensor, npy, arrow, arrows, coo, csr, csc or csf")
-	maxDense := maxDenseFlag(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ndarrow convert --to FORMAT [--max-dense N] IN OUT")
-		fs.PrintDefaults()
+// formatNames returns the output formats' names, as "tensor, npy, …, csf".
+func formatNames() string {
+	names := make([]string, len(outputFormats))
+	for i, f := range outputFormats {
+		names[i] = f.name
 	}
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
-	}
-	if fs.NArg() != 2 || *to == "" {
-		fs.Usage()
-		return exitUsage
-	}
-	in, out := fs.Arg(0), fs.Arg(1)
-	if err := convert(ctx, *to, in, out, *maxDense); err != nil {
-		fmt.Fprintf(stderr, "ndarrow convert: %v\n", err)
-		return exitFail
-	}
-	return exitOK
-}
-
-// convert writes the tensors of in to out in format to, expanding sparse tensors into a dense
-// format within maxDense elements; ctx interrupts the writing.
-func convert(ctx context.Context, to, in, out string, maxDense int64) error {
-	if err := checkFormat(to); err != nil {
-		return err
-	}
-	f, err := load(in)
-	if err != nil {
-		return fmt.Errorf("%s: %w", in, err)
-	}
-	defer f.Release()
-	if len(f.Tensors) == 0 {
-		return fmt.Errorf("%s: no tensors", in)
-	}
-	return writeAtomically(ctx, out, func(w io.Writer) error { return write(to, w, f.Tensors, maxDense) })
+	return strings.Join(names, ", ")
 }
 
 // checkFormat returns an error unless to is an output format.
 func checkFormat(to string) error {
-	if _, ok := outputFormats[to]; !ok {
-		return fmt.Errorf("--to %q: unknown format (tensor, npy, arrow, arrows, coo, csr, csc, csf)", to)
+	for _, f := range outputFormats {
+		if f.name == to {
+			return nil
+		}
 	}
-	return nil
+	return fmt.Errorf("--to %q: unknown format (%s)", to, formatNames())
+}
+
+// formatOf returns the output format an OUT file's extension asks for.
+func formatOf(path string) (string, error) {
+	ext := strings.TrimPrefix(filepath.Ext(path), ".")
+	if checkFormat(ext) != nil {
+		return "", fmt.Errorf("%s: cannot tell the format from the extension; give --to (%s)", path, formatNames())
+	}
+	return ext, nil
+}
+
+// outputFormat returns the format --to gives, or else OUT's extension.
+func outputFormat(to, out string) (string, error) {
+	if to == "" {
+		return formatOf(out)
+	}
+	return to, checkFormat(to)
+}
+
+func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
+	to := fs.String("to", "", "output format (default: OUT's extension): "+formatNames())
+	pick := fs.String("tensor", "", "convert only the tensor of this name (as inspect prints it)")
+	maxDense := maxDenseFlag(fs)
+	if code, ok := parseArgs(fs, "convert", args, stdout, stderr, 2, 2); !ok {
+		return code
+	}
+	return finishCommand(stderr, "convert", convert(ctx, *to, *pick, fs.Arg(0), fs.Arg(1), *maxDense))
+}
+
+// convert writes the tensors of in (or the one named pick) to out in format to (out's
+// extension when empty), expanding sparse tensors into a dense format within maxDense
+// elements; ctx interrupts the writing.
+func convert(ctx context.Context, to, pick, in, out string, maxDense int64) error {
+	format, err := outputFormat(to, out)
+	if err != nil {
+		return err
+	}
+	f, err := load(in)
+	if err != nil {
+		return err
+	}
+	defer f.Release()
+	tensors, err := selectTensor(f, pick)
+	if err != nil {
+		return err
+	}
+	return writeAtomically(ctx, out, func(w io.Writer) error { return write(format, w, tensors, maxDense) })
 }
 
 // writeAtomically writes a temporary file beside path and renames it to path only when
 // write succeeded, so a failure or an interruption (ctx, or a signal that ends the process)
-// leaves nothing behind.
+// leaves nothing behind. The file gets the permissions os.Create gives (0666 less the umask).
+// Errors name path, never the temporary file.
 func writeAtomically(ctx context.Context, path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	tmp, err := createTemp(path)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", path, errors.Unwrap(err))
 	}
 	temporaries.add(tmp.Name())
 	defer temporaries.remove(tmp.Name())
@@ -104,13 +126,27 @@ func writeAtomically(ctx context.Context, path string, write func(io.Writer) err
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return err
+		return fmt.Errorf("%s: %w", path, errors.Unwrap(err))
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
+		return fmt.Errorf("%s: %w", path, errors.Unwrap(err))
 	}
 	done = true
 	return nil
+}
+
+// createTemp creates a new hidden file beside path, opened for writing, with mode 0666 less
+// the umask (os.CreateTemp would make it 0600, and the rename would keep that).
+func createTemp(path string) (*os.File, error) {
+	dir, base := filepath.Dir(path), filepath.Base(path)
+	for range 100 {
+		name := filepath.Join(dir, fmt.Sprintf(".%s.%d.tmp", base, rand.Uint32()))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, &fs.PathError{Op: "create", Path: path, Err: fs.ErrExist}
 }
 
 // seekWriter is an interruptible writer that still seeks, as an Arrow IPC file writer needs.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -27,9 +28,8 @@ import (
 // with views and copies, reshapes it, streams it out and back, writes it as Arrow and NumPy
 // files and reads them back zero-copy from memory maps, checking every step.
 func runDemo(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		fmt.Fprintln(stderr, "usage: ndarrow demo")
-		return exitUsage
+	if code, ok := parseArgs(flag.NewFlagSet("demo", flag.ContinueOnError), "demo", args, stdout, stderr, 0, 0); !ok {
+		return code
 	}
 	if err := demo(stdout); err != nil {
 		fmt.Fprintf(stderr, "ndarrow demo: %v\n", err)

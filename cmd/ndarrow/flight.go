@@ -11,13 +11,11 @@ import (
 	"io"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/ndarrow/ndarrow/flight"
-	"github.com/ndarrow/ndarrow/ipc/tensorfile"
 	"github.com/ndarrow/ndarrow/limits"
 )
 
@@ -78,14 +76,13 @@ func (f tlsFlags) config(server bool) (*tls.Config, error) {
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8815", "listen on HOST:PORT")
 	location := fs.String("location", "", "the URI clients reach this server at, put in FlightInfo endpoints (needed with --shards)")
 	shards := fs.String("shards", "", "comma-separated URIs of every server holding a shard of the tensors, this one included, in row order")
 	maxMsg := fs.Int("max-message-bytes", flight.DefaultMaxMessageBytes, "gRPC message limit, both ways")
 	tf := addTLSFlags(fs, true)
-	if !parseCommand(fs, args, stderr, "serve [--addr HOST:PORT] [--tls-cert F --tls-key F [--tls-client-ca F]] [--token T] DIR", 1) {
-		return exitUsage
+	if code, ok := parseArgs(fs, "serve", args, stdout, stderr, 1, 1); !ok {
+		return code
 	}
 	return finishCommand(stderr, "serve", serve(ctx, fs.Arg(0), *addr, *location, *shards, *maxMsg, tf, stdout, stderr))
 }
@@ -95,11 +92,14 @@ func serve(ctx context.Context, dir, addr, location, shards string, maxMsg int, 
 	if err != nil {
 		return err
 	}
+	if err := readableDir(dir); err != nil {
+		return err
+	}
 	store := flight.NewStore(nil)
 	defer store.Close()
 	names, err := store.AddDir(dir, limits.Limits{})
 	if err != nil {
-		// Files that hold no servable tensor are reported and skipped.
+		// Tensor files that cannot be served are reported and skipped.
 		for _, line := range strings.Split(err.Error(), "\n") {
 			fmt.Fprintf(stderr, "ndarrow serve: skipped: %s\n", line)
 		}
@@ -171,13 +171,32 @@ func dialFlags(fs *flag.FlagSet) func(uri string) (*flight.Client, error) {
 	}
 }
 
+// readableDir returns an error unless dir is a directory this process can list.
+func readableDir(dir string) error {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, errors.Unwrap(err))
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s: not a directory", dir)
+	}
+	f, err := os.Open(dir)
+	if err == nil {
+		_, err = f.ReadDir(1)
+		f.Close()
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s: %w", dir, errors.Unwrap(err))
+	}
+	return nil
+}
+
 func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ls", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object per tensor")
 	dialer := dialFlags(fs)
-	if !parseCommand(fs, args, stderr, "ls [--json] [--token T] [--tls-ca F] URI", 1) {
-		return exitUsage
+	if code, ok := parseArgs(fs, "ls", args, stdout, stderr, 1, 1); !ok {
+		return code
 	}
 	err := func() error {
 		c, err := dialer(fs.Arg(0))
@@ -192,8 +211,12 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if *asJSON {
 			enc := json.NewEncoder(stdout)
 			for _, i := range infos {
+				names := i.DimNames
+				if names == nil {
+					names = []string{} // as inspect --json prints it
+				}
 				_ = enc.Encode(map[string]any{"name": i.Name, "kind": i.Kind, "dtype": i.DType, "shape": i.Shape,
-					"dim_names": i.DimNames, "rows": i.Rows, "bytes": i.Bytes, "endpoints": i.Endpoints})
+					"dim_names": names, "rows": i.Rows, "bytes": i.Bytes, "endpoints": i.Endpoints})
 			}
 			return nil
 		}
@@ -207,34 +230,18 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return finishCommand(stderr, "ls", err)
 }
 
-// formatOf returns the output format an OUT file's extension asks for.
-func formatOf(path string) (string, error) {
-	ext := strings.TrimPrefix(filepath.Ext(path), ".")
-	if _, ok := outputFormats[ext]; ok {
-		return ext, nil
-	}
-	return "", fmt.Errorf("%s: cannot tell the format from the extension; give --to (tensor, npy, arrow, arrows, coo, csr, csc, csf)", path)
-}
-
 func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("get", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	to := fs.String("to", "", "output format (default: from OUT's extension: .tensor, .npy, .arrow, .arrows)")
+	to := fs.String("to", "", "output format (default: OUT's extension): "+formatNames())
 	maxDense := maxDenseFlag(fs)
 	dialer := dialFlags(fs)
-	if !parseCommand(fs, args, stderr, "get [--to FORMAT] [--token T] [--tls-ca F] URI NAME OUT", 3) {
-		return exitUsage
+	if code, ok := parseArgs(fs, "get", args, stdout, stderr, 3, 3); !ok {
+		return code
 	}
 	uri, name, out := fs.Arg(0), fs.Arg(1), fs.Arg(2)
 	err := func() error {
-		format := *to
-		if format == "" {
-			var err error
-			if format, err = formatOf(out); err != nil {
-				return err
-			}
-		}
-		if err := checkFormat(format); err != nil {
+		format, err := outputFormat(*to, out)
+		if err != nil {
 			return err
 		}
 		c, err := dialer(uri)
@@ -263,27 +270,31 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("put", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	as := fs.String("name", "", "store a file's only tensor under this name (default: the names inspect gives)")
+	pick := fs.String("tensor", "", "upload only the tensor of this name (as inspect prints it)")
+	as := fs.String("name", "", "store the one tensor uploaded under this name (default: the name inspect prints)")
 	dialer := dialFlags(fs)
-	if !parseCommand(fs, args, stderr, "put [--name NAME] [--token T] [--tls-ca F] URI FILE", 2) {
-		return exitUsage
+	if code, ok := parseArgs(fs, "put", args, stdout, stderr, 2, 2); !ok {
+		return code
 	}
 	err := func() error {
-		f, err := tensorfile.Open(fs.Arg(1), limits.Limits{})
+		f, err := load(fs.Arg(1))
 		if err != nil {
 			return err
 		}
 		defer f.Release()
-		if *as != "" && len(f.Tensors) != 1 {
-			return fmt.Errorf("--name with a file of %d tensors", len(f.Tensors))
+		tensors, err := selectTensor(f, *pick)
+		if err != nil {
+			return err
+		}
+		if *as != "" && len(tensors) != 1 {
+			return fmt.Errorf("%s holds %d tensors: --name needs one (pick it with --tensor)", fs.Arg(1), len(tensors))
 		}
 		c, err := dialer(fs.Arg(0))
 		if err != nil {
 			return err
 		}
 		defer c.Close()
-		for _, t := range f.Tensors {
+		for _, t := range tensors {
 			name := t.Name
 			if *as != "" {
 				name = *as
@@ -298,30 +309,21 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return finishCommand(stderr, "put", err)
 }
 
-// parseCommand parses the flags of command name, which takes nargs arguments; on a usage error
-// it prints the usage line and the flags, and returns false.
-func parseCommand(fs *flag.FlagSet, args []string, stderr io.Writer, usage string, nargs int) bool {
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ndarrow "+usage)
-		fs.PrintDefaults()
+func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("delete", flag.ContinueOnError)
+	dialer := dialFlags(fs)
+	if code, ok := parseArgs(fs, "delete", args, stdout, stderr, 2, 2); !ok {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		return false
-	}
-	if fs.NArg() != nargs {
-		fs.Usage()
-		return false
-	}
-	return true
-}
-
-// finishCommand prints err, if any, as one line and returns the exit status.
-func finishCommand(stderr io.Writer, name string, err error) int {
-	if err != nil {
-		fmt.Fprintf(stderr, "ndarrow %s: %v\n", name, err)
-		return exitFail
-	}
-	return exitOK
+	err := func() error {
+		c, err := dialer(fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		return c.Delete(ctx, fs.Arg(1))
+	}()
+	return finishCommand(stderr, "delete", err)
 }
 
 // isTerminal reports whether w is a terminal.

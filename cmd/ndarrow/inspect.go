@@ -54,33 +54,26 @@ func inspect(ctx context.Context, t tensor, maxDense int64) (inspection, error) 
 
 func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object per tensor")
 	maxDense := maxDenseFlag(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ndarrow inspect [--json] [--max-dense N] FILE...")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
-	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		return exitUsage
+	if code, ok := parseArgs(fs, "inspect", args, stdout, stderr, 1, -1); !ok {
+		return code
 	}
 	code := exitOK
 	table := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
-	if !*asJSON {
-		fmt.Fprintln(table, "NAME\tKIND\tDTYPE\tSHAPE\tNNZ\tDIM NAMES\tSHA256")
-	}
+	header := false
 	enc := json.NewEncoder(stdout)
 	for _, path := range fs.Args() {
-		var tensors []tensor
 		f, err := load(path)
-		if err == nil {
-			tensors = f.Tensors
+		if err != nil {
+			fmt.Fprintf(stderr, "ndarrow inspect: %v\n", err)
+			code = exitFail
+			continue
 		}
-		for _, t := range tensors {
+		if len(f.Tensors) == 0 {
+			fmt.Fprintf(stderr, "ndarrow inspect: %s: no tensors: none of its columns is a tensor\n", path)
+		}
+		for _, t := range f.Tensors {
 			line, err := inspect(ctx, t, *maxDense)
 			if err != nil {
 				fmt.Fprintf(stderr, "ndarrow inspect: %s: %s: %v\n", path, t.Name, err)
@@ -91,18 +84,15 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 				_ = enc.Encode(line)
 				continue
 			}
+			if !header {
+				fmt.Fprintln(table, "NAME\tKIND\tDTYPE\tSHAPE\tNNZ\tDIM NAMES\tSHA256")
+				header = true
+			}
 			fmt.Fprintf(table, "%s\t%s\t%s\t%v\t%d\t%s\t%.16s…\n", line.Name, line.Kind, line.DType, t.Shape(),
 				line.NNZ, strings.Join(line.DimNames, ","), line.SHA256)
 		}
-		if err != nil {
-			fmt.Fprintf(stderr, "ndarrow inspect: %s: %v\n", path, err)
-			code = exitFail
-		} else {
-			f.Release()
-		}
+		f.Release()
 	}
-	if !*asJSON {
-		table.Flush()
-	}
+	table.Flush()
 	return code
 }

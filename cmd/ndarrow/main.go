@@ -6,19 +6,22 @@
 //
 // The commands are:
 //
-//	inspect   describe the tensors in files (--json: one object per tensor)
-//	convert   convert a tensor file: convert --to tensor|npy|arrow|arrows IN OUT
-//	serve     serve the tensor files of a directory over Arrow Flight: serve [--addr HOST:PORT] DIR
-//	ls        list the tensors a Flight server serves: ls URI
-//	get       fetch a tensor from a Flight server: get URI NAME OUT
-//	put       upload the tensors of a file to a Flight server: put URI FILE
+//	inspect   describe the tensors in files
+//	convert   convert a tensor file to another format
+//	serve     serve the tensor files of a directory over Arrow Flight
+//	ls        list the tensors a Flight server serves
+//	get       fetch a tensor from a Flight server
+//	put       upload the tensors of a file to a Flight server
+//	delete    delete a tensor from a Flight server
 //	demo      run the main job end to end on a built-in example
 //	version   print the version
-//	help      print this help
+//	help      print this help, or a command's
 //
-// Input files are recognized from their first bytes: Arrow Tensor messages (as
-// pyarrow.ipc.write_tensor writes them), NumPy .npy files, and Arrow IPC files and streams
-// whose arrow.fixed_shape_tensor columns are tensors.
+// Input files are recognized from their first bytes: Arrow Tensor and SparseTensor messages
+// (as pyarrow.ipc.write_tensor writes them), NumPy .npy files, and Arrow IPC files and streams
+// whose arrow.fixed_shape_tensor, list and arrow.variable_shape_tensor columns are tensors.
+// `ndarrow help COMMAND`, `ndarrow COMMAND -h` and `ndarrow COMMAND --help` print a command's
+// full help.
 //
 // Exit status is 0 on success, 1 when a command fails (with one line on standard error per
 // failure) and 2 on a usage error. Ctrl-C (SIGINT) or SIGTERM stops a command within a
@@ -28,6 +31,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -54,14 +58,15 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"inspect", "describe the tensors in files (--json: one object per tensor)", runInspect},
-		{"convert", "convert a tensor file: convert --to tensor|npy|arrow|arrows IN OUT", runConvert},
-		{"serve", "serve the tensor files of a directory over Arrow Flight: serve [--addr HOST:PORT] DIR", runServe},
-		{"ls", "list the tensors a Flight server serves: ls URI", runLs},
-		{"get", "fetch a tensor from a Flight server: get URI NAME OUT", runGet},
-		{"put", "upload the tensors of a file to a Flight server: put URI FILE", runPut},
+		{"convert", "convert a tensor file to another format", runConvert},
+		{"serve", "serve the tensor files of a directory over Arrow Flight", runServe},
+		{"ls", "list the tensors a Flight server serves", runLs},
+		{"get", "fetch a tensor from a Flight server", runGet},
+		{"put", "upload the tensors of a file to a Flight server", runPut},
+		{"delete", "delete a tensor from a Flight server", runDelete},
 		{"demo", "run the main job end to end on a built-in example", runDemo},
 		{"version", "print the version", runVersion},
-		{"help", "print this help", runHelp},
+		{"help", "print this help, or a command's", runHelp},
 	}
 }
 
@@ -104,17 +109,25 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, `Use "ndarrow help <command>" for more about a command.`)
 }
 
-func runHelp(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
+// runHelp prints the list of commands, or the full help of one: what "COMMAND --help" prints.
+func runHelp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("help", flag.ContinueOnError)
+	if code, ok := parseArgs(fs, "help", args, stdout, stderr, 0, 1); !ok {
+		return code
+	}
+	if fs.NArg() == 0 {
 		usage(stdout)
 		return exitOK
 	}
 	for _, c := range commands() {
-		if c.name == args[0] {
-			fmt.Fprintf(stdout, "usage: ndarrow %s\n\n%s.\n", c.name, c.summary)
-			return exitOK
+		if c.name == fs.Arg(0) && c.name != "help" {
+			return c.run(ctx, []string{"--help"}, stdout, stderr)
 		}
 	}
-	fmt.Fprintf(stderr, "ndarrow help: unknown command %q\n", args[0])
+	if fs.Arg(0) == "help" {
+		printHelp(stdout, "help", fs)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "ndarrow help: unknown command %q\n", fs.Arg(0))
 	return exitUsage
 }

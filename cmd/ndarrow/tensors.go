@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
+	"strings"
 
 	"github.com/ndarrow/ndarrow/ipc/tensorfile"
 	"github.com/ndarrow/ndarrow/limits"
@@ -18,6 +20,24 @@ var errRagged = errors.New("a ragged array has no dense form: convert it --to ar
 // tensors view the mapping until the caller releases the file.
 func load(path string) (*tensorfile.File, error) {
 	return tensorfile.Open(path, limits.Limits{})
+}
+
+// selectTensor returns the tensors of f, or the one named name when name is not empty.
+func selectTensor(f *tensorfile.File, name string) ([]tensor, error) {
+	if len(f.Tensors) == 0 {
+		return nil, fmt.Errorf("%s: no tensors", f.Path)
+	}
+	if name == "" {
+		return f.Tensors, nil
+	}
+	var names []string
+	for _, t := range f.Tensors {
+		if t.Name == name {
+			return []tensor{t}, nil
+		}
+		names = append(names, t.Name)
+	}
+	return nil, fmt.Errorf("%s: no tensor %q (it holds %s)", f.Path, name, strings.Join(names, ", "))
 }
 
 // maxDenseFlag adds --max-dense, the bound on expanding a sparse tensor into its dense form.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"runtime"
@@ -12,9 +13,8 @@ import (
 const version = "0.1.0-dev"
 
 func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		fmt.Fprintln(stderr, "usage: ndarrow version")
-		return exitUsage
+	if code, ok := parseArgs(flag.NewFlagSet("version", flag.ContinueOnError), "version", args, stdout, stderr, 0, 0); !ok {
+		return code
 	}
 	fmt.Fprintf(stdout, "ndarrow %s%s %s %s/%s\n", version, revision(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return exitOK

@@ -3,9 +3,13 @@
 package mmap
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"sync/atomic"
+
+	"github.com/ndarrow/ndarrow/internal/sentinel"
 )
 
 // Mapping is a read-only file in memory. It starts with one reference, held by the caller of
@@ -16,19 +20,48 @@ type Mapping struct {
 	unmap func([]byte) error
 }
 
-// Open maps the file at path, or reads it whole where the platform cannot map files.
+// ErrNotRegular reports a path that is not a regular file: a directory, a device, a pipe.
+var ErrNotRegular = errors.New("not a regular file")
+
+// errDirectory is ErrNotRegular for a directory.
+var errDirectory = sentinel.New("is a directory", ErrNotRegular)
+
+// Open maps the regular file at path, or reads it whole where the platform cannot map files.
+// Its errors read "PATH: reason", naming the path once, and match the os errors beneath
+// (errors.Is(err, fs.ErrNotExist)) or ErrNotRegular.
 func Open(path string) (*Mapping, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", path, reason(err))
 	}
 	defer f.Close()
-	m, err := mapFile(f)
+	st, err := f.Stat()
 	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, reason(err))
+	}
+	if !st.Mode().IsRegular() {
+		err := ErrNotRegular
+		if st.IsDir() {
+			err = errDirectory
+		}
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	m, err := mapFile(f, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, reason(err))
 	}
 	m.refs.Store(1)
 	return m, nil
+}
+
+// reason returns what a *fs.PathError wraps (its text names the path and the operation), or
+// err itself.
+func reason(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // Bytes returns the file's contents; they must not be used after the last Release.

@@ -30,6 +30,13 @@ func TestMapping(t *testing.T) {
 	assert.Empty(t, m.Bytes())
 	m.Release()
 
-	_, err = Open(filepath.Join(t.TempDir(), "missing"))
+	missing := filepath.Join(t.TempDir(), "missing")
+	_, err = Open(missing)
 	assert.ErrorIs(t, err, os.ErrNotExist)
+	assert.Equal(t, missing+": no such file or directory", err.Error(), "the path once")
+
+	dir := t.TempDir()
+	_, err = Open(dir)
+	assert.ErrorIs(t, err, ErrNotRegular)
+	assert.Equal(t, dir+": is a directory", err.Error())
 }

@@ -7,12 +7,8 @@ import (
 	"syscall"
 )
 
-func mapFile(f *os.File) (*Mapping, error) {
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	size := st.Size()
+// mapFile maps the size bytes of the regular file f.
+func mapFile(f *os.File, size int64) (*Mapping, error) {
 	if size == 0 {
 		return &Mapping{}, nil
 	}

@@ -2,6 +2,7 @@ package tensorfile
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/internal/arrowfb"
 	"github.com/ndarrow/ndarrow/internal/mmap"
+	"github.com/ndarrow/ndarrow/internal/sentinel"
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/ipc/npy"
 	"github.com/ndarrow/ndarrow/limits"
@@ -24,8 +26,13 @@ import (
 	"github.com/ndarrow/ndarrow/sparse"
 )
 
-// ErrNotTensors is returned for input that is none of the formats the package reads.
-var ErrNotTensors = errors.New("tensorfile: not a tensor file: no .npy magic, Arrow IPC file magic or tensor message at the start")
+// Errors for input that is none of the formats the package reads.
+var (
+	// ErrNotTensors is returned for input that is none of the formats the package reads.
+	ErrNotTensors = errors.New("not a tensor file: neither NumPy .npy nor Arrow IPC")
+	// ErrEmpty is returned for empty input. It wraps ErrNotTensors.
+	ErrEmpty = sentinel.New("the file is empty", ErrNotTensors)
+)
 
 // Format names the kinds of input, as Detect tells them.
 type Format string
@@ -43,9 +50,9 @@ const (
 // Detect tells the format of b from its first bytes.
 func Detect(b []byte) Format {
 	switch {
-	case bytes.HasPrefix(b, []byte("\x93NUMPY")):
+	case bytes.HasPrefix(b, []byte(npyMagic)):
 		return FormatNpy
-	case bytes.HasPrefix(b, []byte("ARROW1")):
+	case bytes.HasPrefix(b, []byte(ipcMagic)):
 		return FormatArrow
 	}
 	// An encapsulated message: the header type of the first one tells tensors from batches.
@@ -126,8 +133,33 @@ func Read(b []byte, base string, lim limits.Limits) ([]Tensor, error) {
 	case FormatArrow, FormatArrows:
 		return readBatches(b, base, lim)
 	}
-	return nil, ErrNotTensors
+	return nil, unknownFormat(b)
 }
+
+// unknownFormat says why b is none of the formats: it is empty (ErrEmpty), it ends inside
+// the start of one (io.ErrUnexpectedEOF), or it is something else (ErrNotTensors).
+func unknownFormat(b []byte) error {
+	const marker = "\xff\xff\xff\xff"
+	switch {
+	case len(b) == 0:
+		return ErrEmpty
+	case strings.HasPrefix(npyMagic, string(b)), strings.HasPrefix(ipcMagic, string(b)):
+		return fmt.Errorf("the file ends inside its magic: %w", io.ErrUnexpectedEOF)
+	case strings.HasPrefix(marker, string(b[:min(len(b), 4)])) && len(b) < 8:
+		return fmt.Errorf("the file ends inside its first message's prefix: %w", io.ErrUnexpectedEOF)
+	case strings.HasPrefix(string(b), marker):
+		if n := int64(int32(binary.LittleEndian.Uint32(b[4:]))); n > 0 && n > int64(len(b)-8) {
+			return fmt.Errorf("the file ends inside its first message's metadata (%d bytes of %d): %w", len(b)-8, n, io.ErrUnexpectedEOF)
+		}
+	}
+	return ErrNotTensors
+}
+
+// The magic strings Detect looks for.
+const (
+	npyMagic = "\x93NUMPY"
+	ipcMagic = "ARROW1"
+)
 
 // readMessages reads a stream of Tensor and SparseTensor messages.
 func readMessages(b []byte, base string, lim limits.Limits) ([]Tensor, error) {

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// helpText is each command's usage line (after "ndarrow NAME") and its description, as
+// `ndarrow help NAME`, `ndarrow NAME -h` and `ndarrow NAME --help` print them.
+var helpText = map[string]struct{ args, text string }{
+	"inspect": {"[--json] [--max-dense N] FILE...", `Inspect describes every tensor in each FILE: its name, kind, dtype, shape, dimension names,
+stored values (nnz) and the sha256 of its values (dense, row-major, little-endian; a sparse
+tensor's zeros included, a ragged tensor's flat values), plus the column and the row splits of
+a ragged column. The format is recognized from the file's first bytes: ` + inputFormats + `.
+With --json, one JSON object per tensor and line.`},
+	"convert": {"[--to FORMAT] [--tensor NAME] [--max-dense N] IN OUT", `Convert writes the tensors of IN to OUT in FORMAT, which OUT's extension gives unless --to
+does: ` + formatList() + `.
+--tensor picks one tensor of an input that holds several (by the name inspect prints). OUT is
+written through a temporary file renamed at the end, so a failure leaves nothing behind.`},
+	"serve": {"[--addr HOST:PORT] [--tls-cert F --tls-key F [--tls-client-ca F]] [--token T] [--location URI --shards URI,...] [--max-message-bytes N] DIR",
+		`Serve serves every tensor file of DIR over Arrow Flight, memory-mapped, each under the name
+inspect prints (NAME, NAME.N, NAME.COLUMN). Files that are not tensor files are ignored; tensor
+files that cannot be served are reported. Ctrl-C or SIGTERM shuts the server down gracefully.`},
+	"ls": {"[--json] [client flags] URI", `Ls lists the tensors a Flight server serves: name, kind, dtype, shape, rows and bytes.`},
+	"get": {"[--to FORMAT] [--max-dense N] [client flags] URI NAME OUT",
+		`Get fetches the tensor NAME from the Flight server at URI (grpc://, grpc+tls://) into OUT, in the
+format OUT's extension gives unless --to does: ` + formatList() + `.`},
+	"put": {"[--tensor NAME] [--name NAME] [client flags] URI FILE",
+		`Put uploads the tensors of FILE to the Flight server at URI, each under the name inspect prints,
+or one of them (--tensor) under another name (--name).`},
+	"delete":  {"[client flags] URI NAME", `Delete removes the tensor NAME from the Flight server at URI.`},
+	"demo":    {"", `Demo runs the main job end to end on a built-in example: arrays, views, files, Flight.`},
+	"version": {"", `Version prints ndarrow's version, the Go version and the platform.`},
+	"help":    {"[COMMAND]", `Help prints the list of commands, or a command's full help.`},
+}
+
+// inputFormats lists what commands read.
+const inputFormats = "Arrow Tensor and SparseTensor messages (.tensor), NumPy .npy, Arrow IPC files (.arrow) and " +
+	"streams (.arrows) of record batches whose arrow.fixed_shape_tensor, list and " +
+	"arrow.variable_shape_tensor columns are tensors, or a sparse COO record batch"
+
+// formatList describes the output formats, from the table that defines them.
+func formatList() string {
+	var b strings.Builder
+	for _, f := range outputFormats {
+		fmt.Fprintf(&b, "\n  %-7s %s", f.name, f.what)
+	}
+	return b.String()
+}
+
+// usageLine returns "ndarrow NAME ARGS".
+func usageLine(name string) string {
+	return strings.TrimSpace("ndarrow " + name + " " + helpText[name].args)
+}
+
+// parseArgs parses the flags of command name from args and checks that the arguments left
+// number at least min and at most max (max < 0: no bound). -h and --help print the command's
+// full help on stdout: done, status 0. A usage error prints the error and the usage line on
+// stderr: done, status 2. Otherwise it returns ok.
+func parseArgs(fs *flag.FlagSet, name string, args []string, stdout, stderr io.Writer, min, max int) (code int, ok bool) {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		printHelp(stdout, name, fs)
+		return exitOK, false
+	case err != nil:
+		fmt.Fprintf(stderr, "ndarrow %s: %v\nusage: %s (ndarrow help %s for more)\n", name, err, usageLine(name), name)
+		return exitUsage, false
+	case fs.NArg() < min || (max >= 0 && fs.NArg() > max):
+		fmt.Fprintf(stderr, "usage: %s (ndarrow help %s for more)\n", usageLine(name), name)
+		return exitUsage, false
+	}
+	return exitOK, true
+}
+
+// printHelp prints a command's usage line, description and flags.
+func printHelp(w io.Writer, name string, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "usage: %s\n\n%s\n", usageLine(name), helpText[name].text)
+	has := false
+	fs.VisitAll(func(*flag.Flag) { has = true })
+	if has {
+		fmt.Fprintln(w, "\nFlags:")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+}
+
+// finishCommand prints err, if any, as one line and returns the exit status.
+func finishCommand(stderr io.Writer, name string, err error) int {
+	if err != nil {
+		fmt.Fprintf(stderr, "ndarrow %s: %v\n", name, err)
+		return exitFail
+	}
+	return exitOK
+}

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// golden is where the Arrow C++ 17 golden files are.
+const golden = "../../ipc/testdata/arrow-cpp-17"
+
+// serving is a `ndarrow serve` running in the test.
+type serving struct {
+	uri    string
+	stdout *syncBuffer
+	stderr *syncBuffer
+	stop   func() int
+}
+
+// startServe runs `ndarrow serve ARGS DIR` on a free loopback port until the test ends.
+func startServe(t *testing.T, dir string, args ...string) *serving {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := lis.Addr().String()
+	lis.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &serving{uri: "grpc://" + addr, stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, append(append([]string{"serve", "--addr", addr}, args...), dir), s.stdout, s.stderr)
+	}()
+	s.stop = func() int { cancel(); return <-done }
+	require.Eventually(t, func() bool { return strings.Contains(s.stdout.String(), "serving") }, 10*time.Second, 10*time.Millisecond)
+	t.Cleanup(func() { s.stop() })
+	return s
+}
+
+// TestServeRefusesWhatIsNotADirectory: serve on a missing directory or a plain file fails at
+// once with status 1 and one line, instead of serving nothing.
+func TestServeRefusesWhatIsNotADirectory(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "plain")
+	require.NoError(t, os.WriteFile(file, []byte("x"), 0o644))
+	for dir, reason := range map[string]string{
+		filepath.Join(t.TempDir(), "nonexistent"): "no such file or directory",
+		file: "not a directory",
+	} {
+		code, stdout, stderr := runCLI("serve", "--addr", "127.0.0.1:0", dir)
+		assert.Equal(t, exitFail, code)
+		assert.Empty(t, stdout)
+		assert.Equal(t, "ndarrow serve: "+dir+": "+reason+"\n", stderr)
+	}
+}
+
+// TestServeIgnoresFilesThatAreNotTensors: the golden folder holds .bin and .jsonl files beside
+// the tensor files; serve says nothing about them.
+func TestServeIgnoresFilesThatAreNotTensors(t *testing.T) {
+	s := startServe(t, golden)
+	for _, ext := range []string{".bin", ".jsonl"} {
+		assert.NotContains(t, s.stderr.String(), ext, "no word about files that are not tensor files")
+	}
+	// batch_tensors.arrows holds the tensors of batch_tensors.arrow, under the same names.
+	assert.Equal(t, 5, strings.Count(s.stderr.String(), "is taken by"), s.stderr.String())
+	assert.Contains(t, s.stdout.String(), "serving 33 tensors")
+
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("hello"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "empty.npy"), nil, 0o644))
+	b, err := os.ReadFile(filepath.Join(golden, "batch_tensors.arrow"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cut.arrow"), b[:len(b)/2], 0o644))
+	s = startServe(t, dir)
+	assert.Equal(t, 1, strings.Count(s.stderr.String(), "skipped"), "only the tensor file that cannot be read: %s", s.stderr.String())
+	assert.Contains(t, s.stderr.String(), "cut.arrow")
+}
+
+// TestHelpIsTheSameEverywhere: help CMD, CMD -h and CMD --help print one full help on stdout
+// with status 0, for every command.
+func TestHelpIsTheSameEverywhere(t *testing.T) {
+	for _, c := range commands() {
+		t.Run(c.name, func(t *testing.T) {
+			code, want, stderr := runCLI("help", c.name)
+			require.Equal(t, exitOK, code, stderr)
+			assert.Empty(t, stderr)
+			assert.True(t, strings.HasPrefix(want, "usage: ndarrow "+c.name), want)
+			for _, flag := range []string{"-h", "--help", "-help"} {
+				code, got, stderr := runCLI(c.name, flag)
+				assert.Equal(t, exitOK, code, "%s %s", c.name, flag)
+				assert.Empty(t, stderr)
+				assert.Equal(t, want, got, "%s %s", c.name, flag)
+			}
+		})
+	}
+	_, convert, _ := runCLI("help", "convert")
+	for _, f := range outputFormats {
+		assert.Contains(t, convert, "\n  "+f.name+" ", "convert's help lists every output format")
+	}
+	assert.Contains(t, convert, "--tensor")
+}
+
+// TestConvertTakesTheFormatFromOUT: without --to the extension decides; --to overrides it.
+func TestConvertTakesTheFormatFromOUT(t *testing.T) {
+	in := filepath.Join(golden, "dense_int32_4x3_strided.tensor")
+	dir := t.TempDir()
+	for _, out := range []string{"x.npy", "x.arrows", "x.coo", "x.tensor"} {
+		code, _, stderr := runCLI("convert", in, filepath.Join(dir, out))
+		require.Equal(t, exitOK, code, "%s: %s", out, stderr)
+	}
+	npy, err := os.ReadFile(filepath.Join(dir, "x.npy"))
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(npy), "\x93NUMPY"))
+
+	code, _, stderr := runCLI("convert", "--to", "npy", in, filepath.Join(dir, "y.data"))
+	require.Equal(t, exitOK, code, stderr)
+	y, err := os.ReadFile(filepath.Join(dir, "y.data"))
+	require.NoError(t, err)
+	assert.Equal(t, npy, y, "--to overrides the extension")
+
+	code, _, stderr = runCLI("convert", in, filepath.Join(dir, "y.what"))
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, "cannot tell the format from the extension; give --to (tensor, npy, arrow, arrows, coo, csr, csc, csf)")
+}
+
+// TestTensorPicksOne: --tensor picks one tensor of a file of several, for convert and put.
+func TestTensorPicksOne(t *testing.T) {
+	in := filepath.Join(golden, "batch_tensors.arrows")
+	out := filepath.Join(t.TempDir(), "one.npy")
+	code, _, stderr := runCLI("convert", "--tensor", "batch_tensors.images", in, out)
+	require.Equal(t, exitOK, code, stderr)
+	code, stdout, _ := runCLI("inspect", "--json", out)
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, stdout, `"shape":[4,2,3]`)
+
+	code, _, stderr = runCLI("convert", in, out)
+	assert.Equal(t, exitFail, code, "five tensors do not go into one .npy")
+	assert.Contains(t, stderr, "holds 5 tensors")
+	code, _, stderr = runCLI("convert", "--tensor", "nope", in, out)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, `no tensor "nope" (it holds batch_tensors.images, batch_tensors.perm, batch_tensors.tokens, batch_tensors.ids, batch_tensors.nested)`)
+
+	s := startServe(t, t.TempDir())
+	code, _, stderr = runCLI("put", "--tensor", "batch_tensors.tokens", "--name", "toks", s.uri, in)
+	require.Equal(t, exitOK, code, stderr)
+	code, stdout, _ = runCLI("ls", s.uri)
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, stdout, "toks")
+	assert.NotContains(t, stdout, "images")
+
+	code, _, stderr = runCLI("delete", s.uri, "toks")
+	require.Equal(t, exitOK, code, stderr)
+	code, stdout, _ = runCLI("ls", s.uri)
+	require.Equal(t, exitOK, code)
+	assert.NotContains(t, stdout, "toks", "delete removed it")
+	code, _, stderr = runCLI("delete", s.uri, "toks")
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, "no such tensor")
+}
+
+// TestOneErrorLinePerFailure: each bad input gives one line naming the file once and saying
+// what is wrong — missing, a directory, empty, cut short, of no known format — and inspect
+// prints no table header for files it cannot read.
+func TestOneErrorLinePerFailure(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, b, 0o644))
+		return p
+	}
+	tensor, err := os.ReadFile(filepath.Join(golden, "dense_float_rank3.tensor"))
+	require.NoError(t, err)
+	for path, reason := range map[string]string{
+		filepath.Join(dir, "missing.npy"):            "no such file or directory",
+		t.TempDir():                                  "is a directory",
+		write("empty.npy", nil):                      "the file is empty",
+		write("cut.tensor", tensor[:40]):             "the file ends inside its first message's metadata",
+		write("cut.npy", []byte("\x93NUM")):          "the file ends inside its magic",
+		write("notes.txt", []byte("hello\n")):        "not a tensor file: neither NumPy .npy nor Arrow IPC",
+		write("body.tensor", tensor[:len(tensor)-5]): "input ends inside the body",
+	} {
+		code, stdout, stderr := runCLI("inspect", path)
+		assert.Equal(t, exitFail, code, path)
+		assert.Empty(t, stdout, "no table header for a file that cannot be read")
+		assert.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
+		assert.Equal(t, 1, strings.Count(stderr, path), "the file named once: %s", stderr)
+		assert.Contains(t, stderr, reason)
+	}
+
+	// An output that cannot be written names itself, not the hidden temporary file.
+	out := filepath.Join(t.TempDir(), "no-such-dir", "x.npy")
+	code, _, stderr := runCLI("convert", filepath.Join(golden, "dense_float_rank3.tensor"), out)
+	assert.Equal(t, exitFail, code)
+	assert.Equal(t, "ndarrow convert: "+out+": no such file or directory\n", stderr)
+	if os.Geteuid() != 0 { // root writes anywhere
+		locked := filepath.Join(t.TempDir(), "locked")
+		require.NoError(t, os.Mkdir(locked, 0o500))
+		out := filepath.Join(locked, "x.npy")
+		code, _, stderr := runCLI("convert", filepath.Join(golden, "dense_float_rank3.tensor"), out)
+		assert.Equal(t, exitFail, code)
+		assert.Equal(t, "ndarrow convert: "+out+": permission denied\n", stderr)
+	}
+}
+
+// TestOutputFilesFollowTheUmask: convert and get create files as os.Create would.
+func TestOutputFilesFollowTheUmask(t *testing.T) {
+	in := filepath.Join(golden, "dense_float_rank3.tensor")
+	s := startServe(t, golden)
+	for _, umask := range []int{0o022, 0o077, 0o002} {
+		old := syscall.Umask(umask)
+		dir := t.TempDir()
+		conv := filepath.Join(dir, "c.npy")
+		code, _, stderr := runCLI("convert", in, conv)
+		require.Equal(t, exitOK, code, stderr)
+		got := filepath.Join(dir, "g.npy")
+		code, _, stderr = runCLI("get", s.uri, "dense_float_rank3", got)
+		require.Equal(t, exitOK, code, stderr)
+		syscall.Umask(old)
+		for _, p := range []string{conv, got} {
+			st, err := os.Stat(p)
+			require.NoError(t, err)
+			assert.Equal(t, os.FileMode(0o666&^umask), st.Mode().Perm(), "%s with umask %03o", filepath.Base(p), umask)
+		}
+	}
+}
+
+// TestLsAndInspectAgree: ls --json and inspect --json print the shared fields alike.
+func TestLsAndInspectAgree(t *testing.T) {
+	s := startServe(t, golden)
+	code, ls, stderr := runCLI("ls", "--json", s.uri)
+	require.Equal(t, exitOK, code, stderr)
+	listed := map[string]map[string]any{}
+	for _, line := range strings.Split(strings.TrimSpace(ls), "\n") {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m))
+		listed[m["name"].(string)] = m
+	}
+	files, err := filepath.Glob(filepath.Join(golden, "*.tensor"))
+	require.NoError(t, err)
+	code, inspected, stderr := runCLI(append([]string{"inspect", "--json"}, files...)...)
+	require.Equal(t, exitOK, code, stderr)
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(inspected), "\n") {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m))
+		l, ok := listed[m["name"].(string)]
+		require.True(t, ok, "%s is served", m["name"])
+		for _, key := range []string{"kind", "dtype", "shape", "dim_names"} {
+			assert.Equal(t, m[key], l[key], "%s: %s", m["name"], key)
+		}
+		n++
+	}
+	assert.Greater(t, n, 20)
+}
+
+// TestInspectSaysWhenAFileHoldsNoTensors: a record-batch file of plain columns reads, holds
+// no tensor, and inspect says so, with status 0.
+func TestInspectSaysWhenAFileHoldsNoTensors(t *testing.T) {
+	path := "../../ipc/testdata/arrow-testing/arrow-ipc-stream/integration/1.0.0-littleendian/generated_primitive.stream"
+	code, stdout, stderr := runCLI("inspect", "--json", path)
+	assert.Equal(t, exitOK, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, "ndarrow inspect: "+path+": no tensors: none of its columns is a tensor\n", stderr)
+}
