@@ -246,14 +246,7 @@ func NewFixedShapeTensorArray[T ndarray.Numeric](d *ndarray.Dense[T], dimNames [
 	if err != nil {
 		return nil, err
 	}
-	if !d.IsContiguous() {
-		d = d.Clone()
-	}
-	l := d.Layout()
-	values := d.Data()[l.Offset : l.Offset+l.Size()]
-	if l.Size() == 0 {
-		values = nil
-	}
+	values := d.Ravel()
 	child := array.NewData(typ.valueType, len(values),
 		[]*memory.Buffer{nil, memory.NewBufferBytes(ndarray.LittleEndianBytes(values))}, nil, 0, 0)
 	defer child.Release()

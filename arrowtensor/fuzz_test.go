@@ -84,6 +84,9 @@ func FuzzSparseRecord(f *testing.F) {
 		if err != nil {
 			return
 		}
+		if a, err = a.Convert(sparse.FormatCOO); err != nil {
+			t.Fatalf("a %v read cannot become COO: %v", a.Format(), err)
+		}
 		c := a.(*sparse.COO[int64])
 		s := c.Shape()
 		for coord, v := range c.Entries() {

@@ -13,12 +13,13 @@ import (
 	"github.com/ndarrow/ndarrow/sparse"
 )
 
-// Schema metadata keys of a sparse COO tensor carried as a record batch (see COORecord). The
-// values are JSON.
+// Schema metadata keys of a sparse tensor carried as a record batch (see COORecord and
+// SparseRecord). The values are JSON, but the format's, which is the bare name.
 const (
-	SparseFormatKey   = "ndarrow.sparse.format"      // "coo"
-	SparseShapeKey    = "ndarrow.sparse.dense_shape" // the dense shape, e.g. [3,4]
-	SparseDimNamesKey = "ndarrow.sparse.dim_names"   // one name per dimension; absent when unnamed
+	SparseFormatKey    = "ndarrow.sparse.format"      // the tensor's format: coo, csr, csc or csf
+	SparseShapeKey     = "ndarrow.sparse.dense_shape" // the dense shape, e.g. [3,4]
+	SparseDimNamesKey  = "ndarrow.sparse.dim_names"   // one name per dimension; absent when unnamed
+	SparseAxisOrderKey = "ndarrow.sparse.axis_order"  // a CSF tensor's axis order, e.g. [1,0,2]
 )
 
 // Column names of a sparse COO tensor carried as a record batch.
@@ -85,9 +86,10 @@ func IsSparseSchema(schema *arrow.Schema) bool {
 	return ok
 }
 
-// COOFromRecord returns the sparse COO tensor carried by rec (see COORecord) and its dimension
-// names (nil for none). The array is read-only and views rec's memory (unless the values are
-// not aligned for T): it must not be used after rec is released. The coordinates are checked
+// COOFromRecord returns the sparse tensor carried by rec (see COORecord) as a COO, and its
+// dimension names (nil for none). The array is read-only and views rec's memory (unless the
+// values are not aligned for T, or the record names another format, which is converted back
+// to COO): it must not be used after rec is released. The coordinates are checked
 // against the shape as sparse.MakeCOO checks them. Errors wrap ErrUnsupported for a record
 // that is not a sparse tensor or holds nulls, sparse.ErrInvalid for coordinates outside the
 // shape, and ndarray.ErrDType when T is not the values' type.
@@ -96,6 +98,11 @@ func COOFromRecord[T ndarray.Numeric](rec arrow.Record) (*sparse.COO[T], []strin
 	if err != nil {
 		return nil, nil, err
 	}
+	if a.Format() != sparse.FormatCOO {
+		if a, err = a.Convert(sparse.FormatCOO); err != nil {
+			return nil, nil, err
+		}
+	}
 	c, ok := a.(*sparse.COO[T])
 	if !ok {
 		return nil, nil, fmt.Errorf("arrowtensor: sparse tensor of %v read as %v: %w", a.DType(), ndarray.DTypeOf[T](), ndarray.ErrDType)
@@ -103,68 +110,172 @@ func COOFromRecord[T ndarray.Numeric](rec arrow.Record) (*sparse.COO[T], []strin
 	return c, names, nil
 }
 
-// SparseFromRecord is COOFromRecord for an element type known only at run time: the result is
-// a *sparse.COO[T] of the values column's type.
-func SparseFromRecord(rec arrow.Record) (sparse.Array, []string, error) {
-	fail := func(format string, args ...any) (sparse.Array, []string, error) {
-		return nil, nil, fmt.Errorf("arrowtensor: sparse tensor record: %s: %w", fmt.Sprintf(format, args...), ErrUnsupported)
+// SparseRecord returns a — a sparse array of any format and element type — as a record
+// batch of its stored entries in canonical order, as COORecord lays them out, with its format
+// under SparseFormatKey (and a CSF's axis order under SparseAxisOrderKey), so that
+// SparseFromRecord gives back the same format. The record holds a copy; release it.
+func SparseRecord(a sparse.Array, dimNames []string) (arrow.Record, error) {
+	coo, err := a.Convert(sparse.FormatCOO)
+	if err != nil {
+		return nil, fmt.Errorf("arrowtensor: SparseRecord: %w", err)
 	}
-	meta := rec.Schema().Metadata()
-	format, _ := meta.GetValue(SparseFormatKey)
-	if format != sparse.FormatCOO.String() {
-		return fail("%s is %q, want %q", SparseFormatKey, format, sparse.FormatCOO)
+	ops, ok := sparseOps[a.DType()]
+	if !ok {
+		return nil, fmt.Errorf("arrowtensor: SparseRecord: values of %v: %w", a.DType(), ErrUnsupported)
 	}
-	var shape []int64
-	text, _ := meta.GetValue(SparseShapeKey)
-	if err := json.Unmarshal([]byte(text), &shape); err != nil {
-		return fail("%s %q: %v", SparseShapeKey, text, err)
+	rec, err := ops.record(coo, dimNames)
+	if err != nil || a.Format() == sparse.FormatCOO {
+		return rec, err
 	}
-	var names []string
-	if text, ok := meta.GetValue(SparseDimNamesKey); ok {
-		if err := json.Unmarshal([]byte(text), &names); err != nil || len(names) != len(shape) {
-			return fail("%s %q for rank %d", SparseDimNamesKey, text, len(shape))
+	md := rec.Schema().Metadata()
+	keys, values := md.Keys(), md.Values()
+	for i, k := range keys {
+		if k == SparseFormatKey {
+			values[i] = a.Format().String()
 		}
 	}
-	if rec.NumCols() != 2 || rec.ColumnName(0) != SparseIndicesColumn || rec.ColumnName(1) != SparseValuesColumn {
-		return fail("columns %v, want [%s %s]", rec.Schema().Fields(), SparseIndicesColumn, SparseValuesColumn)
+	if o, ok := a.(interface{ AxisOrder() []int }); ok {
+		order, _ := json.Marshal(o.AxisOrder())
+		keys, values = append(keys, SparseAxisOrderKey), append(values, string(order))
 	}
+	meta := arrow.NewMetadata(keys, values)
+	out := array.NewRecord(arrow.NewSchema(rec.Schema().Fields(), &meta), rec.Columns(), rec.NumRows())
+	rec.Release()
+	return out, nil
+}
+
+// SparseFromRecord is COOFromRecord for an element type known only at run time, and for any
+// sparse format: the result is a *sparse.COO[T] of the values column's type viewing rec, or, when
+// SparseFormatKey names another format, a copy in that format (a CSF with the recorded axis
+// order).
+func SparseFromRecord(rec arrow.Record) (sparse.Array, []string, error) {
+	return SparseFromRecords([]arrow.Record{rec})
+}
+
+// SparseFromRecords reads a sparse tensor carried by record batches of one schema (a stream
+// splits a large one between batches): their entries in order, in the format the schema
+// records, with its dimension names. With one batch of a COO tensor the result views it;
+// otherwise it is a copy. No batches is an error wrapping ErrUnsupported.
+func SparseFromRecords(recs []arrow.Record) (sparse.Array, []string, error) {
+	if len(recs) == 0 {
+		return nil, nil, fmt.Errorf("arrowtensor: a sparse tensor of no record batches: %w", ErrUnsupported)
+	}
+	h, err := sparseHeaderOf(recs[0].Schema())
+	if err != nil {
+		return nil, nil, err
+	}
+	parts := make([]sparse.Array, len(recs))
+	for i, rec := range recs {
+		if !rec.Schema().Equal(recs[0].Schema()) {
+			return nil, nil, fmt.Errorf("arrowtensor: sparse tensor record %d: its schema is not the first's: %w", i, ErrUnsupported)
+		}
+		if parts[i], err = h.coo(rec); err != nil {
+			return nil, nil, err
+		}
+	}
+	ops := sparseOps[parts[0].DType()]
+	a, err := ops.finish(parts, h.format, h.axisOrder)
+	if err != nil {
+		return nil, nil, fmt.Errorf("arrowtensor: sparse tensor record: %w", err)
+	}
+	return a, h.names, nil
+}
+
+// sparseHeader is what a sparse tensor record batch's schema metadata says.
+type sparseHeader struct {
+	format    sparse.Format
+	axisOrder []int
+	shape     ndarray.Shape
+	names     []string
+}
+
+func sparseFail(format string, args ...any) error {
+	return fmt.Errorf("arrowtensor: sparse tensor record: %s: %w", fmt.Sprintf(format, args...), ErrUnsupported)
+}
+
+// sparseHeaderOf reads the metadata of a sparse tensor record batch's schema.
+func sparseHeaderOf(schema *arrow.Schema) (sparseHeader, error) {
+	meta := schema.Metadata()
+	var h sparseHeader
+	name, _ := meta.GetValue(SparseFormatKey)
+	format, err := sparse.ParseFormat(name)
+	if err != nil {
+		return h, sparseFail("%s is %q, not coo, csr, csc or csf", SparseFormatKey, name)
+	}
+	h.format = format
+	if text, ok := meta.GetValue(SparseAxisOrderKey); ok && format == sparse.FormatCSF {
+		if err := json.Unmarshal([]byte(text), &h.axisOrder); err != nil {
+			return h, sparseFail("%s %q: %v", SparseAxisOrderKey, text, err)
+		}
+	}
+	text, _ := meta.GetValue(SparseShapeKey)
+	if err := json.Unmarshal([]byte(text), &h.shape); err != nil {
+		return h, sparseFail("%s %q: %v", SparseShapeKey, text, err)
+	}
+	if text, ok := meta.GetValue(SparseDimNamesKey); ok {
+		if err := json.Unmarshal([]byte(text), &h.names); err != nil || len(h.names) != len(h.shape) {
+			return h, sparseFail("%s %q for rank %d", SparseDimNamesKey, text, len(h.shape))
+		}
+	}
+	return h, nil
+}
+
+// coo returns the entries of one record batch as a read-only COO viewing it.
+func (h sparseHeader) coo(rec arrow.Record) (sparse.Array, error) {
+	if rec.NumCols() != 2 || rec.ColumnName(0) != SparseIndicesColumn || rec.ColumnName(1) != SparseValuesColumn {
+		return nil, sparseFail("columns %v, want [%s %s]", rec.Schema().Fields(), SparseIndicesColumn, SparseValuesColumn)
+	}
+	rank := int64(len(h.shape))
 	indices, ok := rec.Column(0).(*array.FixedSizeList)
-	if !ok || len(shape) == 0 || indices.DataType().(*arrow.FixedSizeListType).Len() != int32(len(shape)) {
-		return fail("indices column of %v for rank %d, want fixed_size_list<int64>[%d]", rec.Column(0).DataType(), len(shape), len(shape))
+	if !ok || rank == 0 || int64(indices.DataType().(*arrow.FixedSizeListType).Len()) != rank {
+		return nil, sparseFail("indices column of %v for rank %d, want fixed_size_list<int64>[%d]", rec.Column(0).DataType(), rank, rank)
 	}
 	child, ok := indices.ListValues().(*array.Int64)
 	if !ok {
-		return fail("indices of %v, want int64", indices.ListValues().DataType())
+		return nil, sparseFail("indices of %v, want int64", indices.ListValues().DataType())
 	}
 	values := rec.Column(1)
 	if indices.NullN() != 0 || child.NullN() != 0 || values.NullN() != 0 {
-		return fail("null coordinates or values")
+		return nil, sparseFail("null coordinates or values")
 	}
 	dtype, err := DTypeFromArrow(values.DataType())
 	if err != nil {
-		return fail("values: %v", err)
+		return nil, sparseFail("values: %v", err)
 	}
 	ops, ok := sparseOps[dtype]
 	if !ok {
-		return fail("values of %v", dtype)
+		return nil, sparseFail("values of %v", dtype)
 	}
-	nnz, rank := int64(indices.Len()), int64(len(shape))
+	nnz := int64(indices.Len())
 	start := int64(indices.Data().Offset()) * rank
 	all := child.Int64Values()
 	if start+nnz*rank > int64(len(all)) || int64(values.Len()) != nnz {
-		return fail("%d rows of %d coordinates need more values than the columns hold", nnz, rank)
+		return nil, sparseFail("%d rows of %d coordinates need more values than the columns hold", nnz, rank)
 	}
 	coords := sparse.Int64Indices(all[start : start+nnz*rank])
 	width := int64(dtype.Size())
 	raw := valueBytes(values.Data(), width)
 	if int64(len(raw)) < nnz*width {
-		return fail("values buffer of %d bytes for %d values", len(raw), nnz)
+		return nil, sparseFail("values buffer of %d bytes for %d values", len(raw), nnz)
 	}
-	a, err := ops(ndarray.Shape(shape), coords, raw[:nnz*width])
+	a, err := ops.read(h.shape, coords, raw[:nnz*width])
 	if err != nil {
-		return nil, nil, fmt.Errorf("arrowtensor: sparse tensor record: %w", err)
+		return nil, fmt.Errorf("arrowtensor: sparse tensor record: %w", err)
 	}
-	return a, names, nil
+	return a, nil
+}
+
+// sparseOp is what the sparse records need for one element type.
+type sparseOp struct {
+	read   func(shape ndarray.Shape, coords sparse.Indices, raw []byte) (sparse.Array, error)
+	finish func(parts []sparse.Array, format sparse.Format, axisOrder []int) (sparse.Array, error)
+	record func(coo sparse.Array, dimNames []string) (arrow.Record, error)
+}
+
+func sparseOpOf[T ndarray.Numeric]() sparseOp {
+	return sparseOp{read: cooOf[T], finish: finishSparse[T], record: func(coo sparse.Array, names []string) (arrow.Record, error) {
+		return COORecord(coo.(*sparse.COO[T]), names)
+	}}
 }
 
 // cooOf builds a read-only COO over coordinates and little-endian values.
@@ -177,8 +288,33 @@ func cooOf[T ndarray.Numeric](shape ndarray.Shape, coords sparse.Indices, raw []
 	return c.AsReadOnly(), nil
 }
 
-var sparseOps = map[ndarray.DType]func(ndarray.Shape, sparse.Indices, []byte) (sparse.Array, error){
-	ndarray.Int8: cooOf[int8], ndarray.Int16: cooOf[int16], ndarray.Int32: cooOf[int32], ndarray.Int64: cooOf[int64],
-	ndarray.Uint8: cooOf[uint8], ndarray.Uint16: cooOf[uint16], ndarray.Uint32: cooOf[uint32], ndarray.Uint64: cooOf[uint64],
-	ndarray.Float16: cooOf[float16.Num], ndarray.Float32: cooOf[float32], ndarray.Float64: cooOf[float64],
+// finishSparse joins the COO parts of one tensor, entries in order (the only part itself,
+// else a copy), and converts the whole to format (a CSF in axisOrder, row-major when nil).
+func finishSparse[T ndarray.Numeric](parts []sparse.Array, format sparse.Format, axisOrder []int) (sparse.Array, error) {
+	c := parts[0].(*sparse.COO[T])
+	if len(parts) > 1 {
+		var coords []int64
+		var values []T
+		for _, p := range parts {
+			coords = append(coords, p.(*sparse.COO[T]).Indices().AsInt64()...)
+			values = append(values, p.(*sparse.COO[T]).Data()...)
+		}
+		var err error
+		if c, err = sparse.MakeCOO(c.Shape(), sparse.Int64Indices(coords), values); err != nil {
+			return nil, err
+		}
+	}
+	switch format {
+	case sparse.FormatCOO:
+		return c, nil
+	case sparse.FormatCSF:
+		return c.ToCSF(axisOrder...)
+	}
+	return c.Convert(format)
+}
+
+var sparseOps = map[ndarray.DType]sparseOp{
+	ndarray.Int8: sparseOpOf[int8](), ndarray.Int16: sparseOpOf[int16](), ndarray.Int32: sparseOpOf[int32](), ndarray.Int64: sparseOpOf[int64](),
+	ndarray.Uint8: sparseOpOf[uint8](), ndarray.Uint16: sparseOpOf[uint16](), ndarray.Uint32: sparseOpOf[uint32](), ndarray.Uint64: sparseOpOf[uint64](),
+	ndarray.Float16: sparseOpOf[float16.Num](), ndarray.Float32: sparseOpOf[float32](), ndarray.Float64: sparseOpOf[float64](),
 }

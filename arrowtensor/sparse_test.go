@@ -125,7 +125,7 @@ func TestSparseRecordErrors(t *testing.T) {
 		text string
 	}{
 		"no format":       {map[string]string{}, arrowtensor.ErrUnsupported, "ndarrow.sparse.format"},
-		"csr":             {map[string]string{arrowtensor.SparseFormatKey: "csr"}, arrowtensor.ErrUnsupported, `is "csr"`},
+		"unknown format":  {map[string]string{arrowtensor.SparseFormatKey: "bsr"}, arrowtensor.ErrUnsupported, `is "bsr", not coo, csr, csc or csf`},
 		"bad shape":       {map[string]string{arrowtensor.SparseFormatKey: "coo", arrowtensor.SparseShapeKey: "[3,"}, arrowtensor.ErrUnsupported, "dense_shape"},
 		"rank mismatch":   {map[string]string{arrowtensor.SparseFormatKey: "coo", arrowtensor.SparseShapeKey: "[3,4]"}, arrowtensor.ErrUnsupported, "for rank 2"},
 		"index past dim":  {map[string]string{arrowtensor.SparseFormatKey: "coo", arrowtensor.SparseShapeKey: "[3,4,1]"}, sparse.ErrInvalid, "coordinate 1 of dimension 2"},
@@ -155,4 +155,42 @@ func TestSparseRecordErrors(t *testing.T) {
 
 	_, err = arrowtensor.COORecord(sparse.NewCOO[float32](), nil)
 	assert.ErrorIs(t, err, ndarray.ErrShape)
+}
+
+// TestSparseRecordKeepsTheFormat: a CSR, a CSC and a CSF (with its axis order) travel as
+// coordinates and come back in their own format, with the same values.
+func TestSparseRecordKeepsTheFormat(t *testing.T) {
+	c := exampleCOO() // 3-D
+	m := sparse.NewCOO[float32](4, 5)
+	m.Set(1, 0, 4)
+	m.Set(2, 3, 1)
+	m.Set(3, 2, 2)
+	csr, err := m.ToCSR()
+	require.NoError(t, err)
+	csc, err := m.ToCSC()
+	require.NoError(t, err)
+	csf, err := c.ToCSF(2, 0, 1)
+	require.NoError(t, err)
+	for _, a := range []sparse.Array{csr, csc, csf, c} {
+		t.Run(a.Format().String(), func(t *testing.T) {
+			rec, err := arrowtensor.SparseRecord(a, nil)
+			require.NoError(t, err)
+			defer rec.Release()
+			format, _ := rec.Schema().Metadata().GetValue(arrowtensor.SparseFormatKey)
+			assert.Equal(t, a.Format().String(), format)
+			back, _, err := arrowtensor.SparseFromRecord(rec)
+			require.NoError(t, err)
+			assert.Equal(t, a.Format(), back.Format())
+			var want, got bytes.Buffer
+			_, _ = a.WriteTo(&want)
+			_, _ = back.WriteTo(&got)
+			assert.Equal(t, want.Bytes(), got.Bytes())
+			if f, ok := back.(*sparse.CSF[float32]); ok {
+				assert.Equal(t, []int{2, 0, 1}, f.AxisOrder())
+			}
+			asCOO, _, err := arrowtensor.COOFromRecord[float32](rec)
+			require.NoError(t, err, "any format reads as a COO too")
+			assert.Equal(t, a.NNZ(), asCOO.NNZ())
+		})
+	}
 }

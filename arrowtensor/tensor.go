@@ -26,10 +26,8 @@ func ToTensor[T ndarray.Numeric](d *ndarray.Dense[T], names []string) (tensor.In
 	if !l.IsColumnMajor() || l.IsRowMajor() {
 		order = ndarray.RowMajor(l.Shape)
 	}
-	var values []T
-	if l.IsContiguous() {
-		values = d.Data()[l.Offset : l.Offset+l.Size()]
-	} else {
+	values, ok := d.Contiguous()
+	if !ok {
 		values = d.Clone().Data()
 	}
 	width := int64(d.DType().Size())

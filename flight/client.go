@@ -401,18 +401,16 @@ func (g *getter) fetch(ctx context.Context, c *Client, t *arrowflight.Ticket) (t
 	return dec.tensor()
 }
 
-// assemble stacks the parts of the endpoints in order, with the kind and dimension names the
-// FlightInfo gives.
+// assemble stacks the parts of the endpoints in order. The kind and dimension names come
+// with the record batches (tensorfile.Batch's field metadata); the dimension names the
+// FlightInfo gives stand in when a server's batches carry none.
 func (g *getter) assemble(parts []tensorfile.Tensor, info Info) (tensorfile.Tensor, error) {
 	t, err := tensorfile.Concat(parts)
 	if err != nil {
 		return tensorfile.Tensor{}, fmt.Errorf("flight: %w", err)
 	}
 	t.Name, t.Column = g.name, ""
-	if t.Kind == tensorfile.KindFixedShape && (info.Kind == tensorfile.KindDense || info.Kind == "") {
-		t.Kind = tensorfile.KindDense
-	}
-	if t.Sparse == nil && len(info.DimNames) == t.Shape().Rank() {
+	if t.DimNames == nil && len(info.DimNames) == t.Shape().Rank() {
 		t.DimNames = info.DimNames
 	}
 	return t, nil

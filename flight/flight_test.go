@@ -51,8 +51,10 @@ func valueBytes(t *testing.T, x tensorfile.Tensor) []byte {
 // array's row splits.
 func requireSame(t *testing.T, want, got tensorfile.Tensor) {
 	t.Helper()
+	require.Equal(t, want.Kind, got.Kind, "dense stays dense, CSR stays CSR")
 	require.Equal(t, want.DType(), got.DType())
 	require.Equal(t, want.Shape(), got.Shape())
+	require.Equal(t, want.DimNames, got.DimNames, "the name of every dimension")
 	require.True(t, bytes.Equal(valueBytes(t, want), valueBytes(t, got)), "values differ")
 	if want.Ragged != nil {
 		// A uniform inner dimension may come back as an inner shape or a uniform partition.
@@ -63,7 +65,7 @@ func requireSame(t *testing.T, want, got tensorfile.Tensor) {
 // everyDense returns a random [rows, 3, 2] tensor of every Arrow tensor dtype.
 func everyDense(rng *rand.Rand, rows int64) []tensorfile.Tensor {
 	dense := func(d ndarray.Array) tensorfile.Tensor {
-		return tensorfile.Tensor{Kind: tensorfile.KindDense, Dense: d}
+		return tensorfile.Tensor{Kind: tensorfile.KindDense, DimNames: []string{"row", "", "xy"}, Dense: d}
 	}
 	return []tensorfile.Tensor{
 		dense(randomDense[int8](rng, rows, 3, 2)), dense(randomDense[int16](rng, rows, 3, 2)),
@@ -119,7 +121,21 @@ func everySparse(rng *rand.Rand) []tensorfile.Tensor {
 	mask(f)
 	i := ndarray.New[int32](7, 9)
 	i.Data()[5], i.Data()[62] = 3, -4
-	return []tensorfile.Tensor{sp(sparse.FromDense(f)), sp(sparse.FromDense(i))}
+	out := []tensorfile.Tensor{sp(sparse.FromDense(f)), sp(sparse.FromDense(i))}
+	for _, format := range []sparse.Format{sparse.FormatCSR, sparse.FormatCSC, sparse.FormatCSF} {
+		a, err := sparse.FromDenseAs(i, format)
+		if err != nil {
+			panic(err)
+		}
+		out = append(out, sp(a))
+	}
+	csf, err := sparse.FromDenseAs(f, sparse.FormatCSF)
+	if err != nil {
+		panic(err)
+	}
+	named := sp(csf)
+	named.DimNames = []string{"a", "b", "c"}
+	return append(out, named)
 }
 
 // arrowGoGet fetches a ticket with arrow-go's own Flight client and reader, an independent

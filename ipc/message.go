@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/apache/arrow/go/v17/arrow"
+
 	"github.com/ndarrow/ndarrow/internal/arrowfb"
 	"github.com/ndarrow/ndarrow/internal/bounded"
 )
@@ -48,6 +50,11 @@ func parsePrefix(p []byte, offset int64, lim Limits) (frame, error) {
 		return frame{}, fmt.Errorf("ipc: message at byte %d: metadata length %d exceeds the limit of %d bytes: %w", offset, f.metaLen, lim.MaxMetadataSize, ErrLimit)
 	}
 	return f, nil
+}
+
+// metadata returns the message's custom metadata.
+func (m message) metadata() arrow.Metadata {
+	return metadataOf(m.meta.CustomMetadataLength(), m.meta.CustomMetadata)
 }
 
 var errNeedMore = errors.New("need more bytes")

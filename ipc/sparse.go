@@ -5,6 +5,7 @@ import (
 	"io"
 	"math/bits"
 
+	"github.com/apache/arrow/go/v17/arrow"
 	flatbuffers "github.com/google/flatbuffers/go"
 
 	"github.com/ndarrow/ndarrow/internal/arrowfb"
@@ -22,6 +23,7 @@ import (
 // last Release of a tensor read from a file.
 type SparseTensor struct {
 	names  []string
+	meta   arrow.Metadata
 	offset int64
 	owner  *mmap.Mapping
 	array  sparse.Array // a *sparse.COO[T], CSR[T], CSC[T] or CSF[T], read-only
@@ -39,6 +41,9 @@ func (s *SparseTensor) Shape() ndarray.Shape { return s.array.Shape() }
 
 // DimNames returns the dimension names, or nil when every dimension is unnamed.
 func (s *SparseTensor) DimNames() []string { return append([]string(nil), s.names...) }
+
+// Metadata returns the message's custom metadata (see WithMetadata); empty when it has none.
+func (s *SparseTensor) Metadata() arrow.Metadata { return s.meta }
 
 // NNZ returns the number of stored values.
 func (s *SparseTensor) NNZ() int64 { return s.array.NNZ() }
@@ -124,7 +129,7 @@ func decodeSparse(m message, lim Limits) (*SparseTensor, error) {
 		return nil, fmt.Errorf("ipc: sparse tensor at byte %d: %w", m.offset, err)
 	}
 	p := sparseParts{shape: shape}
-	out := &SparseTensor{offset: m.offset, names: names}
+	out := &SparseTensor{offset: m.offset, names: names, meta: m.metadata()}
 	p.nnz = st.NonZeroLength()
 	if p.nnz < 0 {
 		return fail(ErrInvalid, "%d stored values", p.nnz)

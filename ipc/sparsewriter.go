@@ -28,8 +28,9 @@ const sparseAlignment = 8
 // computes row-major strides of a shape with a zero and checks them on reading — and
 // isCanonical only when it is canonical. A CSF of rank 1 or 0 fails with ErrUnsupported:
 // Arrow C++ 17 implements no CSF below rank 2 and its reader crashes on one (write it as COO).
-// dimNames is nil or one name per dimension. It returns the bytes written.
-func WriteSparse[T ndarray.Numeric](w io.Writer, s sparse.Tensor[T], dimNames []string) (int64, error) {
+// dimNames is nil or one name per dimension. Options add to the message (WithMetadata). It
+// returns the bytes written.
+func WriteSparse[T ndarray.Numeric](w io.Writer, s sparse.Tensor[T], dimNames []string, opts ...WriteOption) (int64, error) {
 	if dimNames != nil && len(dimNames) != s.Rank() {
 		return 0, fmt.Errorf("ipc: WriteSparse: %d dimension names for rank %d: %w", len(dimNames), s.Rank(), ErrUnsupported)
 	}
@@ -89,14 +90,8 @@ func WriteSparse[T ndarray.Numeric](w io.Writer, s sparse.Tensor[T], dimNames []
 	arrowfb.SparseTensorAddSparseIndexType(b, indexType)
 	arrowfb.SparseTensorAddSparseIndex(b, indexOff)
 	arrowfb.SparseTensorAddData(b, values.create(b))
-	tensor := arrowfb.SparseTensorEnd(b)
-	arrowfb.MessageStart(b)
-	arrowfb.MessageAddVersion(b, arrowfb.MetadataVersionV5)
-	arrowfb.MessageAddHeaderType(b, arrowfb.MessageHeaderSparseTensor)
-	arrowfb.MessageAddHeader(b, tensor)
-	arrowfb.MessageAddBodyLength(b, body.size)
-	b.Finish(arrowfb.MessageEnd(b))
-	return writeMessage(w, b.FinishedBytes(), sparseAlignment, body.parts...)
+	meta := buildMessage(b, arrowfb.MessageHeaderSparseTensor, arrowfb.SparseTensorEnd(b), body.size, writeConfigOf(opts))
+	return writeMessage(w, meta, sparseAlignment, body.parts...)
 }
 
 // sparseData returns the stored values of a sparse array written by WriteSparse.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/apache/arrow/go/v17/arrow"
 	flatbuffers "github.com/google/flatbuffers/go"
 
 	"github.com/ndarrow/ndarrow/internal/arrowfb"
@@ -20,6 +21,7 @@ type Tensor struct {
 	shape   ndarray.Shape
 	strides []int64 // bytes
 	names   []string
+	meta    arrow.Metadata
 	data    []byte
 	offset  int64
 	owner   *mmap.Mapping
@@ -37,6 +39,9 @@ func (t *Tensor) Strides() []int64 { return append([]int64(nil), t.strides...) }
 
 // DimNames returns the dimension names, or nil when every dimension is unnamed.
 func (t *Tensor) DimNames() []string { return append([]string(nil), t.names...) }
+
+// Metadata returns the message's custom metadata (see WithMetadata); empty when it has none.
+func (t *Tensor) Metadata() arrow.Metadata { return t.meta }
 
 // Data returns the bytes of the values region, little-endian, laid out by Strides. It is a
 // view of the reader's input, not a copy.
@@ -112,6 +117,8 @@ type AnyTensor interface {
 	Shape() ndarray.Shape
 	// DimNames returns the dimension names, or nil when every dimension is unnamed.
 	DimNames() []string
+	// Metadata returns the message's custom metadata.
+	Metadata() arrow.Metadata
 	// Offset returns the byte offset of the message in its input.
 	Offset() int64
 	// WriteValues writes the elements in dense row-major order, little-endian.
@@ -146,7 +153,7 @@ func decodeTensor(m message, lim Limits) (*Tensor, error) {
 		return nil, fmt.Errorf("ipc: tensor at byte %d: %w", m.offset, err)
 	}
 	rank := len(shape)
-	t := &Tensor{dtype: dtype, shape: shape, names: names, offset: m.offset}
+	t := &Tensor{dtype: dtype, shape: shape, names: names, meta: m.metadata(), offset: m.offset}
 	width := int64(dtype.Size())
 
 	var buf arrowfb.Buffer

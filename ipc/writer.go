@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/apache/arrow/go/v17/arrow"
 	flatbuffers "github.com/google/flatbuffers/go"
 
 	"github.com/ndarrow/ndarrow/internal/arrowfb"
@@ -20,41 +21,85 @@ const tensorAlignment = 64
 // with one name per dimension (empty when dimNames is nil) and strides in bytes, zero padding
 // to a 64-byte boundary, then the values. A row-major or column-major array is written as it
 // is, straight from its memory; any other layout is written as a row-major copy. WriteTensor
-// fails with ErrUnsupported when dimNames is neither nil nor one name per dimension. It
+// fails with ErrUnsupported when dimNames is neither nil nor one name per dimension. Options
+// add to the message (WithMetadata); without them the bytes are the ones C++ writes. It
 // returns the bytes written.
-func WriteTensor[T ndarray.Numeric](w io.Writer, d *ndarray.Dense[T], dimNames []string) (int64, error) {
+func WriteTensor[T ndarray.Numeric](w io.Writer, d *ndarray.Dense[T], dimNames []string, opts ...WriteOption) (int64, error) {
 	dtype := d.DType()
 	if dimNames != nil && len(dimNames) != d.Rank() {
 		return 0, fmt.Errorf("ipc: WriteTensor: %d dimension names for rank %d: %w", len(dimNames), d.Rank(), ErrUnsupported)
 	}
 	layout := d.Layout()
-	var values []T
 	order := ndarray.RowMajor(layout.Shape)
+	values, ok := d.Contiguous()
 	switch {
-	case layout.IsRowMajor():
-		values = contiguous(d, layout)
-	case layout.IsColumnMajor():
-		values, order = contiguous(d, layout), ndarray.ColumnMajor(layout.Shape)
-	default:
+	case !ok:
 		values = d.Clone().Data()
+	case !layout.IsRowMajor():
+		order = ndarray.ColumnMajor(layout.Shape)
 	}
 	strides := scaledStrides(order, int64(dtype.Size()))
 	body := ndarray.LittleEndianBytes(values)
-	meta := tensorMetadata(dtype, layout.Shape, dimNames, strides, int64(len(body)))
+	meta := tensorMetadata(dtype, layout.Shape, dimNames, strides, int64(len(body)), writeConfigOf(opts))
 	return writeMessage(w, meta, tensorAlignment, body)
 }
 
-// contiguous returns the Size elements of a contiguous array, which start at its offset.
-func contiguous[T ndarray.Numeric](d *ndarray.Dense[T], l ndarray.Layout) []T {
-	n := l.Size()
-	if n == 0 {
-		return nil
+// A WriteOption changes how WriteTensor and WriteSparse write a message.
+type WriteOption func(*writeConfig)
+
+// writeConfig is what the options of one write ask for.
+type writeConfig struct {
+	metadata arrow.Metadata
+}
+
+// writeConfigOf applies opts.
+func writeConfigOf(opts []WriteOption) writeConfig {
+	var c writeConfig
+	for _, o := range opts {
+		o(&c)
 	}
-	return d.Data()[l.Offset : l.Offset+n]
+	return c
+}
+
+// WithMetadata writes md as the message's custom_metadata, key-value pairs that readers
+// which do not know a key ignore (Arrow C++'s ReadTensor and ReadSparseTensor ignore them
+// all); Tensor.Metadata and SparseTensor.Metadata read them back.
+func WithMetadata(md arrow.Metadata) WriteOption {
+	return func(c *writeConfig) { c.metadata = md }
+}
+
+// buildMessage finishes b with the Message of a header, with the custom metadata c asks for.
+func buildMessage(b *flatbuffers.Builder, kind arrowfb.MessageHeader, header flatbuffers.UOffsetT, bodyLen int64, c writeConfig) []byte {
+	var custom flatbuffers.UOffsetT
+	if n := c.metadata.Len(); n > 0 {
+		pairs := make([]flatbuffers.UOffsetT, n)
+		for i, k := range c.metadata.Keys() {
+			key, value := b.CreateString(k), b.CreateString(c.metadata.Values()[i])
+			arrowfb.KeyValueStart(b)
+			arrowfb.KeyValueAddKey(b, key)
+			arrowfb.KeyValueAddValue(b, value)
+			pairs[i] = arrowfb.KeyValueEnd(b)
+		}
+		arrowfb.MessageStartCustomMetadataVector(b, n)
+		for i := n - 1; i >= 0; i-- {
+			b.PrependUOffsetT(pairs[i])
+		}
+		custom = b.EndVector(n)
+	}
+	arrowfb.MessageStart(b)
+	arrowfb.MessageAddVersion(b, arrowfb.MetadataVersionV5)
+	arrowfb.MessageAddHeaderType(b, kind)
+	arrowfb.MessageAddHeader(b, header)
+	arrowfb.MessageAddBodyLength(b, bodyLen)
+	if custom != 0 {
+		arrowfb.MessageAddCustomMetadata(b, custom)
+	}
+	b.Finish(arrowfb.MessageEnd(b))
+	return b.FinishedBytes()
 }
 
 // tensorMetadata builds the flatbuffer Message of a Tensor.
-func tensorMetadata(dtype ndarray.DType, shape ndarray.Shape, names []string, strides []int64, bodyLen int64) []byte {
+func tensorMetadata(dtype ndarray.DType, shape ndarray.Shape, names []string, strides []int64, bodyLen int64, c writeConfig) []byte {
 	b := flatbuffers.NewBuilder(256)
 	typeType, typeOff := buildType(b, dtype)
 	shapeOff := buildDims(b, shape, names)
@@ -70,15 +115,7 @@ func tensorMetadata(dtype ndarray.DType, shape ndarray.Shape, names []string, st
 	arrowfb.TensorAddShape(b, shapeOff)
 	arrowfb.TensorAddStrides(b, stridesOff)
 	arrowfb.TensorAddData(b, arrowfb.CreateBuffer(b, 0, bodyLen))
-	tensor := arrowfb.TensorEnd(b)
-
-	arrowfb.MessageStart(b)
-	arrowfb.MessageAddVersion(b, arrowfb.MetadataVersionV5)
-	arrowfb.MessageAddHeaderType(b, arrowfb.MessageHeaderTensor)
-	arrowfb.MessageAddHeader(b, tensor)
-	arrowfb.MessageAddBodyLength(b, bodyLen)
-	b.Finish(arrowfb.MessageEnd(b))
-	return b.FinishedBytes()
+	return buildMessage(b, arrowfb.MessageHeaderTensor, arrowfb.TensorEnd(b), bodyLen, c)
 }
 
 // buildType adds the Arrow type of a numeric dtype to b.

@@ -7,11 +7,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/float16"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/sparse"
 )
 
 // rewrite writes a tensor that was read back with WriteTensor, dispatching on its dtype.
@@ -148,4 +150,26 @@ func assertSameMetadata(t *testing.T, a, b []byte) {
 	tb.Data(&bb)
 	assert.Equal(t, ba.Offset(), bb.Offset(), "data offset")
 	assert.Equal(t, ba.Length(), bb.Length(), "data length")
+}
+
+// TestWithMetadata writes a Tensor and a SparseTensor message with custom metadata and reads
+// it back; without it the metadata is empty, and the bytes are C++'s (TestWriteMatchesArrowCpp).
+func TestWithMetadata(t *testing.T) {
+	md := arrow.NewMetadata([]string{"ndarrow.column", "k"}, []string{"images", "v"})
+	d, err := ndarray.FromSlice([]float32{1, 0, 0, 2, 0, 3}, 2, 3)
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	_, err = WriteTensor(&buf, d, []string{"r", "c"}, WithMetadata(md))
+	require.NoError(t, err)
+	_, err = WriteSparse(&buf, sparse.Tensor[float32](sparse.FromDense(d)), nil, WithMetadata(md))
+	require.NoError(t, err)
+	_, err = WriteTensor(&buf, d, nil)
+	require.NoError(t, err)
+
+	rd := NewBytesReader(buf.Bytes(), Limits{})
+	for i, want := range []arrow.Metadata{md, md, {}} {
+		got, err := rd.NextAny()
+		require.NoError(t, err, "message %d", i)
+		assert.Equal(t, want.ToMap(), got.Metadata().ToMap(), "message %d", i)
+	}
 }

@@ -82,6 +82,31 @@ func (d *Dense[T]) contiguous() []T {
 	return d.data[d.layout.Offset : d.layout.Offset+d.Size()]
 }
 
+// Contiguous returns the elements of a contiguous array — row-major or column-major, see
+// Layout.IsContiguous — as the one run of the backing slice they occupy, in storage order: a
+// view (writes go through to d, even when d is read-only), not a copy. It returns nil and false
+// when d is not contiguous; Ravel always gives the elements.
+func (d *Dense[T]) Contiguous() ([]T, bool) {
+	if !d.layout.IsContiguous() {
+		return nil, false
+	}
+	return d.contiguous(), true
+}
+
+// Ravel returns the elements in row-major order as one slice of Size elements: a view of the
+// backing slice when d is row-major contiguous (writes go through to d), otherwise a new
+// row-major copy — NumPy's ravel. Unlike Data, which returns the whole backing slice, its
+// length is always d.Size(); hand it to code that wants the values, gonum's included.
+func (d *Dense[T]) Ravel() []T {
+	if d.layout.IsRowMajor() {
+		if v := d.contiguous(); v != nil {
+			return v
+		}
+		return []T{}
+	}
+	return d.Clone().data
+}
+
 // Clone returns a row-major copy of the array that shares no memory with it. The copy is
 // writable even when d is read-only.
 func (d *Dense[T]) Clone() *Dense[T] {

@@ -91,9 +91,11 @@ func (d *Dense[T]) Size() int64 { return d.layout.Shape.Size() }
 // Data.
 func (d *Dense[T]) Layout() Layout { return d.layout.Clone() }
 
-// Data returns the backing slice, shared with the array and with every view of it; the
-// elements sit at the positions Layout gives, not necessarily in order. Writes through it
-// bypass the read-only flag.
+// Data returns the backing slice, shared with the array and with every view of it: the whole
+// of it, not just this view's elements, which sit at the positions Layout gives, not
+// necessarily in order (a view of 4 elements of a 12-element array returns 12). Ravel gives the
+// elements in order, Contiguous the run a contiguous array occupies. Writes through it bypass
+// the read-only flag.
 func (d *Dense[T]) Data() []T { return d.data }
 
 // IsContiguous reports whether the elements fill a contiguous row-major run of Data.

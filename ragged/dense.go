@@ -83,14 +83,9 @@ func FromDense[T ndarray.Element](d *ndarray.Dense[T], lengths []int64) (*Array[
 		}
 		splits[i+1] = splits[i] + length
 	}
-	src := d
-	if !d.IsContiguous() {
-		src = d.Clone()
-	}
 	inner := shape[2:]
 	innerN := inner.Size()
-	l := src.Layout()
-	data := src.Data()[l.Offset : l.Offset+l.Size()]
+	data := d.Ravel()
 	values := make([]T, 0, splits[n]*innerN)
 	for i := range n {
 		start := i * width * innerN

@@ -16,8 +16,10 @@ stored values (nnz) and the sha256 of its values (dense, row-major, little-endia
 tensor's zeros included, a ragged tensor's flat values), plus the column and the row splits of
 a ragged column. The format is recognized from the file's first bytes: ` + inputFormats + `.
 With --json, one JSON object per tensor and line.`},
-	"convert": {"[--to FORMAT] [--tensor NAME] [--max-dense N] IN OUT", `Convert writes the tensors of IN to OUT in FORMAT, which OUT's extension gives unless --to
-does: ` + formatList() + `.
+	"convert": {"[--to FORMAT] [--tensor NAME] [--dense] [--max-dense N] IN OUT", `Convert writes the tensors of IN to OUT in FORMAT, which OUT's extension gives unless --to
+does:` + formatList() + `
+
+` + keeps + `
 --tensor picks one tensor of an input that holds several (by the name inspect prints). OUT is
 written through a temporary file renamed at the end, so a failure leaves nothing behind.`},
 	"serve": {"[--addr HOST:PORT] [--tls-cert F --tls-key F [--tls-client-ca F]] [--token T] [--location URI --shards URI,...] [--max-message-bytes N] DIR",
@@ -25,9 +27,11 @@ written through a temporary file renamed at the end, so a failure leaves nothing
 inspect prints (NAME, NAME.N, NAME.COLUMN). Files that are not tensor files are ignored; tensor
 files that cannot be served are reported. Ctrl-C or SIGTERM shuts the server down gracefully.`},
 	"ls": {"[--json] [client flags] URI", `Ls lists the tensors a Flight server serves: name, kind, dtype, shape, rows and bytes.`},
-	"get": {"[--to FORMAT] [--max-dense N] [client flags] URI NAME OUT",
+	"get": {"[--to FORMAT] [--dense] [--max-dense N] [client flags] URI NAME OUT",
 		`Get fetches the tensor NAME from the Flight server at URI (grpc://, grpc+tls://) into OUT, in the
-format OUT's extension gives unless --to does: ` + formatList() + `.`},
+format OUT's extension gives unless --to does:` + formatList() + `
+
+` + keeps},
 	"put": {"[--tensor NAME] [--name NAME] [client flags] URI FILE",
 		`Put uploads the tensors of FILE to the Flight server at URI, each under the name inspect prints,
 or one of them (--tensor) under another name (--name).`},
@@ -36,6 +40,13 @@ or one of them (--tensor) under another name (--name).`},
 	"version": {"", `Version prints ndarrow's version, the Go version and the platform.`},
 	"help":    {"[COMMAND]", `Help prints the list of commands, or a command's full help.`},
 }
+
+// keeps says what the output formats keep of a tensor.
+const keeps = `What a format can hold comes through unchanged: dtype, shape, the names of every
+dimension, the kind (dense stays dense, CSR stays CSR, a fixed_shape_tensor column stays one)
+and the column a tensor came from. A .npy file holds one dense tensor and no names: a sparse
+tensor goes in its dense form (within --max-dense) and dimension names are dropped with a
+warning. --dense writes sparse tensors in their dense form whatever the format.`
 
 // inputFormats lists what commands read.
 const inputFormats = "Arrow Tensor and SparseTensor messages (.tensor), NumPy .npy, Arrow IPC files (.arrow) and " +

@@ -10,15 +10,15 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
 	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/ipc"
+	"github.com/ndarrow/ndarrow/ipc/tensorfile"
 	"github.com/ndarrow/ndarrow/ipc/npy"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/sparse"
@@ -77,17 +77,26 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
 	to := fs.String("to", "", "output format (default: OUT's extension): "+formatNames())
 	pick := fs.String("tensor", "", "convert only the tensor of this name (as inspect prints it)")
-	maxDense := maxDenseFlag(fs)
+	opts := writeFlags(fs, stderr, "convert")
 	if code, ok := parseArgs(fs, "convert", args, stdout, stderr, 2, 2); !ok {
 		return code
 	}
-	return finishCommand(stderr, "convert", convert(ctx, *to, *pick, fs.Arg(0), fs.Arg(1), *maxDense))
+	return finishCommand(stderr, "convert", convert(ctx, *to, *pick, fs.Arg(0), fs.Arg(1), opts()))
+}
+
+// writeFlags adds --max-dense and --dense to fs and returns the write options they give, with
+// warnings printed on stderr by command name.
+func writeFlags(fs *flag.FlagSet, stderr io.Writer, name string) func() writeOptions {
+	maxDense := maxDenseFlag(fs)
+	dense := fs.Bool("dense", false, "write sparse tensors in their dense form (within --max-dense)")
+	return func() writeOptions {
+		return writeOptions{maxDense: *maxDense, dense: *dense, warn: func(s string) { fmt.Fprintf(stderr, "ndarrow %s: warning: %s\n", name, s) }}
+	}
 }
 
 // convert writes the tensors of in (or the one named pick) to out in format to (out's
-// extension when empty), expanding sparse tensors into a dense format within maxDense
-// elements; ctx interrupts the writing.
-func convert(ctx context.Context, to, pick, in, out string, maxDense int64) error {
+// extension when empty), as opts say; ctx interrupts the writing.
+func convert(ctx context.Context, to, pick, in, out string, opts writeOptions) error {
 	format, err := outputFormat(to, out)
 	if err != nil {
 		return err
@@ -101,7 +110,7 @@ func convert(ctx context.Context, to, pick, in, out string, maxDense int64) erro
 	if err != nil {
 		return err
 	}
-	return writeAtomically(ctx, out, func(w io.Writer) error { return write(format, w, tensors, maxDense) })
+	return writeAtomically(ctx, out, func(w io.Writer) error { return write(format, w, tensors, opts) })
 }
 
 // writeAtomically writes a temporary file beside path and renames it to path only when
@@ -155,33 +164,69 @@ type seekWriter struct {
 	io.Seeker
 }
 
-// write writes tensors in format to; a sparse tensor written in a dense format is expanded
-// within maxDense elements.
-func write(to string, w io.Writer, tensors []tensor, maxDense int64) error {
-	switch to {
-	case "npy":
+// writeOptions say how write writes: maxDense bounds a sparse tensor's dense form, dense
+// expands every sparse tensor (a dense format always does), and warn reports what a format
+// drops.
+type writeOptions struct {
+	maxDense int64
+	dense    bool
+	warn     func(string)
+}
+
+// write writes tensors in format to. Each format keeps what it can hold: tensor writes a
+// dense tensor as a Tensor message and a sparse one as a SparseTensor message in its own
+// format; arrow and arrows keep every kind, dimension names included; npy holds one dense
+// tensor and no names.
+func write(to string, w io.Writer, tensors []tensor, opts writeOptions) error {
+	if to == "npy" {
 		if len(tensors) != 1 {
-			return fmt.Errorf("the input holds %d tensors; a .npy file holds one", len(tensors))
+			return fmt.Errorf("the input holds %d tensors; a .npy file holds one (pick it with --tensor)", len(tensors))
 		}
-	case "arrow", "arrows":
-		if tensors[0].Sparse != nil {
-			if len(tensors) != 1 {
-				return fmt.Errorf("the input holds %d tensors; a sparse record batch file holds one", len(tensors))
+		opts.dense = true
+	}
+	if opts.dense {
+		out := slices.Clone(tensors)
+		for i, t := range out {
+			if t.Sparse == nil {
+				continue
 			}
-			return writeSparseBatch(to, w, tensors[0])
-		}
-		return writeBatch(to, w, tensors, maxDense)
-	case "coo", "csr", "csc", "csf":
-		f, _ := sparse.ParseFormat(to)
-		for _, t := range tensors {
-			if err := writeSparse(f, w, t); err != nil {
+			d, err := t.DenseArray(opts.maxDense)
+			if err != nil {
 				return fmt.Errorf("%s: %w", t.Name, err)
 			}
+			out[i].Dense, out[i].Sparse, out[i].Kind = d, nil, tensorfile.KindDense
 		}
-		return nil
+		tensors = out
+	}
+	switch to {
+	case "npy":
+		t := tensors[0]
+		if len(t.DimNames) > 0 && strings.Join(t.DimNames, "") != "" {
+			opts.warn(fmt.Sprintf("a .npy file has no place for dimension names: %s dropped", strings.Join(t.DimNames, ",")))
+		}
+		return writeNpy(w, t)
+	case "arrow", "arrows":
+		rec, err := tensorfile.Batch(memory.DefaultAllocator, tensors)
+		if err != nil {
+			return err
+		}
+		defer rec.Release()
+		return writeRecord(to, w, rec)
 	}
 	for _, t := range tensors {
-		if err := writeOne(to, w, t, maxDense); err != nil {
+		var err error
+		switch {
+		case t.Ragged != nil:
+			err = errRagged
+		case to == "tensor" && t.Sparse != nil:
+			err = writeSparse(t.Sparse.Format(), w, t)
+		case to == "tensor":
+			err = writeTensor(w, t)
+		default:
+			f, _ := sparse.ParseFormat(to)
+			err = writeSparse(f, w, t)
+		}
+		if err != nil {
 			return fmt.Errorf("%s: %w", t.Name, err)
 		}
 	}
@@ -190,9 +235,6 @@ func write(to string, w io.Writer, tensors []tensor, maxDense int64) error {
 
 // writeSparse writes one tensor as a SparseTensor message of format f.
 func writeSparse(f sparse.Format, w io.Writer, t tensor) error {
-	if t.Ragged != nil {
-		return errRagged
-	}
 	ops, err := opsOf(t.DType())
 	if err != nil {
 		return err
@@ -209,7 +251,8 @@ func writeSparse(f sparse.Format, w io.Writer, t tensor) error {
 	if err != nil {
 		return err
 	}
-	return ops.writeSparse(w, a, dimNamesFor(t))
+	t.Kind = tensorfile.SparseKind(f)
+	return ops.writeSparse(w, a, dimNamesFor(t), t.MessageMetadata())
 }
 
 // dimNamesFor returns the tensor's dimension names when there is one per dimension.
@@ -220,92 +263,32 @@ func dimNamesFor(t tensor) []string {
 	return t.DimNames
 }
 
-// writeSparseBatch writes a sparse tensor as a COO record batch (arrowtensor.COORecord) in an
-// IPC file or stream.
-func writeSparseBatch(to string, w io.Writer, t tensor) error {
-	recs, err := t.Records(memory.DefaultAllocator, "", 0)
-	if err != nil {
-		return err
-	}
-	defer recs[0].Release()
-	return writeRecord(to, w, recs[0])
-}
-
-// writeOne writes one tensor as a Tensor message or a .npy file.
-func writeOne(to string, w io.Writer, t tensor, maxDense int64) error {
+// writeNpy writes one dense tensor as a .npy file.
+func writeNpy(w io.Writer, t tensor) error {
 	if t.Ragged != nil {
 		return errRagged
 	}
-	var err error
-	if t.Dense, err = t.DenseArray(maxDense); err != nil {
+	if b, ok := t.Dense.(*ndarray.Dense[bool]); ok {
+		_, err := npy.Write(w, b)
 		return err
 	}
-	if b, ok := t.Dense.(*ndarray.Dense[bool]); ok {
-		if to == "npy" {
-			_, err := npy.Write(w, b)
-			return err
-		}
+	ops, err := opsOf(t.Dense.DType())
+	if err != nil {
+		return err
+	}
+	return ops.writeNpy(w, t.Dense)
+}
+
+// writeTensor writes one dense tensor as a Tensor message.
+func writeTensor(w io.Writer, t tensor) error {
+	if _, ok := t.Dense.(*ndarray.Dense[bool]); ok {
 		return fmt.Errorf("bool tensors cannot be Arrow tensors: %w", ipc.ErrUnsupported)
 	}
 	ops, err := opsOf(t.Dense.DType())
 	if err != nil {
 		return err
 	}
-	if to == "npy" {
-		return ops.writeNpy(w, t.Dense)
-	}
-	names := t.DimNames
-	if names != nil && len(names) != t.Dense.Rank() {
-		names = nil
-	}
-	return ops.writeTensor(w, t.Dense, names)
-}
-
-// writeBatch writes the tensors as fixed_shape_tensor columns of one record batch: each
-// tensor's first dimension is the rows, so all must have the same.
-func writeBatch(to string, w io.Writer, tensors []tensor, maxDense int64) error {
-	var fields []arrow.Field
-	var cols []arrow.Array
-	defer func() {
-		for _, c := range cols {
-			c.Release()
-		}
-	}()
-	rows := int64(-1)
-	for i, t := range tensors {
-		if t.Sparse != nil {
-			var err error
-			if t.Dense, err = t.DenseArray(maxDense); err != nil {
-				return fmt.Errorf("%s: %w", t.Name, err)
-			}
-			t.Sparse = nil
-		}
-		shape := t.Shape()
-		if shape.Rank() == 0 {
-			return fmt.Errorf("%s is a scalar: a tensor column needs a first dimension of rows", t.Name)
-		}
-		if rows >= 0 && shape[0] != rows {
-			return fmt.Errorf("%s has %d rows, %s %d: columns of one batch need the same", t.Name, shape[0], tensors[0].Name, rows)
-		}
-		rows = shape[0]
-		col, err := columnOf(t)
-		if err != nil {
-			return fmt.Errorf("%s: %w", t.Name, err)
-		}
-		cols = append(cols, col)
-		name := t.Column
-		if name == "" {
-			name = "tensor"
-			if len(tensors) > 1 {
-				name = fmt.Sprintf("tensor_%d", i)
-			}
-		}
-		fields = append(fields, arrow.Field{Name: name, Type: col.DataType(), Nullable: true})
-	}
-	schema := arrow.NewSchema(fields, nil)
-	rec := array.NewRecord(schema, cols, rows)
-	defer rec.Release()
-	return writeRecord(to, w, rec)
+	return ops.writeTensor(w, t.Dense, dimNamesFor(t), t.MessageMetadata())
 }
 
 // writeRecord writes one record batch as an IPC file ("arrow") or stream ("arrows").
@@ -333,26 +316,4 @@ func writeRecord(to string, w io.Writer, rec arrow.Record) error {
 		return err
 	}
 	return sw.Close()
-}
-
-// columnOf makes a fixed_shape_tensor column of a [rows, cell...] tensor, the first dimension
-// name, the rows', dropped; or a list column of a ragged tensor (list for int32 row splits,
-// large_list for int64 ones, as it was read).
-func columnOf(t tensor) (arrow.Array, error) {
-	if t.Ragged != nil {
-		list := arrow.LARGE_LIST
-		if t.Ragged.SplitDType() == ndarray.Int32 {
-			list = arrow.LIST
-		}
-		return arrowtensor.ListFromRaggedAny(memory.DefaultAllocator, t.Ragged, list)
-	}
-	var names []string
-	if len(t.DimNames) > 1 && strings.Join(t.DimNames[1:], "") != "" {
-		names = t.DimNames[1:]
-	}
-	ops, err := opsOf(t.Dense.DType())
-	if err != nil {
-		return nil, err
-	}
-	return ops.tensorArray(t.Dense, names)
 }

@@ -233,7 +233,7 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("get", flag.ContinueOnError)
 	to := fs.String("to", "", "output format (default: OUT's extension): "+formatNames())
-	maxDense := maxDenseFlag(fs)
+	writeOpts := writeFlags(fs, stderr, "get")
 	dialer := dialFlags(fs)
 	if code, ok := parseArgs(fs, "get", args, stdout, stderr, 3, 3); !ok {
 		return code
@@ -259,7 +259,7 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return err
 		}
-		if err := writeAtomically(ctx, out, func(w io.Writer) error { return write(format, w, []tensor{t}, *maxDense) }); err != nil {
+		if err := writeAtomically(ctx, out, func(w io.Writer) error { return write(format, w, []tensor{t}, writeOpts()) }); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "%s: %s %v %v → %s\n", name, t.Kind, t.DType(), t.Shape(), out)

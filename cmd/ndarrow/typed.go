@@ -7,7 +7,6 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/float16"
 
-	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/ipc/npy"
 	"github.com/ndarrow/ndarrow/ndarray"
@@ -17,31 +16,27 @@ import (
 // typedOps holds, for one numeric element type, the operations the CLI applies to arrays it
 // knows only as ndarray.Array: the one place where the type parameter is chosen.
 type typedOps struct {
-	writeTensor func(w io.Writer, a ndarray.Array, names []string) error
+	writeTensor func(w io.Writer, a ndarray.Array, names []string, md arrow.Metadata) error
 	writeNpy    func(w io.Writer, a ndarray.Array) error
-	tensorArray func(a ndarray.Array, names []string) (arrow.Array, error)
 	toSparse    func(a ndarray.Array, f sparse.Format) (sparse.Array, error)
-	writeSparse func(w io.Writer, a sparse.Array, names []string) error
+	writeSparse func(w io.Writer, a sparse.Array, names []string, md arrow.Metadata) error
 }
 
 func opsFor[T ndarray.Numeric]() typedOps {
 	return typedOps{
-		writeTensor: func(w io.Writer, a ndarray.Array, names []string) error {
-			_, err := ipc.WriteTensor(w, a.(*ndarray.Dense[T]), names)
+		writeTensor: func(w io.Writer, a ndarray.Array, names []string, md arrow.Metadata) error {
+			_, err := ipc.WriteTensor(w, a.(*ndarray.Dense[T]), names, ipc.WithMetadata(md))
 			return err
 		},
 		writeNpy: func(w io.Writer, a ndarray.Array) error {
 			_, err := npy.Write(w, a.(*ndarray.Dense[T]))
 			return err
 		},
-		tensorArray: func(a ndarray.Array, names []string) (arrow.Array, error) {
-			return arrowtensor.NewFixedShapeTensorArray(a.(*ndarray.Dense[T]), names)
-		},
 		toSparse: func(a ndarray.Array, f sparse.Format) (sparse.Array, error) {
 			return sparse.FromDenseAs(a.(*ndarray.Dense[T]), f)
 		},
-		writeSparse: func(w io.Writer, a sparse.Array, names []string) error {
-			_, err := ipc.WriteSparse(w, a.(sparse.Tensor[T]), names)
+		writeSparse: func(w io.Writer, a sparse.Array, names []string, md arrow.Metadata) error {
+			_, err := ipc.WriteSparse(w, a.(sparse.Tensor[T]), names, ipc.WithMetadata(md))
 			return err
 		},
 	}

@@ -19,13 +19,8 @@ import (
 func Write[T ndarray.Numeric | bool](w io.Writer, d *ndarray.Dense[T]) (int64, error) {
 	l := d.Layout()
 	fortran := !l.IsRowMajor() && l.IsColumnMajor()
-	var values []T
-	if l.IsContiguous() {
-		values = d.Data()[l.Offset : l.Offset+l.Size()]
-		if l.Size() == 0 {
-			values = nil
-		}
-	} else {
+	values, ok := d.Contiguous()
+	if !ok {
 		values = d.Clone().Data()
 	}
 	head := Header(d.DType(), d.Shape(), fortran)

@@ -3,6 +3,7 @@ package tensorfile
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -173,16 +174,21 @@ func readMessages(b []byte, base string, lim limits.Limits) ([]Tensor, error) {
 		if err != nil {
 			return nil, err
 		}
+		var next Tensor
 		switch t := t.(type) {
 		case *ipc.Tensor:
 			d, err := t.Dense()
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, Tensor{Kind: KindDense, DimNames: t.DimNames(), Dense: d})
+			next = Tensor{Kind: KindDense, DimNames: t.DimNames(), Dense: d}
 		case *ipc.SparseTensor:
-			out = append(out, sparseTensor("", t.Array(), t.DimNames()))
+			next = sparseTensor("", t.Array(), t.DimNames())
 		}
+		if err := next.readMessageMetadata(t.Metadata()); err != nil {
+			return nil, fmt.Errorf("tensor %d: %w", len(out), err)
+		}
+		out = append(out, next)
 	}
 	for i := range out {
 		out[i].Name = base
@@ -251,6 +257,9 @@ func FromRecords(schema *arrow.Schema, records []arrow.Record, base string) ([]T
 			cols = append(cols, rec.Column(c))
 		}
 		t, ok, err := columnTensor(field, cols)
+		if err == nil && ok {
+			err = t.readFieldMetadata(field.Metadata)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("column %s: %w", field.Name, err)
 		}
@@ -260,6 +269,44 @@ func FromRecords(schema *arrow.Schema, records []arrow.Record, base string) ([]T
 		}
 	}
 	return out, nil
+}
+
+// ErrMetadata reports ndarrow field metadata (KindKey, DimNamesKey) that does not fit its
+// column. It wraps arrow.ErrInvalid.
+var ErrMetadata = sentinel.New("tensorfile: invalid tensor metadata", arrow.ErrInvalid)
+
+// readFieldMetadata applies what Batch wrote into a column's field metadata: the kind of a
+// dense tensor and the names of every dimension.
+func (t *Tensor) readFieldMetadata(md arrow.Metadata) error {
+	if kind, ok := md.GetValue(KindKey); ok {
+		if kind != string(KindDense) || t.Kind != KindFixedShape {
+			return fmt.Errorf("%s %q on a %s column: %w", KindKey, kind, t.Kind, ErrMetadata)
+		}
+		t.Kind = KindDense
+	}
+	if text, ok := md.GetValue(DimNamesKey); ok {
+		var names []string
+		if err := json.Unmarshal([]byte(text), &names); err != nil || len(names) != t.Shape().Rank() {
+			return fmt.Errorf("%s %q for a tensor of rank %d: %w", DimNamesKey, text, t.Shape().Rank(), ErrMetadata)
+		}
+		t.DimNames = names
+	}
+	return nil
+}
+
+// readMessageMetadata applies what MessageMetadata wrote into a Tensor or SparseTensor
+// message: the column the tensor came from and its kind.
+func (t *Tensor) readMessageMetadata(md arrow.Metadata) error {
+	if kind, ok := md.GetValue(KindKey); ok {
+		if kind != string(KindFixedShape) || t.Kind != KindDense {
+			return fmt.Errorf("%s %q on a %s message: %w", KindKey, kind, t.Kind, ErrMetadata)
+		}
+		t.Kind = KindFixedShape
+	}
+	if column, ok := md.GetValue(ColumnKey); ok {
+		t.Column = column
+	}
+	return nil
 }
 
 // columnTensor returns the tensor of one column, given as one array per record batch, and
@@ -348,20 +395,7 @@ func sparseFromRecords(schema *arrow.Schema, records []arrow.Record, base string
 		defer empty.Release()
 		records = []arrow.Record{empty}
 	}
-	var parts []sparse.Array
-	var names []string
-	for _, rec := range records {
-		a, n, err := arrowtensor.SparseFromRecord(rec)
-		if err != nil {
-			return nil, err
-		}
-		parts, names = append(parts, a), n
-	}
-	ops, err := opsOf(parts[0].DType())
-	if err != nil {
-		return nil, err
-	}
-	a, err := ops.concatCOO(parts)
+	a, names, err := arrowtensor.SparseFromRecords(records)
 	if err != nil {
 		return nil, err
 	}

@@ -286,3 +286,59 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// TestMetadataKeepsWhatTypesCannot: what Batch writes into the field metadata and
+// MessageMetadata into a Tensor message reads back — every dimension's name, a dense tensor's
+// kind, a column's kind and name — and metadata that does not fit its column or message
+// fails with ErrMetadata.
+func TestMetadataKeepsWhatTypesCannot(t *testing.T) {
+	d, err := ndarray.FromSlice([]float32{1, 2, 3, 4, 5, 6}, 3, 2)
+	require.NoError(t, err)
+	dense := tensorfile.Tensor{Name: "m", Kind: tensorfile.KindDense, DimNames: []string{"batch", "feat"}, Dense: d}
+	rec, err := tensorfile.Batch(memory.DefaultAllocator, []tensorfile.Tensor{dense})
+	require.NoError(t, err)
+	got, err := tensorfile.Read(stream(t, rec.Schema(), rec), "x", limits.Limits{})
+	rec.Release()
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, tensorfile.KindDense, got[0].Kind)
+	assert.Equal(t, []string{"batch", "feat"}, got[0].DimNames, "the rows' name too")
+	assert.Equal(t, "m", got[0].Column)
+
+	column := tensorfile.Tensor{Name: "b.images", Kind: tensorfile.KindFixedShape, Column: "images", Dense: d}
+	var buf bytes.Buffer
+	_, err = ipc.WriteTensor(&buf, d, nil, ipc.WithMetadata(column.MessageMetadata()))
+	require.NoError(t, err)
+	got, err = tensorfile.Read(buf.Bytes(), "x", limits.Limits{})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, tensorfile.KindFixedShape, got[0].Kind)
+	assert.Equal(t, "images", got[0].Column)
+	assert.Empty(t, dense.MessageMetadata().Keys(), "a dense tensor of no column: C++'s bytes")
+
+	for name, md := range map[string]arrow.Metadata{
+		"kind on a message":  arrow.NewMetadata([]string{tensorfile.KindKey}, []string{"ragged"}),
+		"dense on a message": arrow.NewMetadata([]string{tensorfile.KindKey}, []string{"dense"}),
+	} {
+		buf.Reset()
+		_, err = ipc.WriteTensor(&buf, d, nil, ipc.WithMetadata(md))
+		require.NoError(t, err)
+		_, err = tensorfile.Read(buf.Bytes(), "x", limits.Limits{})
+		assert.ErrorIs(t, err, tensorfile.ErrMetadata, name)
+	}
+	lists, _, err := array.FromJSON(memory.DefaultAllocator, arrow.ListOf(arrow.PrimitiveTypes.Uint8), strings.NewReader("[[1], [2, 3]]"))
+	require.NoError(t, err)
+	defer lists.Release()
+	for name, md := range map[string]arrow.Metadata{
+		"dense on a ragged column": arrow.NewMetadata([]string{tensorfile.KindKey}, []string{"dense"}),
+		"names not JSON":           arrow.NewMetadata([]string{tensorfile.DimNamesKey}, []string{"a,b"}),
+		"one name for rank 2":      arrow.NewMetadata([]string{tensorfile.DimNamesKey}, []string{`["a"]`}),
+	} {
+		schema := arrow.NewSchema([]arrow.Field{{Name: "l", Type: lists.DataType(), Metadata: md}}, nil)
+		rec := array.NewRecord(schema, []arrow.Array{lists}, 2)
+		_, err := tensorfile.Read(stream(t, schema, rec), "x", limits.Limits{})
+		rec.Release()
+		assert.ErrorIs(t, err, tensorfile.ErrMetadata, name)
+		assert.ErrorContains(t, err, "column l", name)
+	}
+}

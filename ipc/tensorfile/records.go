@@ -1,8 +1,10 @@
 package tensorfile
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -35,39 +37,119 @@ func (t Tensor) Records(mem memory.Allocator, column string, maxBatchBytes int64
 	return SplitRecord(rec, maxBatchBytes)
 }
 
-// Record returns t as one record batch, as Records does with no limit on its size.
-func (t Tensor) Record(mem memory.Allocator, column string) (arrow.Record, error) {
-	ops, err := opsOf(t.DType())
-	if t.Ragged == nil && err != nil {
-		return nil, err
+// Metadata keys ndarrow writes so that what an Arrow type or message has no room for survives
+// a trip through a file or Flight: on the fields of the tensor columns Batch makes (KindKey,
+// DimNamesKey) and on the Tensor messages of a tensor that came from a column
+// (MessageMetadata: KindKey, ColumnKey).
+const (
+	// KindKey marks, on a column, one dense tensor (value "dense"), which reads back as a dense
+	// tensor rather than as a column of tensors (kind fixed_shape_tensor); on a Tensor
+	// message, a column of tensors (value "fixed_shape_tensor"), which reads back as one.
+	KindKey = "ndarrow.kind"
+	// DimNamesKey holds the names of every dimension, the rows' included, as JSON, where an
+	// arrow.fixed_shape_tensor type names only the cells' dimensions: ["batch","row","col"].
+	DimNamesKey = "ndarrow.dim_names"
+	// ColumnKey holds, on a Tensor or SparseTensor message, the name of the column the tensor
+	// came from.
+	ColumnKey = "ndarrow.column"
+)
+
+// MessageMetadata returns the custom metadata of t's Tensor or SparseTensor message (see
+// ipc.WithMetadata), which keeps the column it came from and its being a column of tensors
+// (kind fixed_shape_tensor); Read gives them back. It is empty for a tensor that came from no
+// column.
+func (t Tensor) MessageMetadata() arrow.Metadata {
+	var keys, values []string
+	if t.Kind == KindFixedShape {
+		keys, values = append(keys, KindKey), append(values, string(KindFixedShape))
 	}
-	var col arrow.Array
-	switch {
-	case t.Sparse != nil:
-		return ops.cooRecord(t.Sparse, t.dimNamesForRank())
-	case t.Ragged != nil:
+	if t.Column != "" {
+		keys, values = append(keys, ColumnKey), append(values, t.Column)
+	}
+	return arrow.NewMetadata(keys, values)
+}
+
+// Record returns t as one record batch whose column is named column, as Batch makes it.
+func (t Tensor) Record(mem memory.Allocator, column string) (arrow.Record, error) {
+	t.Column = column
+	return Batch(mem, []Tensor{t})
+}
+
+// Batch returns tensors as one record batch, a column each, named after the tensor's Column,
+// else its Name, else "tensor" (tensor_0, tensor_1, … for several): a dense tensor as an
+// arrow.fixed_shape_tensor column whose rows are its first dimension (all tensors must then
+// have as many rows), viewing its memory when it is row-major contiguous; a ragged one as a
+// list (int32 row splits) or large_list column, allocated from mem where it cannot view; a
+// sparse one — alone — as a record batch of its stored entries (arrowtensor.SparseRecord),
+// which keeps its format. Dimension names and a dense tensor's kind go into the field
+// metadata under DimNamesKey and KindKey, so that FromRecords gives back what went in. Release
+// the record.
+//
+// A scalar, a bool or string dense tensor (which Arrow tensors cannot hold) fails with
+// ndarray.ErrDType or ndarray.ErrShape, and so do tensors of different row counts.
+func Batch(mem memory.Allocator, tensors []Tensor) (arrow.Record, error) {
+	if len(tensors) == 0 {
+		return nil, fmt.Errorf("tensorfile: a batch of no tensors: %w", ndarray.ErrShape)
+	}
+	if tensors[0].Sparse != nil || len(tensors) > 1 && slices.ContainsFunc(tensors, func(t Tensor) bool { return t.Sparse != nil }) {
+		if len(tensors) != 1 {
+			return nil, fmt.Errorf("tensorfile: a sparse tensor is a record batch of its own, not one column of %d: %w", len(tensors), ndarray.ErrShape)
+		}
+		return arrowtensor.SparseRecord(tensors[0].Sparse, tensors[0].dimNamesForRank())
+	}
+	var fields []arrow.Field
+	var cols []arrow.Array
+	defer func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
+	rows := int64(-1)
+	for i, t := range tensors {
+		col, err := t.column(mem)
+		if err != nil {
+			return nil, fmt.Errorf("tensorfile: %s: %w", t.Name, err)
+		}
+		cols = append(cols, col)
+		if n := int64(col.Len()); rows >= 0 && n != rows {
+			return nil, fmt.Errorf("tensorfile: %s has %d rows, %s %d: columns of one batch need the same: %w", t.Name, n, tensors[0].Name, rows, ndarray.ErrShape)
+		}
+		rows = int64(col.Len())
+		name := t.Column
+		switch {
+		case name == "" && t.Name != "":
+			name = t.Name
+		case name == "" && len(tensors) == 1:
+			name = "tensor"
+		case name == "":
+			name = fmt.Sprintf("tensor_%d", i)
+		}
+		fields = append(fields, arrow.Field{Name: name, Type: col.DataType(), Nullable: true, Metadata: t.fieldMetadata()})
+	}
+	return array.NewRecord(arrow.NewSchema(fields, nil), cols, rows), nil
+}
+
+// column returns t, dense or ragged, as one Arrow column.
+func (t Tensor) column(mem memory.Allocator) (arrow.Array, error) {
+	if t.Ragged != nil {
 		list := arrow.LARGE_LIST
 		if t.Ragged.SplitDType() == ndarray.Int32 {
 			list = arrow.LIST
 		}
-		if col, err = arrowtensor.ListFromRaggedAny(mem, t.Ragged, list); err != nil {
-			return nil, err
-		}
-	default:
-		if t.Dense.Rank() == 0 {
-			return nil, fmt.Errorf("tensorfile: %s is a scalar: a tensor column needs a first dimension of rows: %w", t.Name, ndarray.ErrShape)
-		}
-		var names []string
-		if len(t.DimNames) == t.Dense.Rank() && t.Dense.Rank() > 1 && !allEmpty(t.DimNames[1:]) {
-			names = t.DimNames[1:]
-		}
-		if col, err = ops.tensorArray(t.Dense, names); err != nil {
-			return nil, err
-		}
+		return arrowtensor.ListFromRaggedAny(mem, t.Ragged, list)
 	}
-	defer col.Release()
-	schema := arrow.NewSchema([]arrow.Field{{Name: column, Type: col.DataType(), Nullable: true}}, nil)
-	return array.NewRecord(schema, []arrow.Array{col}, int64(col.Len())), nil
+	if t.Dense.Rank() == 0 {
+		return nil, fmt.Errorf("a scalar: a tensor column needs a first dimension of rows: %w", ndarray.ErrShape)
+	}
+	ops, err := opsOf(t.DType())
+	if err != nil {
+		return nil, err
+	}
+	var cellNames []string
+	if names := t.dimNamesForRank(); names != nil && !allEmpty(names[1:]) {
+		cellNames = names[1:]
+	}
+	return ops.tensorArray(t.Dense, cellNames)
 }
 
 // dimNamesForRank returns the dimension names when there is one per dimension.
@@ -78,6 +160,7 @@ func (t Tensor) dimNamesForRank() []string {
 	return t.DimNames
 }
 
+// allEmpty reports whether every name is empty.
 func allEmpty(names []string) bool {
 	for _, n := range names {
 		if n != "" {
@@ -85,6 +168,19 @@ func allEmpty(names []string) bool {
 		}
 	}
 	return true
+}
+
+// fieldMetadata returns the field metadata that keeps t's kind and dimension names.
+func (t Tensor) fieldMetadata() arrow.Metadata {
+	var keys, values []string
+	if t.Kind == KindDense {
+		keys, values = append(keys, KindKey), append(values, string(KindDense))
+	}
+	if names := t.dimNamesForRank(); names != nil && !allEmpty(names) {
+		b, _ := json.Marshal(names) // strings always marshal
+		keys, values = append(keys, DimNamesKey), append(values, string(b))
+	}
+	return arrow.NewMetadata(keys, values)
 }
 
 // SplitRecord slices rec between rows into record batches whose buffers hold at most

@@ -3,13 +3,11 @@ package tensorfile
 import (
 	"fmt"
 
-	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/float16"
 
 	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/ragged"
-	"github.com/ndarrow/ndarrow/sparse"
 )
 
 // typedOps holds, for one numeric element type, the operations applied to arrays known only
@@ -17,10 +15,8 @@ import (
 type typedOps struct {
 	column        func(chunks []*arrowtensor.FixedShapeTensorArray) (ndarray.Array, error)
 	variableShape func(v *arrowtensor.VariableShapeTensorArray) (ragged.Any, error)
-	concatCOO     func(parts []sparse.Array) (sparse.Array, error)
 	concatDense   func(parts []ndarray.Array) (ndarray.Array, error)
 	tensorArray   func(a ndarray.Array, names []string) (*arrowtensor.FixedShapeTensorArray, error)
-	cooRecord     func(a sparse.Array, names []string) (arrow.Record, error)
 }
 
 func opsFor[T ndarray.Numeric]() typedOps {
@@ -42,7 +38,6 @@ func opsFor[T ndarray.Numeric]() typedOps {
 		variableShape: func(v *arrowtensor.VariableShapeTensorArray) (ragged.Any, error) {
 			return arrowtensor.RaggedFromVariableShape[T](v)
 		},
-		concatCOO: concatCOO[T],
 		concatDense: func(parts []ndarray.Array) (ndarray.Array, error) {
 			typed := make([]*ndarray.Dense[T], len(parts))
 			for i, p := range parts {
@@ -52,13 +47,6 @@ func opsFor[T ndarray.Numeric]() typedOps {
 		},
 		tensorArray: func(a ndarray.Array, names []string) (*arrowtensor.FixedShapeTensorArray, error) {
 			return arrowtensor.NewFixedShapeTensorArray(a.(*ndarray.Dense[T]), names)
-		},
-		cooRecord: func(a sparse.Array, names []string) (arrow.Record, error) {
-			coo, err := a.Convert(sparse.FormatCOO)
-			if err != nil {
-				return nil, err
-			}
-			return arrowtensor.COORecord(coo.(*sparse.COO[T]), names)
 		},
 	}
 }
@@ -112,24 +100,4 @@ func concatRows[T ndarray.Numeric](parts []*ndarray.Dense[T]) (*ndarray.Dense[T]
 		at += p.Dim(0)
 	}
 	return out, nil
-}
-
-// concatCOO returns the entries of COO parts of one shape as one COO: the only part itself, or
-// a copy of all in order.
-func concatCOO[T ndarray.Numeric](parts []sparse.Array) (sparse.Array, error) {
-	if len(parts) == 1 {
-		return parts[0], nil
-	}
-	shape := parts[0].Shape()
-	var coords []int64
-	var values []T
-	for _, p := range parts {
-		c := p.(*sparse.COO[T])
-		if !c.Shape().Equal(shape) {
-			return nil, fmt.Errorf("record batches of sparse shapes %v and %v", shape, c.Shape())
-		}
-		coords = append(coords, c.Indices().AsInt64()...)
-		values = append(values, c.Data()...)
-	}
-	return sparse.MakeCOO(shape, sparse.Int64Indices(coords), values)
 }
