@@ -98,7 +98,7 @@ func (s *Store) newEntry(name string, t tensorfile.Tensor, f *tensorfile.File) (
 	if err := CheckName(name); err != nil {
 		return nil, err
 	}
-	t.Name = name
+	t.Name, t.Kind = name, t.ImpliedKind()
 	rec, err := t.Record(s.mem, name)
 	if err != nil {
 		return nil, fmt.Errorf("flight: %s: %w", name, err)

@@ -18,8 +18,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/ndarrow/ndarrow/ipc"
-	"github.com/ndarrow/ndarrow/ipc/tensorfile"
 	"github.com/ndarrow/ndarrow/ipc/npy"
+	"github.com/ndarrow/ndarrow/ipc/tensorfile"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/sparse"
 )

@@ -60,7 +60,7 @@ const (
 // column.
 func (t Tensor) MessageMetadata() arrow.Metadata {
 	var keys, values []string
-	if t.Kind == KindFixedShape {
+	if t.ImpliedKind() == KindFixedShape {
 		keys, values = append(keys, KindKey), append(values, string(KindFixedShape))
 	}
 	if t.Column != "" {
@@ -173,7 +173,7 @@ func allEmpty(names []string) bool {
 // fieldMetadata returns the field metadata that keeps t's kind and dimension names.
 func (t Tensor) fieldMetadata() arrow.Metadata {
 	var keys, values []string
-	if t.Kind == KindDense {
+	if t.ImpliedKind() == KindDense {
 		keys, values = append(keys, KindKey), append(values, string(KindDense))
 	}
 	if names := t.dimNamesForRank(); names != nil && !allEmpty(names) {

@@ -26,12 +26,26 @@ func SparseKind(f sparse.Format) Kind { return Kind("sparse_" + f.String()) }
 // Tensor is one named tensor. Exactly one of Dense, Sparse and Ragged is set.
 type Tensor struct {
 	Name     string   // the file's base name, with .N or .COLUMN when it holds several
-	Kind     Kind     // how it was stored
+	Kind     Kind     // how it was stored; empty: what the field set implies (ImpliedKind)
 	Column   string   // the record-batch column it came from, if any
 	DimNames []string // dimension names, nil when the format carried none
 	Dense    ndarray.Array
 	Sparse   sparse.Array
 	Ragged   ragged.Any
+}
+
+// ImpliedKind returns t.Kind, or when it is empty the kind of the field set: dense, the sparse
+// array's format, or ragged.
+func (t Tensor) ImpliedKind() Kind {
+	switch {
+	case t.Kind != "":
+		return t.Kind
+	case t.Sparse != nil:
+		return SparseKind(t.Sparse.Format())
+	case t.Ragged != nil:
+		return KindRagged
+	}
+	return KindDense
 }
 
 // Shape returns the tensor's shape; ragged dimensions are -1.
@@ -119,7 +133,7 @@ var ErrRagged = sentinel.New("tensorfile: a ragged tensor has no dense form", nd
 
 // String returns a one-line description: name, kind, dtype and shape.
 func (t Tensor) String() string {
-	return fmt.Sprintf("%s: %s %v %v", t.Name, t.Kind, t.DType(), t.Shape())
+	return fmt.Sprintf("%s: %s %v %v", t.Name, t.ImpliedKind(), t.DType(), t.Shape())
 }
 
 // Concat returns parts, pieces of one tensor split along its first axis (as Flight endpoints
