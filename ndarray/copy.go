@@ -6,6 +6,7 @@ import "fmt"
 // ErrShape, writing nothing, when len(src) differs from Size, and panics when the array is
 // read-only.
 func (d *Dense[T]) CopyFrom(src []T) error {
+	d = d.orEmpty()
 	if d.readOnly {
 		d.readOnlyPanic("CopyFrom")
 	}
@@ -30,6 +31,7 @@ func (d *Dense[T]) CopyFrom(src []T) error {
 // CopyTo copies the elements into dst in row-major order. It fails with ErrShape, writing
 // nothing, when len(dst) differs from Size.
 func (d *Dense[T]) CopyTo(dst []T) error {
+	d = d.orEmpty()
 	if int64(len(dst)) != d.Size() {
 		return fmt.Errorf("ndarray: CopyTo: %d slots for shape %v of size %d: %w", len(dst), d.layout.Shape, d.Size(), ErrShape)
 	}
@@ -52,6 +54,7 @@ func (d *Dense[T]) CopyTo(dst []T) error {
 // differ. Overlapping arrays are handled as if src were copied first. Copy fails with ErrShape
 // when the shapes differ and panics when dst is read-only.
 func Copy[T Element](dst, src *Dense[T]) error {
+	dst, src = dst.orEmpty(), src.orEmpty()
 	if dst.readOnly {
 		dst.readOnlyPanic("Copy")
 	}
@@ -87,6 +90,7 @@ func (d *Dense[T]) contiguous() []T {
 // view (writes go through to d, even when d is read-only), not a copy. It returns nil and false
 // when d is not contiguous; Ravel always gives the elements.
 func (d *Dense[T]) Contiguous() ([]T, bool) {
+	d = d.orEmpty()
 	if !d.layout.IsContiguous() {
 		return nil, false
 	}
@@ -98,6 +102,7 @@ func (d *Dense[T]) Contiguous() ([]T, bool) {
 // row-major copy — NumPy's ravel. Unlike Data, which returns the whole backing slice, its
 // length is always d.Size(); hand it to code that wants the values, gonum's included.
 func (d *Dense[T]) Ravel() []T {
+	d = d.orEmpty()
 	if d.layout.IsRowMajor() {
 		if v := d.contiguous(); v != nil {
 			return v
@@ -110,6 +115,7 @@ func (d *Dense[T]) Ravel() []T {
 // Clone returns a row-major copy of the array that shares no memory with it. The copy is
 // writable even when d is read-only.
 func (d *Dense[T]) Clone() *Dense[T] {
+	d = d.orEmpty()
 	out := New[T](d.layout.Shape...)
 	_ = d.CopyTo(out.data) // sizes match by construction
 	return out
@@ -118,6 +124,8 @@ func (d *Dense[T]) Clone() *Dense[T] {
 // Equal reports whether d and o have the same shape and equal elements (compared with ==, so a
 // NaN is never equal), whatever their layouts.
 func (d *Dense[T]) Equal(o *Dense[T]) bool {
+	d = d.orEmpty()
+	o = o.orEmpty()
 	if !d.layout.Shape.Equal(o.layout.Shape) {
 		return false
 	}

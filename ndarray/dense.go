@@ -9,6 +9,9 @@ import (
 // strides in elements, offset). Slicing, transposing and most reshapes make new views of the
 // same backing; only methods and functions whose documentation says so copy.
 //
+// The zero value is an empty vector, of shape (0), as a nil slice is an empty slice: it prints
+// as [], iterates over nothing, and Get and Set on it panic with the index and the shape.
+//
 // A Dense is not safe for concurrent writes; concurrent reads are safe.
 type Dense[T Element] struct {
 	data     []T
@@ -71,10 +74,14 @@ func Scalar[T Element](v T) *Dense[T] {
 func (d *Dense[T]) DType() DType { return DTypeOf[T]() }
 
 // Shape returns a copy of the array's shape.
-func (d *Dense[T]) Shape() Shape { return d.layout.Shape.Clone() }
+func (d *Dense[T]) Shape() Shape {
+	d = d.orEmpty()
+	return d.layout.Shape.Clone()
+}
 
 // Dim returns the size of dimension i. It panics when i is not in [0, Rank()).
 func (d *Dense[T]) Dim(i int) int64 {
+	d = d.orEmpty()
 	if i < 0 || i >= len(d.layout.Shape) {
 		panic(fmt.Sprintf("ndarray: Dim(%d) on an array of shape %v", i, d.layout.Shape))
 	}
@@ -82,28 +89,44 @@ func (d *Dense[T]) Dim(i int) int64 {
 }
 
 // Rank returns the number of dimensions.
-func (d *Dense[T]) Rank() int { return len(d.layout.Shape) }
+func (d *Dense[T]) Rank() int {
+	d = d.orEmpty()
+	return len(d.layout.Shape)
+}
 
 // Size returns the number of elements.
-func (d *Dense[T]) Size() int64 { return d.layout.Shape.Size() }
+func (d *Dense[T]) Size() int64 {
+	d = d.orEmpty()
+	return d.layout.Shape.Size()
+}
 
 // Layout returns a copy of the array's layout: shape, strides in elements, and offset into
 // Data.
-func (d *Dense[T]) Layout() Layout { return d.layout.Clone() }
+func (d *Dense[T]) Layout() Layout {
+	d = d.orEmpty()
+	return d.layout.Clone()
+}
 
 // Data returns the backing slice, shared with the array and with every view of it: the whole
 // of it, not just this view's elements, which sit at the positions Layout gives, not
 // necessarily in order (a view of 4 elements of a 12-element array returns 12). Ravel gives the
 // elements in order, Contiguous the run a contiguous array occupies. Writes through it bypass
 // the read-only flag.
-func (d *Dense[T]) Data() []T { return d.data }
+func (d *Dense[T]) Data() []T {
+	d = d.orEmpty()
+	return d.data
+}
 
 // IsContiguous reports whether the elements fill a contiguous row-major run of Data.
-func (d *Dense[T]) IsContiguous() bool { return d.layout.IsRowMajor() }
+func (d *Dense[T]) IsContiguous() bool {
+	d = d.orEmpty()
+	return d.layout.IsRowMajor()
+}
 
 // Get returns the element at indices, one per dimension; negative indices are not allowed.
 // Get panics when the number of indices differs from the rank or an index is out of range.
 func (d *Dense[T]) Get(indices ...int64) T {
+	d = d.orEmpty()
 	p, ok := d.layout.Position(indices...)
 	if !ok {
 		d.badIndex("Get", indices)
@@ -115,6 +138,7 @@ func (d *Dense[T]) Get(indices ...int64) T {
 // RFC. Set panics when the array is read-only, the number of indices differs from the rank or
 // an index is out of range.
 func (d *Dense[T]) Set(v T, indices ...int64) {
+	d = d.orEmpty()
 	if d.readOnly {
 		d.readOnlyPanic("Set")
 	}
@@ -149,6 +173,7 @@ func (d *Dense[T]) ReadOnly() bool { return d.readOnly }
 // through d, and panics on Set, CopyFrom, ReadFrom or any other write. Views made from it are
 // read-only too.
 func (d *Dense[T]) AsReadOnly() *Dense[T] {
+	d = d.orEmpty()
 	return &Dense[T]{data: d.data, layout: d.layout.Clone(), readOnly: true}
 }
 
@@ -163,6 +188,8 @@ func (d *Dense[T]) view(l Layout) *Dense[T] {
 // SharesMemory reports whether d and o view overlapping parts of the same backing memory (the
 // test NumPy calls np.may_share_memory: both backing ranges are compared, not the elements).
 func (d *Dense[T]) SharesMemory(o *Dense[T]) bool {
+	d = d.orEmpty()
+	o = o.orEmpty()
 	if len(d.data) == 0 || len(o.data) == 0 || d.Size() == 0 || o.Size() == 0 {
 		return false
 	}
@@ -179,6 +206,7 @@ func (d *Dense[T]) SharesMemory(o *Dense[T]) bool {
 // read-only array is read-only; a copy never is. Slice fails with ErrIndex on a position out of
 // range, too many indices, a second Ellipsis or a zero step.
 func (d *Dense[T]) Slice(indices ...Index) (*Dense[T], error) {
+	d = d.orEmpty()
 	sels, err := selections(d.layout.Shape, indices)
 	if err != nil {
 		return nil, fmt.Errorf("ndarray: Slice %v of shape %v: %w", indices, d.layout.Shape, err)
@@ -323,6 +351,15 @@ func (d *Dense[T]) gather(sels []axisSelection) *Dense[T] {
 func Must[T Element](d *Dense[T], err error) *Dense[T] {
 	if err != nil {
 		panic(err)
+	}
+	return d
+}
+
+// orEmpty returns d, or, for the zero Dense, which has neither data nor a shape, an empty
+// vector: the zero value is an array of shape (0), as a nil slice is an empty slice.
+func (d *Dense[T]) orEmpty() *Dense[T] {
+	if d.layout.Shape == nil && d.data == nil {
+		return &Dense[T]{layout: Layout{Shape: Shape{0}, Strides: []int64{1}}, readOnly: d.readOnly}
 	}
 	return d
 }

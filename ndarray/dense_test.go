@@ -3,6 +3,7 @@ package ndarray
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -540,4 +541,35 @@ func TestBroadcastLayouts(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(15), n)
 	assert.Equal(t, "[\"a\" \"a\" \"a\"]", strs.String())
+}
+
+// TestZeroValueIsEmpty: a zero Dense is an empty vector everywhere, not a scalar whose one
+// element is missing.
+func TestZeroValueIsEmpty(t *testing.T) {
+	var d Dense[float32]
+	assert.Equal(t, Shape{0}, d.Shape())
+	assert.Equal(t, 1, d.Rank())
+	assert.Equal(t, int64(0), d.Size())
+	assert.Equal(t, "[]", d.String())
+	assert.Equal(t, "[]", fmt.Sprintf("%.2f", &d))
+	assert.Empty(t, slices.Collect(d.Values()))
+	assert.Empty(t, d.Ravel())
+	assert.True(t, d.Equal(New[float32](0)))
+	assert.True(t, d.Clone().Equal(New[float32](0)))
+	assert.PanicsWithValue(t, "ndarray: Get with 0 indices [] on an array of rank 1, shape (0,)", func() { d.Get() })
+	assert.Panics(t, func() { d.Set(1, 0) })
+	var buf bytes.Buffer
+	n, err := d.WriteTo(&buf)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	c, err := Concat(0, &d, Must(FromSlice([]float32{1, 2}, 2)), &Dense[float32]{})
+	require.NoError(t, err)
+	assert.Equal(t, []float32{1, 2}, c.Data())
+	s, err := AsType[string](&d)
+	require.NoError(t, err)
+	assert.Equal(t, Shape{0}, s.Shape())
+	require.NoError(t, Copy(&d, New[float32](0)))
+	r, err := d.Reshape(0, 3)
+	require.NoError(t, err)
+	assert.Equal(t, Shape{0, 3}, r.Shape())
 }

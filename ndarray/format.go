@@ -19,12 +19,16 @@ const (
 
 // String formats the array the way NumPy prints one: "[[1 2 3]\n [4 5 6]]" for a 2×3 array,
 // the bare value for a scalar, "[]" for an empty array. Large arrays are summarized with "...".
-func (d *Dense[T]) String() string { return fmt.Sprint(d) }
+func (d *Dense[T]) String() string {
+	d = d.orEmpty()
+	return fmt.Sprint(d)
+}
 
 // Format implements fmt.Formatter: %v and %s print as String does, and any other verb with
 // its flags, width and precision formats each element (for example %.2f or %x), keeping the
 // layout.
 func (d *Dense[T]) Format(f fmt.State, verb rune) {
+	d = d.orEmpty()
 	if d.Size() == 0 {
 		fmt.Fprint(f, "[]")
 		return
@@ -139,7 +143,7 @@ func formatCells[T Element](values []T, f fmt.State, verb rune) []string {
 	spec := fmt.FormatString(f, verb)
 	for i, v := range values {
 		if h, ok := any(v).(float16.Num); ok {
-			cells[i] = fmt.Sprintf(spec, h.Float32())
+			cells[i] = fmt.Sprintf(spec, halfToFloat64(h))
 		} else {
 			cells[i] = fmt.Sprintf(spec, v)
 		}
@@ -147,8 +151,9 @@ func formatCells[T Element](values []T, f fmt.State, verb rune) []string {
 	return cells
 }
 
-// formatFloats follows NumPy's default float printing: positional notation with the fewest
-// digits that represent each value uniquely and a trailing point for integral values ("10."),
+// formatFloats follows NumPy's default float printing (precision 8, floatmode "maxprec"):
+// positional notation with the fewest digits that represent each value uniquely, at most 8
+// after the point, and a trailing point for integral values ("10."),
 // unless the values span more than three orders of magnitude, reach 1e8 or go below 1e-4, in
 // which case all are printed in exponent notation with a common number of digits.
 func formatFloats[T Element](values []T) []string {
@@ -157,7 +162,7 @@ func formatFloats[T Element](values []T) []string {
 	for i, v := range values {
 		switch x := any(v).(type) {
 		case float16.Num:
-			fs[i], bits = float64(x.Float32()), 32
+			fs[i], bits = halfToFloat64(x), 16
 		case float32:
 			fs[i], bits = float64(x), 32
 		case float64:
@@ -174,7 +179,7 @@ func formatFloats[T Element](values []T) []string {
 	cells := make([]string, len(fs))
 	if !exp {
 		for i, x := range fs {
-			s := strconv.FormatFloat(x, 'f', -1, bits)
+			s := shortestUpTo8(x, 'f', bits)
 			if !strings.ContainsAny(s, ".IN") {
 				s += "."
 			}
@@ -184,21 +189,46 @@ func formatFloats[T Element](values []T) []string {
 	}
 	digits := 0
 	for _, x := range fs {
-		s := strconv.FormatFloat(x, 'e', -1, bits)
+		s := shortestUpTo8(x, 'e', bits)
 		if i, j := strings.IndexByte(s, '.'), strings.IndexByte(s, 'e'); i >= 0 && j > i {
 			digits = max(digits, j-i-1)
 		}
 	}
 	for i, x := range fs {
 		if math.IsInf(x, 0) || math.IsNaN(x) {
-			cells[i] = strconv.FormatFloat(x, 'g', -1, bits)
+			cells[i] = formatFloat(x, 'g', -1, bits)
 			continue
 		}
-		s := strconv.FormatFloat(x, 'e', digits, bits)
+		s := formatFloat(x, 'e', digits, bits)
 		if digits == 0 {
 			s = strings.Replace(s, "e", ".e", 1) // NumPy's "1.e+09"
 		}
 		cells[i] = s
 	}
 	return cells
+}
+
+// shortestUpTo8 formats x in format 'f' or 'e' with the fewest fractional digits that read
+// back as x, or, when that takes more than 8, rounded to 8 and stripped of trailing zeros, as
+// NumPy's default precision prints it (0.10000000000000009 is "0.1").
+func shortestUpTo8(x float64, format byte, bits int) string {
+	s := formatFloat(x, format, -1, bits)
+	point := strings.IndexByte(s, '.')
+	if point < 0 {
+		return s
+	}
+	end := len(s)
+	if format == 'e' {
+		end = strings.IndexByte(s, 'e')
+	}
+	if end-point-1 <= 8 {
+		return s
+	}
+	s = formatFloat(x, format, 8, bits)
+	if format == 'e' {
+		end = strings.IndexByte(s, 'e')
+		mantissa := strings.TrimRight(s[:end], "0")
+		return strings.TrimSuffix(mantissa, ".") + s[end:]
+	}
+	return strings.TrimSuffix(strings.TrimRight(s, "0"), ".")
 }

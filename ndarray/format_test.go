@@ -29,6 +29,12 @@ func TestStringMatchesNumPy(t *testing.T) {
 			"[[0.   0.25]\n [0.5  0.75]\n [1.   1.25]]"},
 		{"np.float16 like float32", arange(func(v int64) float16.Num { return float16.New(float32(v) / 4) }, 3, 2),
 			"[[0.   0.25]\n [0.5  0.75]\n [1.   1.25]]"},
+		{"np.array([0.1, 6e-8], dtype=np.float16)", Must(FromSlice([]float16.Num{halfFromFloat64(0.1), halfFromFloat64(6e-8)}, 2)), "[1.e-01 6.e-08]"},
+		{"np.array([0.1, 0.2, 1.5], dtype=np.float16)", Must(FromSlice([]float16.Num{halfFromFloat64(0.1), halfFromFloat64(0.2), halfFromFloat64(1.5)}, 3)), "[0.1 0.2 1.5]"},
+		{"np.array([65504, 3.14], dtype=np.float16)", Must(FromSlice([]float16.Num{halfFromFloat64(65504), halfFromFloat64(3.14)}, 2)), "[6.55e+04 3.14e+00]"},
+		{"np.array([0.10000000000000009, 1e-9 + 1])", Must(FromSlice([]float64{0.10000000000000009, 1e-9 + 1}, 2)), "[0.1 1. ]"},
+		{"np.array([1.123456789012, 2.0])", Must(FromSlice([]float64{1.123456789012, 2}, 2)), "[1.12345679 2.        ]"},
+		{"np.array([1e-5, 1.123456789012])", Must(FromSlice([]float64{1e-5, 1.123456789012}, 2)), "[1.00000000e-05 1.12345679e+00]"},
 		{"np.zeros((2, 0))", New[float64](2, 0), "[]"},
 		{"np.array(7)", Scalar(int32(7)), "7"},
 	} {

@@ -25,6 +25,7 @@ var hostLittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 // written. A contiguous numeric array on a little-endian machine is written straight from its
 // memory, with no copy.
 func (d *Dense[T]) WriteTo(w io.Writer) (int64, error) {
+	d = d.orEmpty()
 	if DTypeOf[T]() == String {
 		return d.writeStrings(w)
 	}
@@ -124,6 +125,7 @@ func (d *Dense[T]) writeStrings(w io.Writer) (int64, error) {
 // string length in the stream is never allocated before its bytes arrive. ReadFrom panics when
 // the array is read-only.
 func (d *Dense[T]) ReadFrom(r io.Reader) (int64, error) {
+	d = d.orEmpty()
 	if d.readOnly {
 		d.readOnlyPanic("ReadFrom")
 	}

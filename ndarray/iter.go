@@ -9,6 +9,7 @@ import (
 // whatever the layout. The iterator reads the backing at each step, so it sees writes made
 // while it runs.
 func (d *Dense[T]) Values() iter.Seq[T] {
+	d = d.orEmpty()
 	return func(yield func(T) bool) {
 		data := d.data
 		var it lineIter
@@ -34,6 +35,7 @@ func (d *Dense[T]) Values() iter.Seq[T] {
 // view d[i] of rank Rank()-1, which shares memory with d. Each step yields a new view, never a
 // recycled one, so views may be kept. Elements panics on a rank-0 array.
 func (d *Dense[T]) Elements() iter.Seq2[int64, *Dense[T]] {
+	d = d.orEmpty()
 	if d.Rank() == 0 {
 		panic("ndarray: Elements on a rank-0 array")
 	}

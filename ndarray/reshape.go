@@ -10,6 +10,7 @@ import "fmt"
 // read-only; a copy never is. Reshape fails with ErrShape when the sizes differ, the shape is
 // invalid or more than one dimension is Unknown.
 func (d *Dense[T]) Reshape(shape ...int64) (*Dense[T], error) {
+	d = d.orEmpty()
 	s, err := d.inferShape(Shape(shape))
 	if err != nil {
 		return nil, fmt.Errorf("ndarray: Reshape %v to %v: %w", d.layout.Shape, Shape(shape), err)
@@ -110,6 +111,7 @@ func reshapeStrides(l Layout, s Shape) ([]int64, bool) {
 // Transpose returns a view with the dimensions in reverse order, like NumPy's a.T. It shares
 // memory with d.
 func (d *Dense[T]) Transpose() *Dense[T] {
+	d = d.orEmpty()
 	axes := make([]int, d.Rank())
 	for i := range axes {
 		axes[i] = len(axes) - 1 - i
@@ -122,6 +124,7 @@ func (d *Dense[T]) Transpose() *Dense[T] {
 // a.transpose(axes). It shares memory with d. It fails with ErrIndex when axes is not a
 // permutation of 0 … Rank()-1.
 func (d *Dense[T]) Permute(axes ...int) (*Dense[T], error) {
+	d = d.orEmpty()
 	if len(axes) != d.Rank() {
 		return nil, fmt.Errorf("ndarray: Permute %v of rank %d: %w", axes, d.Rank(), ErrIndex)
 	}

@@ -29,6 +29,15 @@ func makeIndices(t ndarray.DType, n int) Indices {
 	return Int32Indices(make([]int32, n))
 }
 
+// String returns the indices as Go prints a slice of their type, with the type in front:
+// "int32[0 2 5]".
+func (x Indices) String() string {
+	if x.is64 {
+		return fmt.Sprintf("int64%v", x.wide)
+	}
+	return fmt.Sprintf("int32%v", x.narrow)
+}
+
 // DType returns ndarray.Int32 or ndarray.Int64.
 func (x Indices) DType() ndarray.DType {
 	if x.is64 {
