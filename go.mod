@@ -8,6 +8,7 @@ require (
 	github.com/klauspost/compress v1.17.9
 	github.com/pierrec/lz4/v4 v4.1.21
 	github.com/stretchr/testify v1.9.0
+	gonum.org/v1/gonum v0.15.0
 	google.golang.org/grpc v1.63.2
 	google.golang.org/protobuf v1.34.2
 )

@@ -43,26 +43,49 @@ func AsType[U, T Element](d *Dense[T]) (*Dense[U], error) {
 		done += len(src)
 		return nil
 	}
-	if values, ok := d.Contiguous(); ok {
-		for len(values) > 0 {
-			n := min(len(values), chunkLen)
-			if err := convert(values[:n]); err != nil {
-				return nil, err
+	feed := func(run []T) error {
+		for len(run) > 0 {
+			n := min(len(run), chunkLen)
+			if err := convert(run[:n]); err != nil {
+				return err
 			}
-			values = values[n:]
+			run = run[n:]
+		}
+		return nil
+	}
+	if values, ok := d.Contiguous(); ok && d.layout.IsRowMajor() {
+		if err := feed(values); err != nil {
+			return nil, err
 		}
 		return out, nil
 	}
+	// Row-major order through the array's lines: runs of the backing where the last stride
+	// is 1, gathered into chunks otherwise.
+	var err error
 	chunk := make([]T, 0, chunkLen)
-	for v := range d.Values() {
-		if chunk = append(chunk, v); len(chunk) == chunkLen {
-			if err := convert(chunk); err != nil {
-				return nil, err
+	d.layout.lines(func(start, stride, n int64) bool {
+		if stride == 1 {
+			if err = feed(chunk); err == nil {
+				chunk = chunk[:0]
+				err = feed(d.data[start : start+n])
 			}
-			chunk = chunk[:0]
+			return err == nil
 		}
+		for p := start; n > 0; n-- {
+			if chunk = append(chunk, d.data[p]); len(chunk) == chunkLen {
+				if err = convert(chunk); err != nil {
+					return false
+				}
+				chunk = chunk[:0]
+			}
+			p += stride
+		}
+		return true
+	})
+	if err == nil {
+		err = convert(chunk)
 	}
-	if err := convert(chunk); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -188,29 +211,41 @@ func (b *lanes) load(src any) {
 		loadInto(b, &b.f, laneFloat, s)
 		b.bits = 64
 	case []float16.Num:
-		b.lane, b.bits, b.f = laneFloat, 16, b.f[:0]
-		for _, v := range s {
-			b.f = append(b.f, halfToFloat64(v))
+		f := resize(&b.f, len(s))
+		b.lane, b.bits = laneFloat, 16
+		for k, v := range s {
+			f[k] = halfToFloat64(v)
 		}
 	case []bool:
-		b.lane, b.u = laneBool, b.u[:0]
-		for _, v := range s {
-			x := uint64(0)
+		u := resize(&b.u, len(s))
+		b.lane = laneBool
+		for k, v := range s {
+			u[k] = 0
 			if v {
-				x = 1
+				u[k] = 1
 			}
-			b.u = append(b.u, x)
 		}
 	case []string:
-		b.lane, b.s = laneString, append(b.s[:0], s...)
+		b.lane = laneString
+		copy(resize(&b.s, len(s)), s)
 	}
+}
+
+// resize sets *lane to n elements, reusing its memory, and returns it.
+func resize[L any](lane *[]L, n int) []L {
+	if cap(*lane) < n {
+		*lane = make([]L, n, max(n, chunkLen))
+	}
+	*lane = (*lane)[:n]
+	return *lane
 }
 
 // loadInto converts src into lane *dst, which Go's conversions do exactly.
 func loadInto[L int64 | uint64 | float64, T Integer | float32 | float64](b *lanes, dst *[]L, l lane, src []T) {
-	b.lane, *dst = l, (*dst)[:0]
-	for _, v := range src {
-		*dst = append(*dst, L(v))
+	b.lane = l
+	out := resize(dst, len(src))
+	for k, v := range src {
+		out[k] = L(v)
 	}
 }
 
@@ -261,8 +296,22 @@ func storeInteger[U Integer](b *lanes, dst []U) error {
 		}
 	case laneFloat:
 		lo, hi := integerRange[U]()
-		for k, v := range b.f {
-			dst[k] = saturate[U](v, lo, hi)
+		if lo < 0 {
+			for k, v := range b.f {
+				if v >= lo && v < hi { // Go's conversion truncates toward zero
+					dst[k] = U(int64(v))
+				} else {
+					dst[k] = saturate[U](v, lo, hi)
+				}
+			}
+		} else {
+			for k, v := range b.f {
+				if v >= lo && v < hi {
+					dst[k] = U(uint64(v))
+				} else {
+					dst[k] = saturate[U](v, lo, hi)
+				}
+			}
 		}
 	case laneString:
 		signed := isSigned[U]()

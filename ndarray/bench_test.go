@@ -123,3 +123,47 @@ func BenchmarkWriteTo(b *testing.B) {
 	raw := asBytes(a.data)
 	run(b, "contiguous/one-Write", len(a.data), func() { _, _ = io.Discard.Write(raw) })
 }
+
+// BenchmarkAsType converts the float32 source to float64 and to int32, contiguous and as the
+// strided view, against the baseline of a plain loop of Go conversions into a new slice, as
+// AsType makes one (Go's float to int conversion has no defined result out of range and no
+// NaN rule; AsType's saturates).
+func BenchmarkAsType(b *testing.B) {
+	a := benchSource()
+	for _, l := range benchLayouts {
+		v := Must(a.Slice(l.indices...))
+		n := l.rows * l.cols
+		run(b, l.name+"/float64/plain-loop", n, func() {
+			out64 := make([]float64, n)
+			k := 0
+			for i := 0; i < l.rows; i++ {
+				row := a.data[i*l.rowStride+l.colStart:]
+				for j := 0; j < l.cols; j++ {
+					out64[k] = float64(row[j])
+					k++
+				}
+			}
+		})
+		run(b, l.name+"/float64/AsType", n, func() {
+			if _, err := AsType[float64](v); err != nil {
+				b.Fatal(err)
+			}
+		})
+		run(b, l.name+"/int32/plain-loop", n, func() {
+			out32 := make([]int32, n)
+			k := 0
+			for i := 0; i < l.rows; i++ {
+				row := a.data[i*l.rowStride+l.colStart:]
+				for j := 0; j < l.cols; j++ {
+					out32[k] = int32(row[j])
+					k++
+				}
+			}
+		})
+		run(b, l.name+"/int32/AsType", n, func() {
+			if _, err := AsType[int32](v); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}
