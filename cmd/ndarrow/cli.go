@@ -44,9 +44,10 @@ or one of them (--tensor) under another name (--name).`},
 // keeps says what the output formats keep of a tensor.
 const keeps = `What a format can hold comes through unchanged: dtype, shape, the names of every
 dimension, the kind (dense stays dense, CSR stays CSR, a fixed_shape_tensor column stays one)
-and the column a tensor came from. A .npy file holds one dense tensor and no names: a sparse
-tensor goes in its dense form (within --max-dense) and dimension names are dropped with a
-warning. --dense writes sparse tensors in their dense form whatever the format.`
+and the column a tensor came from. A .npy file holds one dense tensor, an .npz archive dense
+tensors, and neither holds names: a sparse tensor goes in its dense form (within
+--max-dense) and dimension names are dropped with a warning. --dense writes sparse tensors in
+their dense form whatever the format.`
 
 // inputFormats lists what commands read.
 const inputFormats = "Arrow Tensor and SparseTensor messages (.tensor), NumPy .npy, Arrow IPC files (.arrow) and " +

@@ -29,6 +29,7 @@ import (
 var outputFormats = []struct{ name, what string }{
 	{"tensor", "Arrow Tensor messages (a sparse tensor: SparseTensor messages), pyarrow.ipc.read_tensor"},
 	{"npy", "NumPy .npy (one dense tensor)"},
+	{"npz", "NumPy .npz: a .npy member per tensor, named after its column or name (--compress: deflated)"},
 	{"arrow", "Arrow IPC file: a column per tensor (arrow.fixed_shape_tensor, list) or a sparse COO batch"},
 	{"arrows", "Arrow IPC stream: the same as arrow, as a stream"},
 	{"coo", "Arrow SparseTensor messages, COO"},
@@ -89,8 +90,10 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) in
 func writeFlags(fs *flag.FlagSet, stderr io.Writer, name string) func() writeOptions {
 	maxDense := maxDenseFlag(fs)
 	dense := fs.Bool("dense", false, "write sparse tensors in their dense form (within --max-dense)")
+	compress := fs.Bool("compress", false, "deflate the members of an .npz archive, as numpy.savez_compressed")
 	return func() writeOptions {
-		return writeOptions{maxDense: *maxDense, dense: *dense, warn: func(s string) { fmt.Fprintf(stderr, "ndarrow %s: warning: %s\n", name, s) }}
+		return writeOptions{maxDense: *maxDense, dense: *dense, compress: *compress,
+			warn: func(s string) { fmt.Fprintf(stderr, "ndarrow %s: warning: %s\n", name, s) }}
 	}
 }
 
@@ -165,23 +168,27 @@ type seekWriter struct {
 }
 
 // writeOptions say how write writes: maxDense bounds a sparse tensor's dense form, dense
-// expands every sparse tensor (a dense format always does), and warn reports what a format
-// drops.
+// expands every sparse tensor (a dense format always does), compress deflates .npz members,
+// and warn reports what a format drops.
 type writeOptions struct {
 	maxDense int64
 	dense    bool
+	compress bool
 	warn     func(string)
 }
 
 // write writes tensors in format to. Each format keeps what it can hold: tensor writes a
 // dense tensor as a Tensor message and a sparse one as a SparseTensor message in its own
 // format; arrow and arrows keep every kind, dimension names included; npy holds one dense
-// tensor and no names.
+// tensor and npz dense tensors, without names.
 func write(to string, w io.Writer, tensors []tensor, opts writeOptions) error {
-	if to == "npy" {
+	switch to {
+	case "npy":
 		if len(tensors) != 1 {
-			return fmt.Errorf("the input holds %d tensors; a .npy file holds one (pick it with --tensor)", len(tensors))
+			return fmt.Errorf("the input holds %d tensors; a .npy file holds one (pick it with --tensor, or write .npz)", len(tensors))
 		}
+		opts.dense = true
+	case "npz":
 		opts.dense = true
 	}
 	if opts.dense {
@@ -199,12 +206,16 @@ func write(to string, w io.Writer, tensors []tensor, opts writeOptions) error {
 		tensors = out
 	}
 	switch to {
-	case "npy":
-		t := tensors[0]
-		if len(t.DimNames) > 0 && strings.Join(t.DimNames, "") != "" {
-			opts.warn(fmt.Sprintf("a .npy file has no place for dimension names: %s dropped", strings.Join(t.DimNames, ",")))
+	case "npy", "npz":
+		for _, t := range tensors {
+			if len(t.DimNames) > 0 && strings.Join(t.DimNames, "") != "" {
+				opts.warn(fmt.Sprintf("%s: a .%s file has no place for dimension names: %s dropped", t.Name, to, strings.Join(t.DimNames, ",")))
+			}
 		}
-		return writeNpy(w, t)
+		if to == "npz" {
+			return writeNpz(w, tensors, opts.compress)
+		}
+		return writeNpy(w, tensors[0])
 	case "arrow", "arrows":
 		rec, err := tensorfile.Batch(memory.DefaultAllocator, tensors)
 		if err != nil {
@@ -277,6 +288,25 @@ func writeNpy(w io.Writer, t tensor) error {
 		return err
 	}
 	return ops.writeNpy(w, t.Dense)
+}
+
+// writeNpz writes dense tensors as an .npz archive, each a member named after its column, or
+// else its name.
+func writeNpz(w io.Writer, tensors []tensor, compress bool) error {
+	z := npy.NewNpzWriter(w, compress)
+	for _, t := range tensors {
+		if t.Ragged != nil {
+			return fmt.Errorf("%s: %w", t.Name, errRagged)
+		}
+		name := t.Column
+		if name == "" {
+			name = t.Name
+		}
+		if err := z.Write(name, t.Dense); err != nil {
+			return fmt.Errorf("%s: %w", t.Name, err)
+		}
+	}
+	return z.Close()
 }
 
 // writeTensor writes one dense tensor as a Tensor message.

@@ -13,12 +13,13 @@ import (
 )
 
 // goldenTensorFiles are the files of every golden tensor ndarrow reads: Arrow C++ 17's Tensor
-// and SparseTensor messages and record batches, and NumPy's .npy files.
+// and SparseTensor messages and record batches, and NumPy's .npy files and .npz archives.
 func goldenTensorFiles(t *testing.T) []string {
 	var files []string
 	for _, pattern := range []string{
 		golden + "/*.tensor",
 		"../../ipc/npy/testdata/numpy/*.npy",
+		"../../ipc/npy/testdata/numpy-npz/savez*.npz",
 		"../../arrowtensor/testdata/arrow-cpp-17/batch_tensors.arrow*",
 	} {
 		found, err := filepath.Glob(pattern)
@@ -37,7 +38,7 @@ func holds(to string, in inspection) bool {
 	switch {
 	case in.Kind == "ragged":
 		return to == "arrow" || to == "arrows"
-	case to == "npy":
+	case to == "npy" || to == "npz":
 		return true
 	case in.DType == "bool":
 		return false
@@ -54,14 +55,17 @@ func holds(to string, in inspection) bool {
 // sparseFormats are the output formats that write SparseTensor messages of one format.
 var sparseFormats = []string{"coo", "csr", "csc", "csf"}
 
+// numpyFormat reports whether to is NumPy's: dense tensors without dimension names.
+func numpyFormat(to string) bool { return to == "npy" || to == "npz" }
+
 // after returns what inspect says of tensor in written in format to. Formats that hold all of
-// it (tensor, arrow, arrows) keep everything but the file's name; a .npy file holds one dense
-// tensor and no names; a sparse format stores no more entries than the tensor had. looseNNZ
-// says the stored entries may be fewer than in.NNZ (zeros are not stored).
+// it (tensor, arrow, arrows) keep everything but the file's name; a .npy or .npz file holds
+// dense tensors and no names; a sparse format stores no more entries than the tensor had.
+// looseNNZ says the stored entries may be fewer than in.NNZ (zeros are not stored).
 func after(to string, in inspection) (want inspection, looseNNZ bool) {
 	want = in
 	switch {
-	case to == "npy":
+	case numpyFormat(to):
 		want.Kind, want.DimNames, want.NNZ = "dense", []string{}, size(in.Shape)
 	case slices.Contains(sparseFormats, to):
 		want.Kind = "sparse_" + to
@@ -113,8 +117,8 @@ func assertSame(t *testing.T, want, got inspection, looseNNZ bool, what string) 
 // back into the format it came in, and compares inspect --json before and after, field by
 // field: what a format can hold comes back unchanged (dimension names of every axis, the kind
 // — dense, fixed_shape_tensor, ragged, each sparse format — the column, the dtype, the shape
-// and the values), and what it cannot is the documented loss (a .npy file has no names and
-// no sparse or column form; a sparse format holds no column of tensors). A format that cannot
+// and the values), and what it cannot is the documented loss (.npy and .npz files have no
+// names and no sparse or column form; a sparse format holds no column of tensors). A format that cannot
 // hold the tensor at all fails with one line and writes nothing.
 func TestEveryGoldenTensorSurvives(t *testing.T) {
 	dir := t.TempDir()
@@ -137,7 +141,10 @@ func TestEveryGoldenTensorSurvives(t *testing.T) {
 					got := inspectJSON(t, out)
 					require.Len(t, got, 1)
 					assertSame(t, want, got[0], looseNNZ, "in "+to)
-					if orig.Column != "" && to != "npy" {
+					switch {
+					case to == "npz" && orig.Column == "":
+						assert.Equal(t, orig.Name, got[0].Column, "in npz: a member named after the tensor")
+					case orig.Column != "" && to != "npy":
 						assert.Equal(t, orig.Column, got[0].Column, "in %s: the column a tensor came from", to)
 					}
 
@@ -154,16 +161,16 @@ func TestEveryGoldenTensorSurvives(t *testing.T) {
 					// What the format dropped stays dropped: a .npy file's names, a sparse
 					// format's being a column of tensors.
 					want = orig
-					if to == "npy" {
+					if numpyFormat(to) {
 						want.DimNames = []string{}
 					}
 					if orig.Kind == "fixed_shape_tensor" && !holdsAll(to) {
 						want.Kind = "dense"
 					}
-					if slices.Contains(sparseFormats, back) && to == "npy" {
+					if slices.Contains(sparseFormats, back) && numpyFormat(to) {
 						want.Kind = orig.Kind
 					}
-					assertSame(t, want, got[0], looseNNZ || to == "npy" && strings.HasPrefix(orig.Kind, "sparse_"), "back from "+to)
+					assertSame(t, want, got[0], looseNNZ || numpyFormat(to) && strings.HasPrefix(orig.Kind, "sparse_"), "back from "+to)
 					if orig.Column != "" && to != "npy" {
 						assert.Equal(t, orig.Column, got[0].Column, "back from %s: the column a tensor came from", to)
 					}

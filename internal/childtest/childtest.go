@@ -57,7 +57,7 @@ func Child(t *testing.T) bool {
 	if err != nil {
 		t.Fatalf("%s=%q: %v", envVar, v, err)
 	}
-	if raceEnabled {
+	if RaceEnabled {
 		t.Log("child: under the race detector: no address-space limit, allocations measured")
 		return true
 	}

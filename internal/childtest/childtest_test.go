@@ -32,7 +32,7 @@ func TestChildBody(t *testing.T) {
 // test's failure instead of ending the test run.
 func TestChild(t *testing.T) {
 	Run(t, "TestChildBody", 1<<30)
-	if raceEnabled {
+	if RaceEnabled {
 		return // no address-space limit under the race detector
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestChildBody$", "-test.count=1")

@@ -32,3 +32,34 @@ func ExampleWrite() {
 	//  [2. 5.]
 	//  [3. 6.]]
 }
+
+// Write arrays as an .npz archive, as numpy.savez does (numpy.load reads it), and read it
+// back: the stored members' values are views of the archive.
+func ExampleNpzWriter() {
+	var buf bytes.Buffer
+	z := npy.NewNpzWriter(&buf, false) // true: deflated, as numpy.savez_compressed
+	features := ndarray.Must(ndarray.FromSlice([]float32{0.5, 1.5, 2.5, 3.5}, 2, 2))
+	labels := ndarray.Must(ndarray.FromSlice([]int64{0, 1}, 2))
+	if err := z.Write("features", features); err != nil {
+		panic(err)
+	}
+	if err := z.Write("labels", labels); err != nil {
+		panic(err)
+	}
+	if err := z.Close(); err != nil {
+		panic(err)
+	}
+
+	arrays, err := npy.ReadNpz(buf.Bytes(), npy.Limits{})
+	if err != nil {
+		panic(err)
+	}
+	for _, a := range arrays {
+		d, _ := a.Dense()
+		fmt.Println(a.Name, d.DType(), d)
+	}
+	// Output:
+	// features float32 [[0.5 1.5]
+	//  [2.5 3.5]]
+	// labels int64 [0 1]
+}

@@ -1,5 +1,6 @@
 // Package npy reads and writes NumPy's .npy files (format versions 1.0, 2.0 and 3.0), the
-// format of numpy.save and numpy.load.
+// format of numpy.save and numpy.load, and .npz archives of them, the format of numpy.savez
+// and numpy.savez_compressed (ReadNpz, OpenNpz, NpzWriter).
 //
 // Reading from a []byte or a memory-mapped file does not copy little-endian data: the array's
 // values are a view of the file. C-order files become row-major arrays and Fortran-order

@@ -30,7 +30,7 @@ import (
 // Errors for input that is none of the formats the package reads.
 var (
 	// ErrNotTensors is returned for input that is none of the formats the package reads.
-	ErrNotTensors = errors.New("not a tensor file: neither NumPy .npy nor Arrow IPC")
+	ErrNotTensors = errors.New("not a tensor file: neither NumPy .npy or .npz nor Arrow IPC")
 	// ErrEmpty is returned for empty input. It wraps ErrNotTensors.
 	ErrEmpty = sentinel.New("the file is empty", ErrNotTensors)
 )
@@ -43,6 +43,7 @@ const (
 	FormatTensor  Format = "tensor"  // encapsulated Tensor messages
 	FormatSparse  Format = "sparse"  // encapsulated SparseTensor messages
 	FormatNpy     Format = "npy"     // NumPy .npy
+	FormatNpz     Format = "npz"     // NumPy .npz: a ZIP archive of .npy files
 	FormatArrow   Format = "arrow"   // Arrow IPC file
 	FormatArrows  Format = "arrows"  // Arrow IPC stream of record batches
 	FormatUnknown Format = "unknown" // anything else
@@ -53,6 +54,8 @@ func Detect(b []byte) Format {
 	switch {
 	case bytes.HasPrefix(b, []byte(npyMagic)):
 		return FormatNpy
+	case bytes.HasPrefix(b, []byte(zipMagic)), bytes.HasPrefix(b, []byte(emptyZipMagic)):
+		return FormatNpz
 	case bytes.HasPrefix(b, []byte(ipcMagic)):
 		return FormatArrow
 	}
@@ -131,6 +134,8 @@ func Read(b []byte, base string, lim limits.Limits) ([]Tensor, error) {
 		return readMessages(b, base, lim)
 	case FormatNpy:
 		return readNpy(b, base, lim)
+	case FormatNpz:
+		return readNpz(b, base, lim)
 	case FormatArrow, FormatArrows:
 		return readBatches(b, base, lim)
 	}
@@ -144,7 +149,7 @@ func unknownFormat(b []byte) error {
 	switch {
 	case len(b) == 0:
 		return ErrEmpty
-	case strings.HasPrefix(npyMagic, string(b)), strings.HasPrefix(ipcMagic, string(b)):
+	case strings.HasPrefix(npyMagic, string(b)), strings.HasPrefix(ipcMagic, string(b)), strings.HasPrefix(zipMagic, string(b)):
 		return fmt.Errorf("the file ends inside its magic: %w", io.ErrUnexpectedEOF)
 	case strings.HasPrefix(marker, string(b[:min(len(b), 4)])) && len(b) < 8:
 		return fmt.Errorf("the file ends inside its first message's prefix: %w", io.ErrUnexpectedEOF)
@@ -158,8 +163,10 @@ func unknownFormat(b []byte) error {
 
 // The magic strings Detect looks for.
 const (
-	npyMagic = "\x93NUMPY"
-	ipcMagic = "ARROW1"
+	npyMagic      = "\x93NUMPY"
+	ipcMagic      = "ARROW1"
+	zipMagic      = "PK\x03\x04" // a ZIP archive's first local file header
+	emptyZipMagic = "PK\x05\x06" // the end record of an archive of no files
 )
 
 // readMessages reads a stream of Tensor and SparseTensor messages.
@@ -214,6 +221,24 @@ func readNpy(b []byte, base string, lim limits.Limits) ([]Tensor, error) {
 		return nil, err
 	}
 	return []Tensor{{Name: base, Kind: KindDense, Dense: d}}, nil
+}
+
+// readNpz reads the arrays of an .npz archive, each a dense tensor named base.MEMBER whose
+// Column is the member's name.
+func readNpz(b []byte, base string, lim limits.Limits) ([]Tensor, error) {
+	arrays, err := npy.ReadNpz(b, lim)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Tensor, len(arrays))
+	for i, a := range arrays {
+		d, err := a.Dense()
+		if err != nil {
+			return nil, fmt.Errorf("npz: member %q: %w", a.Name, err)
+		}
+		out[i] = Tensor{Name: base + "." + a.Name, Kind: KindDense, Column: a.Name, Dense: d}
+	}
+	return out, nil
 }
 
 // readBatches reads the tensors of a record-batch file or stream through ipc's decoder:

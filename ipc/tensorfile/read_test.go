@@ -237,7 +237,7 @@ func ExampleRead() {
 func FuzzRead(f *testing.F) {
 	for _, pattern := range []string{"../testdata/arrow-cpp-17/*", "../testdata/arrow-js/*.arrow*",
 		"../testdata/arrow-testing/arrow-ipc-stream/integration/*/*.stream", "../testdata/arrow-testing/arrow-ipc-*/crash-*",
-		"../npy/testdata/numpy/*.npy"} {
+		"../npy/testdata/numpy/*.npy", "../npy/testdata/*-npz/*.npz"} {
 		files, err := filepath.Glob(pattern)
 		require.NoError(f, err)
 		for _, path := range files {
@@ -341,4 +341,47 @@ func TestMetadataKeepsWhatTypesCannot(t *testing.T) {
 		assert.ErrorIs(t, err, tensorfile.ErrMetadata, name)
 		assert.ErrorContains(t, err, "column l", name)
 	}
+}
+
+// TestNpzArchives opens NumPy's .npz archives: every member is a dense tensor named
+// NAME.MEMBER whose column is the member's name, with the values NumPy says it holds.
+func TestNpzArchives(t *testing.T) {
+	f, err := os.Open("../npy/testdata/numpy-npz/expected.jsonl")
+	require.NoError(t, err)
+	defer f.Close()
+	want := map[string][]expected{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var e struct {
+			expected
+			Archive string `json:"archive"`
+		}
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &e))
+		want[e.Archive] = append(want[e.Archive], e.expected)
+	}
+	for archive, members := range want {
+		path := filepath.Join("../npy/testdata/numpy-npz", archive)
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		assert.Equal(t, tensorfile.FormatNpz, tensorfile.Detect(b))
+		file, err := tensorfile.Open(path, limits.Limits{})
+		require.NoError(t, err)
+		require.Len(t, file.Tensors, len(members), archive)
+		for i, m := range members {
+			got := file.Tensors[i]
+			base := tensorfile.BaseName(path)
+			assert.Equal(t, base+"."+m.Name, got.Name)
+			assert.Equal(t, m.Name, got.Column)
+			assert.Equal(t, tensorfile.KindDense, got.Kind)
+			assert.Equal(t, m.DType, got.DType().String())
+			assert.Equal(t, ndarray.Shape(m.Shape), got.Shape())
+			h := sha256.New()
+			_, err := got.WriteValues(h, 0)
+			require.NoError(t, err)
+			assert.Equal(t, m.SHA256, hex.EncodeToString(h.Sum(nil)), got.Name)
+		}
+		file.Release()
+	}
+	_, err = tensorfile.Read([]byte("PK\x03"), "x", limits.Limits{})
+	assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "cut inside the magic")
 }

@@ -15,7 +15,7 @@ type Kind string
 
 // The kinds of tensors; a sparse tensor's kind is "sparse_" followed by its format.
 const (
-	KindDense      Kind = "dense"              // a Tensor message or a .npy file
+	KindDense      Kind = "dense"              // a Tensor message, a .npy file or an .npz member
 	KindFixedShape Kind = "fixed_shape_tensor" // an arrow.fixed_shape_tensor column
 	KindRagged     Kind = "ragged"             // a list, large_list, fixed_size_list or variable_shape_tensor column
 )
@@ -27,7 +27,7 @@ func SparseKind(f sparse.Format) Kind { return Kind("sparse_" + f.String()) }
 type Tensor struct {
 	Name     string   // the file's base name, with .N or .COLUMN when it holds several
 	Kind     Kind     // how it was stored; empty: what the field set implies (ImpliedKind)
-	Column   string   // the record-batch column it came from, if any
+	Column   string   // the record-batch column or .npz member it came from, if any
 	DimNames []string // dimension names, nil when the format carried none
 	Dense    ndarray.Array
 	Sparse   sparse.Array

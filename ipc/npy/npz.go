@@ -1,0 +1,270 @@
+package npy
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow/float16"
+
+	"github.com/ndarrow/ndarrow/internal/bounded"
+	"github.com/ndarrow/ndarrow/internal/mmap"
+	"github.com/ndarrow/ndarrow/ndarray"
+)
+
+// NamedArray is one array of an .npz archive with its name: the member's file name without
+// ".npy", the key numpy.load gives it.
+type NamedArray struct {
+	Name string
+	*Array
+}
+
+// npzSuffix ends the name of every member numpy.savez writes.
+const npzSuffix = ".npy"
+
+// ReadNpz reads the .npz archive in b — what numpy.savez and numpy.savez_compressed write: a
+// ZIP archive of .npy files — and returns its arrays in the archive's order. A stored member
+// is read in place, its values a view of b when they are aligned (numpy.savez does not align
+// them; WriteNpz does); a deflated one is decompressed, and the decompressed bytes of all
+// members together stay within lim.MaxCopySize. Every member's checksum is verified. A member
+// that is not a .npy file fails with ErrUnsupported; a malformed archive, a duplicate name or a
+// wrong checksum with ErrInvalid.
+func ReadNpz(b []byte, lim Limits) ([]NamedArray, error) {
+	lim = lim.WithDefaults()
+	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		return nil, fmt.Errorf("npz: %w: %w", ErrInvalid, err)
+	}
+	var out []NamedArray
+	seen := map[string]bool{}
+	budget := lim.MaxCopySize
+	for _, f := range zr.File {
+		if strings.HasSuffix(f.Name, "/") {
+			continue // a directory
+		}
+		name, ok := strings.CutSuffix(f.Name, npzSuffix)
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("npz: member %q is not a .npy file: %w", f.Name, ErrUnsupported)
+		case seen[name]:
+			return nil, fmt.Errorf("npz: member %q appears twice: %w", f.Name, ErrInvalid)
+		}
+		seen[name] = true
+		data, err := memberBytes(b, f, &budget)
+		if err != nil {
+			return nil, fmt.Errorf("npz: member %q: %w", f.Name, err)
+		}
+		a, err := ReadBytes(data, lim)
+		if err != nil {
+			return nil, fmt.Errorf("npz: member %q: %w", f.Name, err)
+		}
+		out = append(out, NamedArray{Name: name, Array: a})
+	}
+	return out, nil
+}
+
+// memberBytes returns the bytes of member f of the archive b: a view of b when it is stored,
+// decompressed bytes (counted against *budget) when it is deflated. Its checksum is verified.
+func memberBytes(b []byte, f *zip.File, budget *int64) ([]byte, error) {
+	size := f.UncompressedSize64
+	switch f.Method {
+	case zip.Store:
+		start, err := f.DataOffset()
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+		if f.CompressedSize64 != size || start < 0 || uint64(start) > uint64(len(b)) || size > uint64(len(b))-uint64(start) {
+			return nil, fmt.Errorf("%d bytes stored at byte %d of a %d-byte archive: %w", size, start, len(b), ErrInvalid)
+		}
+		data := b[start : uint64(start)+size]
+		if sum := crc32.ChecksumIEEE(data); sum != f.CRC32 {
+			return nil, fmt.Errorf("checksum %08x, the archive says %08x: %w", sum, f.CRC32, ErrInvalid)
+		}
+		return data, nil
+	case zip.Deflate:
+		if size > uint64(*budget) {
+			return nil, fmt.Errorf("decompresses to %d bytes, more than the %d left of the limit: %w", size, *budget, ErrLimit)
+		}
+		r, err := f.Open() // verifies the checksum at the end
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+		defer r.Close()
+		data, err := bounded.ReadFull(r, int64(size))
+		if err == nil {
+			// The claimed size must be the whole of it: read past it to see the checksum.
+			var one [1]byte
+			switch n, rerr := r.Read(one[:]); {
+			case n > 0 || errors.Is(rerr, zip.ErrFormat): // zip's reader stops at the size
+				err = fmt.Errorf("decompresses to more than the %d bytes the archive says: %w", size, ErrInvalid)
+			case rerr != nil && !errors.Is(rerr, io.EOF):
+				err = rerr
+			}
+		}
+		if err != nil {
+			if errors.Is(err, zip.ErrChecksum) || errors.Is(err, zip.ErrFormat) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+				err = fmt.Errorf("%w: %w", ErrInvalid, err)
+			}
+			return nil, err
+		}
+		*budget -= int64(size)
+		return data, nil
+	}
+	return nil, fmt.Errorf("compression method %d (numpy writes stored or deflated members): %w", f.Method, ErrUnsupported)
+}
+
+// OpenNpz memory-maps the .npz file at path and reads its arrays as ReadNpz does; arrays of
+// stored members view the mapping. Each array holds a reference to the mapping: Release
+// every one (the mapping goes with the last).
+func OpenNpz(path string, lim Limits) ([]NamedArray, error) {
+	m, err := mmap.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("npz: %w", err)
+	}
+	defer m.Release()
+	arrays, err := ReadNpz(m.Bytes(), lim)
+	if err != nil {
+		return nil, fmt.Errorf("%w (file %s)", err, path)
+	}
+	for _, a := range arrays {
+		m.Retain()
+		a.owner = m
+	}
+	return arrays, nil
+}
+
+// NpzWriter writes an .npz archive that numpy.load reads, one array at a time: each array is
+// a member NAME.npy, stored as numpy.savez stores it — with its values aligned to 64 bytes in
+// the archive, so that ReadNpz views them in place — or deflated, as
+// numpy.savez_compressed does. Close finishes the archive.
+type NpzWriter struct {
+	w        *countingWriter
+	zw       *zip.Writer
+	compress bool
+	names    map[string]bool
+}
+
+// NewNpzWriter returns a writer of an .npz archive to w, deflated when compress is set.
+func NewNpzWriter(w io.Writer, compress bool) *NpzWriter {
+	cw := &countingWriter{w: w}
+	return &NpzWriter{w: cw, zw: zip.NewWriter(cw), compress: compress, names: map[string]bool{}}
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// zipalignID is the ZIP extra field that pads a stored member so its data starts aligned, as
+// Android's zipalign writes it: the alignment (2 bytes) and zeros.
+const zipalignID = 0xd935
+
+// modified is the time every member carries, so that an archive's bytes depend only on its
+// arrays.
+var modified = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// ErrName reports an .npz member name NpzWriter cannot use: empty, with a slash, or used
+// before.
+var ErrName = errors.New("npz: invalid member name")
+
+// Write adds d — a *ndarray.Dense of a numeric type or bool — as the member name.npy, in
+// .npy format as Write writes it, streamed from d's memory (a stored member is read twice:
+// once for its checksum, which its header carries). It fails with ErrUnsupported for other
+// element types and with ErrName for an empty name, a name with a slash or a name used before.
+func (z *NpzWriter) Write(name string, d ndarray.Array) error {
+	switch {
+	case name == "" || strings.ContainsAny(name, "/\\"):
+		return fmt.Errorf("%w: %q", ErrName, name)
+	case z.names[name]:
+		return fmt.Errorf("%w: %q used twice", ErrName, name)
+	}
+	fh := &zip.FileHeader{Name: name + npzSuffix, Modified: modified}
+	var w io.Writer
+	var err error
+	if z.compress {
+		fh.Method = zip.Deflate
+		w, err = z.zw.CreateHeader(fh)
+	} else {
+		// Stored, with the sizes and checksum in the local header and an extra field that
+		// pads the header so the .npy file — and so its values — starts on a 64-byte boundary.
+		sum := crc32.NewIEEE()
+		var size int64
+		if size, err = WriteArray(sum, d); err != nil {
+			return fmt.Errorf("npz: member %q: %w", name, err)
+		}
+		if err := z.zw.Flush(); err != nil {
+			return fmt.Errorf("npz: %w", err)
+		}
+		const localHeader = 30
+		end := z.w.n + localHeader + int64(len(fh.Name)) + 6
+		pad := (alignment - end%alignment) % alignment
+		extra := make([]byte, 6+pad)
+		binary.LittleEndian.PutUint16(extra, zipalignID)
+		binary.LittleEndian.PutUint16(extra[2:], uint16(2+pad))
+		binary.LittleEndian.PutUint16(extra[4:], alignment)
+		fh.Method, fh.Extra, fh.CRC32 = zip.Store, extra, sum.Sum32()
+		fh.CompressedSize64, fh.UncompressedSize64 = uint64(size), uint64(size)
+		w, err = z.zw.CreateRaw(fh)
+	}
+	if err == nil {
+		_, err = WriteArray(w, d)
+	}
+	if err != nil {
+		return fmt.Errorf("npz: member %q: %w", name, err)
+	}
+	z.names[name] = true
+	return nil
+}
+
+// Close writes the archive's central directory. It does not close the underlying writer.
+func (z *NpzWriter) Close() error {
+	if err := z.zw.Close(); err != nil {
+		return fmt.Errorf("npz: %w", err)
+	}
+	return nil
+}
+
+// WriteArray is Write for an array whose element type is known only at run time: a
+// *ndarray.Dense of a numeric type or bool. Other arrays fail with ErrUnsupported.
+func WriteArray(w io.Writer, a ndarray.Array) (int64, error) {
+	switch d := a.(type) {
+	case *ndarray.Dense[bool]:
+		return Write(w, d)
+	case *ndarray.Dense[int8]:
+		return Write(w, d)
+	case *ndarray.Dense[int16]:
+		return Write(w, d)
+	case *ndarray.Dense[int32]:
+		return Write(w, d)
+	case *ndarray.Dense[int64]:
+		return Write(w, d)
+	case *ndarray.Dense[uint8]:
+		return Write(w, d)
+	case *ndarray.Dense[uint16]:
+		return Write(w, d)
+	case *ndarray.Dense[uint32]:
+		return Write(w, d)
+	case *ndarray.Dense[uint64]:
+		return Write(w, d)
+	case *ndarray.Dense[float16.Num]:
+		return Write(w, d)
+	case *ndarray.Dense[float32]:
+		return Write(w, d)
+	case *ndarray.Dense[float64]:
+		return Write(w, d)
+	}
+	return 0, fmt.Errorf("npy: %T: %w", a, ErrUnsupported)
+}
