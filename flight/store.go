@@ -3,10 +3,7 @@ package flight
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -124,53 +121,30 @@ func (s *Store) put(name string, e *entry) {
 	}
 }
 
-// AddDir adds every tensor file in dir (not its subdirectories), memory-mapped and read within
-// lim, under the names tensorfile gives them, and returns the names added. Files that hold no tensors Flight
-// can carry are skipped, and reported in the returned error (errors.Join of one per file)
-// after the others are added; names that several files give are an error too, the first
-// file's tensor kept.
+// AddDir adds the tensors of every tensor file in dir (not its subdirectories), memory-mapped
+// and read within lim, under the names tensorfile.OpenDir gives them, and returns the names
+// added. Files that cannot be read, names that several files give (the first file's tensor
+// kept) and tensors Flight cannot carry are reported in the returned error (errors.Join of one
+// per problem) after the others are added.
 func (s *Store) AddDir(dir string, lim limits.Limits) ([]string, error) {
-	ents, err := os.ReadDir(dir)
+	d, err := tensorfile.OpenDir(dir, lim)
 	if err != nil {
 		return nil, fmt.Errorf("flight: %w", err)
 	}
+	defer d.Release() // each entry holds a reference to its own file
+	errs := d.Skipped
 	var added []string
-	var errs []error
-	seen := map[string]string{}
-	for _, de := range ents {
-		if !de.Type().IsRegular() || strings.HasPrefix(de.Name(), ".") {
-			continue
-		}
-		path := filepath.Join(dir, de.Name())
-		f, err := tensorfile.Open(path, lim)
-		if errors.Is(err, tensorfile.ErrNotTensors) {
-			continue
-		}
+	for _, t := range d.Tensors {
+		f := d.File(t.Name)
+		f.Retain()
+		e, err := s.newEntry(t.Name, t, f)
 		if err != nil {
-			errs = append(errs, err)
+			f.Release()
+			errs = append(errs, fmt.Errorf("%s: %w", f.Path, err))
 			continue
 		}
-		var entries []*entry
-		for _, t := range f.Tensors {
-			if prev, dup := seen[t.Name]; dup {
-				errs = append(errs, fmt.Errorf("flight: %s: the name %s is taken by %s", path, t.Name, prev))
-				continue
-			}
-			f.Retain()
-			e, err := s.newEntry(t.Name, t, f)
-			if err != nil {
-				f.Release()
-				errs = append(errs, fmt.Errorf("%s: %w", path, err))
-				continue
-			}
-			seen[t.Name] = path
-			entries = append(entries, e)
-		}
-		f.Release() // each entry holds its own reference
-		for _, e := range entries {
-			s.put(e.tensor.Name, e)
-			added = append(added, e.tensor.Name)
-		}
+		s.put(t.Name, e)
+		added = append(added, t.Name)
 	}
 	slices.Sort(added)
 	return added, errors.Join(errs...)

@@ -11,13 +11,15 @@ import (
 // helpText is each command's usage line (after "ndarrow NAME") and its description, as
 // `ndarrow help NAME`, `ndarrow NAME -h` and `ndarrow NAME --help` print them.
 var helpText = map[string]struct{ args, text string }{
-	"inspect": {"[--json] [--max-dense N] FILE...", `Inspect describes every tensor in each FILE: its name, kind, dtype, shape, dimension names,
-stored values (nnz) and the sha256 of its values (dense, row-major, little-endian; a sparse
-tensor's zeros included, a ragged tensor's flat values), plus the column and the row splits of
-a ragged column. The format is recognized from the file's first bytes: ` + inputFormats + `.
-With --json, one JSON object per tensor and line.`},
-	"convert": {"[--to FORMAT] [--tensor NAME] [--dense] [--max-dense N] IN OUT", `Convert writes the tensors of IN to OUT in FORMAT, which OUT's extension gives unless --to
-does:` + formatList() + `
+	"inspect": {"[--json] [--max-dense N] FILE|DIR...", `Inspect describes every tensor in each FILE, or in every tensor file of DIR (named as serve
+names them): its name, kind, dtype, shape, dimension names, stored values (nnz) and the
+sha256 of its values (dense, row-major, little-endian; a sparse tensor's zeros included, a
+ragged tensor's flat values), plus the column and the row splits of a ragged column. With
+--json, one JSON object per tensor and line. The format is recognized from the file's first
+bytes:
+` + inputFormats},
+	"convert": {"[--to FORMAT] [--tensor NAME] [--dense] [--max-dense N] IN OUT", `Convert writes the tensors of IN — a file, or every tensor file of a directory, named as serve
+names them — to OUT in FORMAT, which OUT's extension gives unless --to does:` + formatList() + `
 
 ` + keeps + `
 --tensor picks one tensor of an input that holds several (by the name inspect prints). OUT is
@@ -32,9 +34,9 @@ files that cannot be served are reported. Ctrl-C or SIGTERM shuts the server dow
 format OUT's extension gives unless --to does:` + formatList() + `
 
 ` + keeps},
-	"put": {"[--tensor NAME] [--name NAME] [client flags] URI FILE",
-		`Put uploads the tensors of FILE to the Flight server at URI, each under the name inspect prints,
-or one of them (--tensor) under another name (--name).`},
+	"put": {"[--tensor NAME] [--name NAME] [client flags] URI FILE|DIR",
+		`Put uploads the tensors of FILE, or of every tensor file of DIR, to the Flight server at URI, each
+under the name inspect prints, or one of them (--tensor) under another name (--name).`},
 	"delete":  {"[client flags] URI NAME", `Delete removes the tensor NAME from the Flight server at URI.`},
 	"demo":    {"", `Demo runs the main job end to end on a built-in example: arrays, views, files, Flight.`},
 	"version": {"", `Version prints ndarrow's version, the Go version and the platform.`},
@@ -50,9 +52,10 @@ tensors, and neither holds names: a sparse tensor goes in its dense form (within
 their dense form whatever the format.`
 
 // inputFormats lists what commands read.
-const inputFormats = "Arrow Tensor and SparseTensor messages (.tensor), NumPy .npy, Arrow IPC files (.arrow) and " +
-	"streams (.arrows) of record batches whose arrow.fixed_shape_tensor, list and " +
-	"arrow.variable_shape_tensor columns are tensors, or a sparse COO record batch"
+const inputFormats = `  Arrow Tensor and SparseTensor messages (.tensor, .coo, .csr, .csc, .csf)
+  NumPy .npy files and .npz archives
+  Arrow IPC files (.arrow) and streams (.arrows) of record batches: arrow.fixed_shape_tensor,
+  list and arrow.variable_shape_tensor columns, or a sparse tensor's batch`
 
 // formatList describes the output formats, from the table that defines them.
 func formatList() string {

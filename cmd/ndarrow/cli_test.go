@@ -166,7 +166,7 @@ func TestTensorPicksOne(t *testing.T) {
 }
 
 // TestOneErrorLinePerFailure: each bad input gives one line naming the file once and saying
-// what is wrong — missing, a directory, empty, cut short, of no known format — and inspect
+// what is wrong — missing, empty, cut short, of no known format — and inspect
 // prints no table header for files it cannot read.
 func TestOneErrorLinePerFailure(t *testing.T) {
 	dir := t.TempDir()
@@ -179,7 +179,6 @@ func TestOneErrorLinePerFailure(t *testing.T) {
 	require.NoError(t, err)
 	for path, reason := range map[string]string{
 		filepath.Join(dir, "missing.npy"):            "no such file or directory",
-		t.TempDir():                                  "is a directory",
 		write("empty.npy", nil):                      "the file is empty",
 		write("cut.tensor", tensor[:40]):             "the file ends inside its first message's metadata",
 		write("cut.npy", []byte("\x93NUM")):          "the file ends inside its magic",
@@ -268,4 +267,81 @@ func TestInspectSaysWhenAFileHoldsNoTensors(t *testing.T) {
 	assert.Equal(t, exitOK, code)
 	assert.Empty(t, stdout)
 	assert.Equal(t, "ndarrow inspect: "+path+": no tensors: none of its columns is a tensor\n", stderr)
+}
+
+// TestDirectoryIsOneDataset: a directory given to inspect, convert or put is every tensor file
+// in it, under the names serve gives them (ls lists the same); files that are not tensor
+// files, hidden files and subdirectories are left alone; a broken file is one error line for
+// inspect and fails convert and put, which take a dataset whole.
+func TestDirectoryIsOneDataset(t *testing.T) {
+	dir := t.TempDir()
+	copyIn := func(src, name string) {
+		b, err := os.ReadFile(src)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))
+	}
+	copyIn(filepath.Join(golden, "dense_float_rank3.tensor"), "dense_float_rank3.tensor")
+	copyIn(filepath.Join(golden, "multi_3.tensor"), "multi_3.tensor")
+	copyIn("../../ipc/npy/testdata/numpy/u8_image.npy", "u8_image.npy")
+	copyIn("../../ipc/npy/testdata/numpy-npz/positional.npz", "positional.npz")
+	copyIn("../../ipc/npy/testdata/numpy/u8_image.npy", ".hidden.npy")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not tensors\n"), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
+	copyIn("../../ipc/npy/testdata/numpy/f32_scalar.npy", "sub/f32_scalar.npy")
+	want := []string{"dense_float_rank3", "multi_3.0", "multi_3.1", "multi_3.2", "positional.arr_0", "positional.arr_1", "u8_image"}
+
+	names := func(lines []inspection) []string {
+		var out []string
+		for _, l := range lines {
+			out = append(out, l.Name)
+		}
+		return out
+	}
+	assert.Equal(t, want, names(inspectJSON(t, dir)))
+
+	s := startServe(t, dir)
+	code, stdout, stderr := runCLI("ls", "--json", s.uri)
+	require.Equal(t, exitOK, code, stderr)
+	var listed []string
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		var l struct{ Name string }
+		require.NoError(t, json.Unmarshal([]byte(line), &l))
+		listed = append(listed, l.Name)
+	}
+	assert.Equal(t, want, listed, "serve gives the same names")
+
+	out := filepath.Join(t.TempDir(), "all.npz")
+	code, _, stderr = runCLI("convert", dir, out)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Len(t, inspectJSON(t, out), len(want), "one archive of the whole dataset")
+
+	other := startServe(t, t.TempDir())
+	code, _, stderr = runCLI("put", other.uri, dir)
+	require.Equal(t, exitOK, code, stderr)
+	code, stdout, _ = runCLI("ls", other.uri)
+	require.Equal(t, exitOK, code)
+	for _, name := range want {
+		assert.Contains(t, stdout, name)
+	}
+
+	// A broken file: inspect says so on one line and describes the rest; convert and put
+	// refuse the dataset.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "broken.npy"), []byte("\x93NUMPY\x01"), 0o644))
+	code, stdout, stderr = runCLI("inspect", "--json", dir)
+	assert.Equal(t, exitFail, code)
+	assert.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
+	assert.Contains(t, stderr, "broken.npy")
+	assert.Equal(t, len(want), strings.Count(stdout, "\n"))
+	code, _, stderr = runCLI("convert", dir, filepath.Join(t.TempDir(), "x.npz"))
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, "broken.npy")
+	code, _, stderr = runCLI("put", other.uri, dir)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, "broken.npy")
+
+	empty := t.TempDir()
+	code, stdout, stderr = runCLI("inspect", empty)
+	assert.Equal(t, exitOK, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, "ndarrow inspect: "+empty+": no tensors: no tensor files\n", stderr)
 }

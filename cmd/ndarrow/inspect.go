@@ -70,10 +70,18 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			code = exitFail
 			continue
 		}
-		if len(f.Tensors) == 0 {
+		for _, err := range f.skipped {
+			fmt.Fprintf(stderr, "ndarrow inspect: %v\n", err)
+			code = exitFail
+		}
+		switch {
+		case len(f.tensors) > 0:
+		case f.dir:
+			fmt.Fprintf(stderr, "ndarrow inspect: %s: no tensors: no tensor files\n", path)
+		default:
 			fmt.Fprintf(stderr, "ndarrow inspect: %s: no tensors: none of its columns is a tensor\n", path)
 		}
-		for _, t := range f.Tensors {
+		for _, t := range f.tensors {
 			line, err := inspect(ctx, t, *maxDense)
 			if err != nil {
 				fmt.Fprintf(stderr, "ndarrow inspect: %s: %s: %v\n", path, t.Name, err)

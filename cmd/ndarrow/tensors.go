@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/ndarrow/ndarrow/ipc/tensorfile"
@@ -16,28 +17,70 @@ type tensor = tensorfile.Tensor
 // errRagged is what the dense output formats say about a ragged tensor.
 var errRagged = errors.New("a ragged array has no dense form: convert it --to arrow or arrows")
 
-// load reads every tensor of the file at path, memory-mapped, within the default limits: the
-// tensors view the mapping until the caller releases the file.
-func load(path string) (*tensorfile.File, error) {
-	return tensorfile.Open(path, limits.Limits{})
+// input is the tensors of a file, or of every tensor file of a directory, which view the
+// files' mappings until release.
+type input struct {
+	path    string
+	dir     bool
+	tensors []tensor
+	skipped []error // the files of a directory that could not be read, and names taken twice
+	release func()
 }
 
-// selectTensor returns the tensors of f, or the one named name when name is not empty.
-func selectTensor(f *tensorfile.File, name string) ([]tensor, error) {
-	if len(f.Tensors) == 0 {
-		return nil, fmt.Errorf("%s: no tensors", f.Path)
+// Release drops the input's mappings; its tensors must not be used afterwards.
+func (in *input) Release() { in.release() }
+
+// load reads every tensor of the file at path, memory-mapped, within the default limits; or,
+// when path is a directory, of every tensor file in it, under the names serve gives them.
+func load(path string) (*input, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		d, err := tensorfile.OpenDir(path, limits.Limits{})
+		if err != nil {
+			return nil, err
+		}
+		return &input{path: path, dir: true, tensors: d.Tensors, skipped: d.Skipped, release: d.Release}, nil
+	}
+	f, err := tensorfile.Open(path, limits.Limits{})
+	if err != nil {
+		return nil, err
+	}
+	return &input{path: path, tensors: f.Tensors, release: f.Release}, nil
+}
+
+// whole returns an error when a directory input left files out: convert and put take all of a
+// dataset or nothing.
+func (in *input) whole() error {
+	switch len(in.skipped) {
+	case 0:
+		return nil
+	case 1:
+		return in.skipped[0]
+	}
+	return fmt.Errorf("%w (and %d more problems in %s)", in.skipped[0], len(in.skipped)-1, in.path)
+}
+
+// selectTensor returns the tensors of in, or the one named name when name is not empty.
+func selectTensor(in *input, name string) ([]tensor, error) {
+	if err := in.whole(); err != nil {
+		return nil, err
+	}
+	if len(in.tensors) == 0 {
+		if in.dir {
+			return nil, fmt.Errorf("%s: no tensors: no tensor files", in.path)
+		}
+		return nil, fmt.Errorf("%s: no tensors", in.path)
 	}
 	if name == "" {
-		return f.Tensors, nil
+		return in.tensors, nil
 	}
 	var names []string
-	for _, t := range f.Tensors {
+	for _, t := range in.tensors {
 		if t.Name == name {
 			return []tensor{t}, nil
 		}
 		names = append(names, t.Name)
 	}
-	return nil, fmt.Errorf("%s: no tensor %q (it holds %s)", f.Path, name, strings.Join(names, ", "))
+	return nil, fmt.Errorf("%s: no tensor %q (it holds %s)", in.path, name, strings.Join(names, ", "))
 }
 
 // maxDenseFlag adds --max-dense, the bound on expanding a sparse tensor into its dense form.

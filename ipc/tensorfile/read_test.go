@@ -385,3 +385,48 @@ func TestNpzArchives(t *testing.T) {
 	_, err = tensorfile.Read([]byte("PK\x03"), "x", limits.Limits{})
 	assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "cut inside the magic")
 }
+
+// TestOpenDir reads a directory as one dataset: tensor files in name order under their
+// names, other files and subdirectories left alone, unreadable files and names given twice
+// reported in Skipped, each tensor's file retained beyond the Dir's Release.
+func TestOpenDir(t *testing.T) {
+	dir := t.TempDir()
+	put := func(name, src string) {
+		b, err := os.ReadFile(src)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))
+	}
+	put("a.npy", "../npy/testdata/numpy/i64_vector.npy")
+	put("a.tensor", "../testdata/arrow-cpp-17/dense_float_7.tensor") // also named a
+	put("b.npz", "../npy/testdata/numpy-npz/positional.npz")
+	put("c.npy", "../npy/testdata/numpy/object_refuse.npy")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "readme.md"), []byte("# data\n"), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "nested"), 0o755))
+
+	d, err := tensorfile.OpenDir(dir, limits.Limits{})
+	require.NoError(t, err)
+	var names []string
+	for _, x := range d.Tensors {
+		names = append(names, x.Name)
+	}
+	assert.Equal(t, []string{"a", "b.arr_0", "b.arr_1"}, names)
+	require.Len(t, d.Skipped, 2)
+	assert.ErrorContains(t, d.Skipped[0], "a.tensor: the name a is taken by "+filepath.Join(dir, "a.npy"))
+	assert.ErrorIs(t, d.Skipped[1], npy.ErrUnsupported)
+	assert.ErrorContains(t, d.Skipped[1], "c.npy")
+
+	f := d.File("b.arr_1")
+	require.NotNil(t, f)
+	assert.Nil(t, d.File("nope"))
+	f.Retain()
+	d.Release()
+	kept := d.Tensors[2]
+	var buf bytes.Buffer
+	_, err = kept.WriteValues(&buf, 0)
+	require.NoError(t, err, "the retained file's mapping outlives the Dir")
+	assert.Len(t, buf.Bytes(), 2*2*4)
+	f.Release()
+
+	_, err = tensorfile.OpenDir(filepath.Join(dir, "missing"), limits.Limits{})
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}

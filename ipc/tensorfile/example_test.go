@@ -1,0 +1,43 @@
+package tensorfile_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/ndarrow/ndarrow/ipc/npy"
+	"github.com/ndarrow/ndarrow/ipc/tensorfile"
+	"github.com/ndarrow/ndarrow/limits"
+	"github.com/ndarrow/ndarrow/ndarray"
+)
+
+// Read a directory of files as one dataset, under the names ndarrow serve gives them.
+func ExampleOpenDir() {
+	dir, _ := os.MkdirTemp("", "dataset")
+	defer os.RemoveAll(dir)
+	for i, name := range []string{"train.npz", "test.npz"} {
+		f, _ := os.Create(filepath.Join(dir, name))
+		z := npy.NewNpzWriter(f, false)
+		_ = z.Write("x", ndarray.Full(float32(i), 4-2*int64(i), 3))
+		_ = z.Write("y", ndarray.Full(int64(i), 4-2*int64(i)))
+		_ = z.Close()
+		_ = f.Close()
+	}
+	_ = os.WriteFile(filepath.Join(dir, "README.md"), []byte("not a tensor file\n"), 0o644)
+
+	d, err := tensorfile.OpenDir(dir, limits.Limits{})
+	if err != nil {
+		panic(err)
+	}
+	defer d.Release()
+	for _, t := range d.Tensors {
+		fmt.Println(t.Name, t.DType(), t.Shape())
+	}
+	fmt.Println(len(d.Skipped), "skipped")
+	// Output:
+	// test.x float32 (2, 3)
+	// test.y int64 (2,)
+	// train.x float32 (4, 3)
+	// train.y int64 (4,)
+	// 0 skipped
+}
