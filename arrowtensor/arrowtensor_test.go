@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/sparse"
 )
 
 func TestDTypeFromArrow(t *testing.T) {
@@ -67,7 +68,7 @@ func tensorRoundTrip[T ndarray.Numeric](t *testing.T, value func(int) T) {
 		"strided":      ndarray.Must(d.Slice(ndarray.All(), ndarray.Step(2))),
 		"offset rows":  ndarray.Must(d.Slice(ndarray.From(1))),
 	} {
-		tn, err := ToTensor(view, []string{"a", "b"})
+		tn, err := ToTensor(memory.DefaultAllocator, view, []string{"a", "b"})
 		require.NoError(t, err, name)
 		assert.Equal(t, []int64(view.Shape()), tn.Shape(), name)
 		assert.Equal(t, []string{"a", "b"}, tn.DimNames(), name)
@@ -335,7 +336,7 @@ func TestWriteFixedShapeColumnsWithArrowGo(t *testing.T) {
 	require.NoError(t, err)
 
 	images := want.Clone()
-	recs, err := Records("images", images, []string{"h", "w"}, 3)
+	recs, err := Records(memory.DefaultAllocator, "images", images, []string{"h", "w"}, 3)
 	require.NoError(t, err)
 	require.Len(t, recs, 2, "4 rows in batches of 3")
 	assert.Equal(t, int64(3), recs[0].NumRows())
@@ -374,7 +375,7 @@ func TestWriteFixedShapeColumnsWithArrowGo(t *testing.T) {
 
 func TestNewFixedShapeTensorArrayIsZeroCopy(t *testing.T) {
 	d := ndarray.Must(ndarray.FromSlice([]uint16{1, 2, 3, 4, 5, 6, 7, 8}, 2, 2, 2))
-	arr, err := NewFixedShapeTensorArray(d, nil)
+	arr, err := NewFixedShapeTensorArray(memory.DefaultAllocator, d, nil)
 	require.NoError(t, err)
 	defer arr.Release()
 	back, err := ToDense[uint16](arr)
@@ -383,7 +384,7 @@ func TestNewFixedShapeTensorArrayIsZeroCopy(t *testing.T) {
 	assert.True(t, back.Equal(d))
 
 	strided := ndarray.Must(d.Slice(ndarray.All(), ndarray.Flip()))
-	copied, err := NewFixedShapeTensorArray(strided, nil)
+	copied, err := NewFixedShapeTensorArray(memory.DefaultAllocator, strided, nil)
 	require.NoError(t, err)
 	defer copied.Release()
 	back, err = ToDense[uint16](copied)
@@ -391,10 +392,77 @@ func TestNewFixedShapeTensorArrayIsZeroCopy(t *testing.T) {
 	assert.False(t, back.SharesMemory(d))
 	assert.True(t, back.Equal(strided))
 
-	_, err = NewFixedShapeTensorArray(ndarray.Scalar(uint16(1)), nil)
+	_, err = NewFixedShapeTensorArray(memory.DefaultAllocator, ndarray.Scalar(uint16(1)), nil)
 	assert.ErrorIs(t, err, ndarray.ErrShape)
 	_, err = ToDense[int8](arr)
 	assert.ErrorIs(t, err, ndarray.ErrDType)
-	_, err = Records("x", d, nil, 0)
+	_, err = Records(memory.DefaultAllocator, "x", d, nil, 0)
 	assert.ErrorIs(t, err, ndarray.ErrShape)
+}
+
+// TestConstructorsAllocateFromMem: every Arrow-facing constructor takes the allocator first,
+// views what it can (nothing allocated) and allocates from it what it must copy, all of which
+// its Release gives back.
+func TestConstructorsAllocateFromMem(t *testing.T) {
+	d := ndarray.FromFunc(func(i []int64) float32 { return float32(i[0]*10 + i[1]) }, 6, 4)
+	strided := ndarray.Must(d.Slice(ndarray.Step(2), ndarray.Flip()))
+	m32 := sparse.FromDense(ndarray.FromFunc(func(i []int64) float64 { return float64((i[0] + i[1]) % 3) }, 4, 5))
+	m, err := sparse.MakeCOO(m32.Shape(), sparse.Int64Indices(m32.Indices().AsInt64()), m32.Data())
+	require.NoError(t, err)
+	csr, err := m.Convert(sparse.FormatCSR)
+	require.NoError(t, err)
+	view, err := m.Slice(ndarray.Range(1, 3))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name   string
+		copies bool
+		make   func(memory.Allocator) (interface{ Release() }, error)
+	}{
+		{"NewFixedShapeTensorArray contiguous", false, func(mem memory.Allocator) (interface{ Release() }, error) {
+			return NewFixedShapeTensorArray(mem, d, nil)
+		}},
+		{"NewFixedShapeTensorArray strided", true, func(mem memory.Allocator) (interface{ Release() }, error) {
+			return NewFixedShapeTensorArray(mem, strided, nil)
+		}},
+		{"Records strided", true, func(mem memory.Allocator) (interface{ Release() }, error) {
+			recs, err := Records(mem, "x", strided, nil, 2)
+			return releaseAll(recs), err
+		}},
+		{"ToTensor contiguous", false, func(mem memory.Allocator) (interface{ Release() }, error) { return ToTensor(mem, d, nil) }},
+		{"ToTensor strided", true, func(mem memory.Allocator) (interface{ Release() }, error) { return ToTensor(mem, strided, nil) }},
+		{"COORecord whole, int64 coordinates", false, func(mem memory.Allocator) (interface{ Release() }, error) {
+			return COORecord(mem, m, nil)
+		}},
+		{"COORecord int32 coordinates", true, func(mem memory.Allocator) (interface{ Release() }, error) {
+			return COORecord(mem, m32, nil)
+		}},
+		{"COORecord view", true, func(mem memory.Allocator) (interface{ Release() }, error) {
+			return COORecord(mem, view, nil)
+		}},
+		{"SparseRecord", true, func(mem memory.Allocator) (interface{ Release() }, error) {
+			return SparseRecord(mem, csr, nil)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			x, err := tc.make(mem)
+			require.NoError(t, err)
+			if tc.copies {
+				assert.Positive(t, mem.CurrentAlloc(), "the copy comes from mem")
+			} else {
+				assert.Zero(t, mem.CurrentAlloc(), "a view allocates nothing")
+			}
+			x.Release()
+			mem.AssertSize(t, 0)
+		})
+	}
+}
+
+// releaseAll is a Release for several records.
+type releaseAll []arrow.Record
+
+func (rs releaseAll) Release() {
+	for _, r := range rs {
+		r.Release()
+	}
 }

@@ -3,6 +3,8 @@ package arrowtensor_test
 import (
 	"fmt"
 
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
 	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/ndarray"
 )
@@ -11,7 +13,7 @@ import (
 // without copying the values either way.
 func ExampleNewFixedShapeTensorArray() {
 	batch := ndarray.Must(ndarray.FromSlice([]int32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, 3, 2, 2))
-	col, err := arrowtensor.NewFixedShapeTensorArray(batch, []string{"y", "x"})
+	col, err := arrowtensor.NewFixedShapeTensorArray(memory.DefaultAllocator, batch, []string{"y", "x"})
 	if err != nil {
 		panic(err)
 	}
@@ -32,7 +34,7 @@ func ExampleNewFixedShapeTensorArray() {
 // Flight DoGet.
 func ExampleRecords() {
 	d := ndarray.New[float32](5, 4)
-	recs, err := arrowtensor.Records("features", d, nil, 2)
+	recs, err := arrowtensor.Records(memory.DefaultAllocator, "features", d, nil, 2)
 	if err != nil {
 		panic(err)
 	}
@@ -47,7 +49,7 @@ func ExampleRecords() {
 // View an ndarray as an Arrow Go tensor and back.
 func ExampleToTensor() {
 	d := ndarray.Must(ndarray.FromSlice([]float64{1, 2, 3, 4, 5, 6}, 2, 3))
-	t, err := arrowtensor.ToTensor(d.Transpose(), nil)
+	t, err := arrowtensor.ToTensor(memory.DefaultAllocator, d.Transpose(), nil)
 	if err != nil {
 		panic(err)
 	}

@@ -236,8 +236,9 @@ func (a *FixedShapeTensorArray) ValueStr(i int) string { return a.Storage().Valu
 // NewFixedShapeTensorArray returns an arrow.fixed_shape_tensor array whose row i is the
 // tensor d[i], for an array d of shape [N, cell shape...]; dimNames names the cell's
 // dimensions (nil for none). The Arrow array views d's memory without copying when d is
-// row-major contiguous, and holds a row-major copy otherwise; it must not outlive d's memory.
-func NewFixedShapeTensorArray[T ndarray.Numeric](d *ndarray.Dense[T], dimNames []string) (*FixedShapeTensorArray, error) {
+// row-major contiguous — it must then not outlive d's memory — and holds a row-major copy
+// allocated from mem otherwise. Release it.
+func NewFixedShapeTensorArray[T ndarray.Numeric](mem memory.Allocator, d *ndarray.Dense[T], dimNames []string) (*FixedShapeTensorArray, error) {
 	if d.Rank() == 0 {
 		return nil, fmt.Errorf("arrowtensor: a rank-0 array has no rows to make tensors of: %w", ndarray.ErrShape)
 	}
@@ -246,13 +247,36 @@ func NewFixedShapeTensorArray[T ndarray.Numeric](d *ndarray.Dense[T], dimNames [
 	if err != nil {
 		return nil, err
 	}
-	values := d.Ravel()
-	child := array.NewData(typ.valueType, len(values),
-		[]*memory.Buffer{nil, memory.NewBufferBytes(ndarray.LittleEndianBytes(values))}, nil, 0, 0)
+	values := rowMajorBuffer(mem, d)
+	defer values.Release()
+	child := array.NewData(typ.valueType, int(d.Size()), []*memory.Buffer{nil, values}, nil, 0, 0)
 	defer child.Release()
 	data := array.NewData(typ, int(shape[0]), []*memory.Buffer{nil}, []arrow.ArrayData{child}, 0, 0)
 	defer data.Release()
 	return array.MakeFromData(data).(*FixedShapeTensorArray), nil
+}
+
+// rowMajorBuffer returns the elements of d in row-major order as an Arrow buffer: a view of
+// d's memory when d is row-major contiguous, else a copy allocated from mem. Release it.
+func rowMajorBuffer[T ndarray.Numeric](mem memory.Allocator, d *ndarray.Dense[T]) *memory.Buffer {
+	if values, ok := d.Contiguous(); ok && d.Layout().IsRowMajor() {
+		return memory.NewBufferBytes(ndarray.LittleEndianBytes(values))
+	}
+	return copyBuffer(mem, d.Size(), d.CopyTo)
+}
+
+// copyBuffer returns a buffer of n elements of T allocated from mem, filled by fill with the
+// elements in order, little-endian. Release it.
+func copyBuffer[T ndarray.Numeric](mem memory.Allocator, n int64, fill func([]T) error) *memory.Buffer {
+	buf := newBuffer(mem, n*int64(ndarray.DTypeOf[T]().Size()))
+	if dst, ok := ndarray.ViewBytes[T](buf.Bytes()); ok {
+		_ = fill(dst) // the sizes match by construction
+		return buf
+	}
+	values := make([]T, n) // a big-endian machine: order the bytes as Arrow wants them
+	_ = fill(values)
+	copy(buf.Bytes(), ndarray.LittleEndianBytes(values))
+	return buf
 }
 
 // NullRow returns the first row of a that is null or holds a null element, or -1 when no row

@@ -413,7 +413,8 @@ func RaggedFromListAny(arr arrow.Array) (ragged.Any, error) {
 	return elementOps[dt].from(arr)
 }
 
-// ListFromRaggedAny is ListFromRagged for a ragged array of any element type.
+// ListFromRaggedAny is ListFromRagged for a ragged array of any element type. Release the
+// result.
 func ListFromRaggedAny(mem memory.Allocator, a ragged.Any, list arrow.Type) (arrow.Array, error) {
 	return elementOps[a.DType()].to(mem, a, list)
 }

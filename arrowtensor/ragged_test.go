@@ -419,7 +419,7 @@ func TestRaggedRecordBatches(t *testing.T) {
 	idArr, err := ListFromRagged(mem, ids, arrow.LARGE_LIST)
 	require.NoError(t, err)
 	defer idArr.Release()
-	imgArr, err := NewFixedShapeTensorArray(images, nil)
+	imgArr, err := NewFixedShapeTensorArray(memory.DefaultAllocator, images, nil)
 	require.NoError(t, err)
 	defer imgArr.Release()
 	schema := arrow.NewSchema([]arrow.Field{

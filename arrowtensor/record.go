@@ -15,13 +15,13 @@ import (
 // at most rowsPerBatch rows, each with one arrow.fixed_shape_tensor column named name. This is
 // how a large tensor goes into an IPC stream or a Flight DoGet in pieces a reader can take one
 // at a time. The batches are slices of one array that views d's memory when d is row-major
-// contiguous (a row-major copy otherwise); release each one. Records fails with
-// ndarray.ErrShape when rowsPerBatch is not positive or d is a scalar.
-func Records[T ndarray.Numeric](name string, d *ndarray.Dense[T], dimNames []string, rowsPerBatch int64) ([]arrow.Record, error) {
+// contiguous (a row-major copy allocated from mem otherwise); release each one. Records fails
+// with ndarray.ErrShape when rowsPerBatch is not positive or d is a scalar.
+func Records[T ndarray.Numeric](mem memory.Allocator, name string, d *ndarray.Dense[T], dimNames []string, rowsPerBatch int64) ([]arrow.Record, error) {
 	if rowsPerBatch <= 0 {
 		return nil, fmt.Errorf("arrowtensor: %d rows per batch: %w", rowsPerBatch, ndarray.ErrShape)
 	}
-	arr, err := NewFixedShapeTensorArray(d, dimNames)
+	arr, err := NewFixedShapeTensorArray(mem, d, dimNames)
 	if err != nil {
 		return nil, err
 	}

@@ -33,12 +33,18 @@ const (
 // stored value: an "indices" column of FixedSizeList<int64>[rank] (the coordinates) and a
 // "values" column, and the format, dense shape and dimension names (nil for none) in the schema
 // metadata under SparseFormatKey, SparseShapeKey and SparseDimNamesKey. The record views c's
-// memory when c is a whole array with int64 coordinates, and copies it otherwise; release it.
+// memory when c is a whole array with int64 coordinates — it must then not outlive c — and
+// holds copies allocated from mem otherwise; release it.
 // In Python, scipy.sparse.coo_array((values, indices.T), shape) and
 // tf.sparse.SparseTensor(indices, values, shape) rebuild the tensor. It fails with
 // ndarray.ErrShape for a scalar (a fixed-size list cannot have size 0) and ErrUnsupported when
 // dimNames is neither nil nor one name per dimension.
-func COORecord[T ndarray.Numeric](c *sparse.COO[T], dimNames []string) (arrow.Record, error) {
+func COORecord[T ndarray.Numeric](mem memory.Allocator, c *sparse.COO[T], dimNames []string) (arrow.Record, error) {
+	return cooRecord(mem, c, dimNames, false)
+}
+
+// cooRecord is COORecord; with copied set, the record holds copies from mem whatever c is.
+func cooRecord[T ndarray.Numeric](mem memory.Allocator, c *sparse.COO[T], dimNames []string, copied bool) (arrow.Record, error) {
 	rank := c.Rank()
 	if rank == 0 {
 		return nil, fmt.Errorf("arrowtensor: COORecord: a scalar has no coordinates to list: %w", ndarray.ErrShape)
@@ -46,12 +52,27 @@ func COORecord[T ndarray.Numeric](c *sparse.COO[T], dimNames []string) (arrow.Re
 	if dimNames != nil && len(dimNames) != rank {
 		return nil, fmt.Errorf("arrowtensor: COORecord: %d dimension names for rank %d: %w", len(dimNames), rank, ErrUnsupported)
 	}
+	view := !copied && !c.IsView() && c.Indices().DType() == ndarray.Int64
 	if c.IsView() {
-		c = c.Clone()
+		c = c.Clone() // gathers the view's entries, for the copies below
 	}
-	coords := c.Indices().AsInt64()
-	values := c.Data()
-	nnz := len(values)
+	nnz := int(c.NNZ())
+	var coordBuf, valueBuf *memory.Buffer
+	if view {
+		coordBuf = memory.NewBufferBytes(ndarray.LittleEndianBytes(c.Indices().Int64()))
+		valueBuf = memory.NewBufferBytes(ndarray.LittleEndianBytes(c.Data()))
+	} else {
+		indices := c.Indices()
+		coordBuf = copyBuffer(mem, int64(indices.Len()), func(dst []int64) error {
+			for i := range dst {
+				dst[i] = indices.At(i)
+			}
+			return nil
+		})
+		valueBuf = copyBuffer(mem, int64(nnz), func(dst []T) error { copy(dst, c.Data()); return nil })
+	}
+	defer coordBuf.Release()
+	defer valueBuf.Release()
 
 	meta := map[string]string{SparseFormatKey: sparse.FormatCOO.String()}
 	shape, _ := json.Marshal([]int64(c.Shape()))
@@ -67,11 +88,11 @@ func COORecord[T ndarray.Numeric](c *sparse.COO[T], dimNames []string) (arrow.Re
 		{Name: SparseValuesColumn, Type: valueType},
 	}, func() *arrow.Metadata { m := arrow.MetadataFrom(meta); return &m }())
 
-	child := array.NewData(arrow.PrimitiveTypes.Int64, len(coords), []*memory.Buffer{nil, memory.NewBufferBytes(ndarray.LittleEndianBytes(coords))}, nil, 0, 0)
+	child := array.NewData(arrow.PrimitiveTypes.Int64, nnz*rank, []*memory.Buffer{nil, coordBuf}, nil, 0, 0)
 	defer child.Release()
 	indicesData := array.NewData(indicesType, nnz, []*memory.Buffer{nil}, []arrow.ArrayData{child}, 0, 0)
 	defer indicesData.Release()
-	valuesData := array.NewData(valueType, nnz, []*memory.Buffer{nil, memory.NewBufferBytes(ndarray.LittleEndianBytes(values))}, nil, 0, 0)
+	valuesData := array.NewData(valueType, nnz, []*memory.Buffer{nil, valueBuf}, nil, 0, 0)
 	defer valuesData.Release()
 	indices, vals := array.MakeFromData(indicesData), array.MakeFromData(valuesData)
 	defer indices.Release()
@@ -113,8 +134,9 @@ func COOFromRecord[T ndarray.Numeric](rec arrow.Record) (*sparse.COO[T], []strin
 // SparseRecord returns a — a sparse array of any format and element type — as a record
 // batch of its stored entries in canonical order, as COORecord lays them out, with its format
 // under SparseFormatKey (and a CSF's axis order under SparseAxisOrderKey), so that
-// SparseFromRecord gives back the same format. The record holds a copy; release it.
-func SparseRecord(a sparse.Array, dimNames []string) (arrow.Record, error) {
+// SparseFromRecord gives back the same format. The record holds a copy allocated from mem;
+// release it.
+func SparseRecord(mem memory.Allocator, a sparse.Array, dimNames []string) (arrow.Record, error) {
 	coo, err := a.Convert(sparse.FormatCOO)
 	if err != nil {
 		return nil, fmt.Errorf("arrowtensor: SparseRecord: %w", err)
@@ -123,7 +145,7 @@ func SparseRecord(a sparse.Array, dimNames []string) (arrow.Record, error) {
 	if !ok {
 		return nil, fmt.Errorf("arrowtensor: SparseRecord: values of %v: %w", a.DType(), ErrUnsupported)
 	}
-	rec, err := ops.record(coo, dimNames)
+	rec, err := ops.record(mem, coo, dimNames)
 	if err != nil || a.Format() == sparse.FormatCOO {
 		return rec, err
 	}
@@ -269,12 +291,12 @@ func (h sparseHeader) coo(rec arrow.Record) (sparse.Array, error) {
 type sparseOp struct {
 	read   func(shape ndarray.Shape, coords sparse.Indices, raw []byte) (sparse.Array, error)
 	finish func(parts []sparse.Array, format sparse.Format, axisOrder []int) (sparse.Array, error)
-	record func(coo sparse.Array, dimNames []string) (arrow.Record, error)
+	record func(mem memory.Allocator, coo sparse.Array, dimNames []string) (arrow.Record, error)
 }
 
 func sparseOpOf[T ndarray.Numeric]() sparseOp {
-	return sparseOp{read: cooOf[T], finish: finishSparse[T], record: func(coo sparse.Array, names []string) (arrow.Record, error) {
-		return COORecord(coo.(*sparse.COO[T]), names)
+	return sparseOp{read: cooOf[T], finish: finishSparse[T], record: func(mem memory.Allocator, coo sparse.Array, names []string) (arrow.Record, error) {
+		return cooRecord(mem, coo.(*sparse.COO[T]), names, true)
 	}}
 }
 

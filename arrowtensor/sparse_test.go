@@ -31,7 +31,7 @@ func exampleCOO() *sparse.COO[float32] {
 // stream writers and reads it back through arrow-go's readers.
 func TestCOORecordIPC(t *testing.T) {
 	c := exampleCOO()
-	rec, err := arrowtensor.COORecord(c, []string{"x", "y", "z"})
+	rec, err := arrowtensor.COORecord(memory.DefaultAllocator, c, []string{"x", "y", "z"})
 	require.NoError(t, err)
 	defer rec.Release()
 	assert.EqualValues(t, 3, rec.NumRows())
@@ -91,7 +91,7 @@ func TestCOORecordIPC(t *testing.T) {
 func TestCOORecordZeroCopy(t *testing.T) {
 	c, err := sparse.MakeCOO(ndarray.Shape{4, 4}, sparse.Int64Indices([]int64{0, 0, 3, 3}), []float64{1, 2})
 	require.NoError(t, err)
-	rec, err := arrowtensor.COORecord(c, nil)
+	rec, err := arrowtensor.COORecord(memory.DefaultAllocator, c, nil)
 	require.NoError(t, err)
 	defer rec.Release()
 	assert.Same(t, &c.Data()[0], (*float64)(unsafe.Pointer(&rec.Column(1).Data().Buffers()[1].Bytes()[0])), "int64 COO written without a copy")
@@ -109,7 +109,7 @@ func TestCOORecordZeroCopy(t *testing.T) {
 }
 
 func TestSparseRecordErrors(t *testing.T) {
-	good, err := arrowtensor.COORecord(exampleCOO(), nil)
+	good, err := arrowtensor.COORecord(memory.DefaultAllocator, exampleCOO(), nil)
 	require.NoError(t, err)
 	defer good.Release()
 	_, _, err = arrowtensor.COOFromRecord[float64](good)
@@ -153,7 +153,7 @@ func TestSparseRecordErrors(t *testing.T) {
 	assert.ErrorIs(t, err, arrowtensor.ErrUnsupported)
 	assert.ErrorContains(t, err, "null")
 
-	_, err = arrowtensor.COORecord(sparse.NewCOO[float32](), nil)
+	_, err = arrowtensor.COORecord(memory.DefaultAllocator, sparse.NewCOO[float32](), nil)
 	assert.ErrorIs(t, err, ndarray.ErrShape)
 }
 
@@ -173,7 +173,7 @@ func TestSparseRecordKeepsTheFormat(t *testing.T) {
 	require.NoError(t, err)
 	for _, a := range []sparse.Array{csr, csc, csf, c} {
 		t.Run(a.Format().String(), func(t *testing.T) {
-			rec, err := arrowtensor.SparseRecord(a, nil)
+			rec, err := arrowtensor.SparseRecord(memory.DefaultAllocator, a, nil)
 			require.NoError(t, err)
 			defer rec.Release()
 			format, _ := rec.Schema().Metadata().GetValue(arrowtensor.SparseFormatKey)

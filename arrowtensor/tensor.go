@@ -13,11 +13,11 @@ import (
 
 // ToTensor returns d as an Arrow Go tensor with the given dimension names (nil for none).
 // The tensor views d's memory without copying when d is contiguous in row-major or
-// column-major order; Arrow tensors have no offset and only non-negative strides, so any
-// other layout is first copied to row-major. For float16, which arrow-go's tensor package
-// does not support, the result is this package's own implementation of tensor.Interface.
-// The tensor must not outlive d's memory; Release on it frees nothing of d.
-func ToTensor[T ndarray.Numeric](d *ndarray.Dense[T], names []string) (tensor.Interface, error) {
+// column-major order — it must then not outlive d's memory; Arrow tensors have no offset and
+// only non-negative strides, so any other layout is copied to row-major, in memory allocated
+// from mem. For float16, which arrow-go's tensor package does not support, the result is this
+// package's own implementation of tensor.Interface. Release it (which frees nothing of d).
+func ToTensor[T ndarray.Numeric](mem memory.Allocator, d *ndarray.Dense[T], names []string) (tensor.Interface, error) {
 	if names != nil && len(names) != d.Rank() {
 		return nil, fmt.Errorf("arrowtensor: %d dimension names for rank %d: %w", len(names), d.Rank(), ndarray.ErrShape)
 	}
@@ -26,17 +26,20 @@ func ToTensor[T ndarray.Numeric](d *ndarray.Dense[T], names []string) (tensor.In
 	if !l.IsColumnMajor() || l.IsRowMajor() {
 		order = ndarray.RowMajor(l.Shape)
 	}
-	values, ok := d.Contiguous()
-	if !ok {
-		values = d.Clone().Data()
+	var buf *memory.Buffer
+	if values, ok := d.Contiguous(); ok {
+		buf = memory.NewBufferBytes(ndarray.LittleEndianBytes(values))
+	} else {
+		buf = rowMajorBuffer(mem, d)
 	}
+	defer buf.Release()
 	width := int64(d.DType().Size())
 	strides := make([]int64, len(order.Strides))
 	for i, s := range order.Strides {
 		strides[i] = s * width
 	}
 	dt := d.DType().ArrowType()
-	data := array.NewData(dt, len(values), []*memory.Buffer{nil, memory.NewBufferBytes(ndarray.LittleEndianBytes(values))}, nil, 0, 0)
+	data := array.NewData(dt, int(d.Size()), []*memory.Buffer{nil, buf}, nil, 0, 0)
 	defer data.Release()
 	shape := []int64(l.Shape.Clone())
 	if dt.ID() == arrow.FLOAT16 {

@@ -203,7 +203,7 @@ func (t *VariableShapeTensorType) ExtensionEquals(o arrow.ExtensionType) bool {
 // NewVariableShapeTensorArray returns an arrow.variable_shape_tensor array with one row per
 // tensor, which must all have the same rank; dimNames (nil for none) names their dimensions.
 // The values are copied into buffers from mem, since the tensors are separate arrays; the
-// uniform_shape metadata records the dimensions every tensor shares.
+// uniform_shape metadata records the dimensions every tensor shares. Release the array.
 func NewVariableShapeTensorArray[T ndarray.Numeric](mem memory.Allocator, tensors []*ndarray.Dense[T], dimNames []string) (*VariableShapeTensorArray, error) {
 	if len(tensors) == 0 {
 		return nil, fmt.Errorf("arrowtensor: no tensors, so no rank: %w", ndarray.ErrShape)

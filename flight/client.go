@@ -112,7 +112,8 @@ func (t tokenCredentials) GetRequestMetadata(context.Context, ...string) (map[st
 func (tokenCredentials) RequireTransportSecurity() bool { return false }
 
 // Dial returns a client for the server at uri: grpc://host:port (grpc+tcp:// too) or
-// grpc+tls://host:port. It does not wait for the connection; the first call does.
+// grpc+tls://host:port. It does not wait for the connection; the first call does. Close the
+// client when done.
 func Dial(uri string, opts ClientOptions) (*Client, error) {
 	if opts.MaxMessageBytes <= 0 {
 		opts.MaxMessageBytes = DefaultMaxMessageBytes

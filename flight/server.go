@@ -90,7 +90,8 @@ type Server struct {
 	peers sync.Map // URI → *Client
 }
 
-// NewServer returns a server for the tensors of store. Start it with Serve.
+// NewServer returns a server for the tensors of store. Start it with Serve; stop it with
+// Shutdown (the store stays the caller's to Close).
 func NewServer(store *Store, opts Options) (*Server, error) {
 	if opts.MaxMessageBytes == 0 {
 		opts.MaxMessageBytes = DefaultMaxMessageBytes

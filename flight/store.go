@@ -57,7 +57,7 @@ func (e *entry) release() {
 }
 
 // NewStore returns an empty store whose record batches that cannot view a tensor's memory are
-// allocated from mem (memory.DefaultAllocator when nil).
+// allocated from mem (memory.DefaultAllocator when nil). Close it to release every tensor.
 func NewStore(mem memory.Allocator) *Store {
 	if mem == nil {
 		mem = memory.DefaultAllocator

@@ -252,7 +252,8 @@ type block struct {
 const fileMagic = "ARROW1"
 
 // NewBatchReader returns a reader of the record batches in b, an Arrow IPC file or stream. It
-// reads and checks the schema, and for a file the footer and every dictionary.
+// reads and checks the schema, and for a file the footer and every dictionary. Release the
+// reader, and each record it returns.
 func NewBatchReader(b []byte, opts BatchOptions) (*BatchReader, error) {
 	lim := opts.Limits.WithDefaults()
 	if bytes.HasPrefix(b, []byte(fileMagic)) {

@@ -34,7 +34,7 @@ func stream(t testing.TB, d *ndarray.Dense[float32]) []byte { return streamRows(
 
 // streamRows writes d as a fixed_shape_tensor column in an IPC stream, rows rows a batch.
 func streamRows(t testing.TB, d *ndarray.Dense[float32], rows int64) []byte {
-	recs, err := arrowtensor.Records("x", d, nil, rows)
+	recs, err := arrowtensor.Records(memory.DefaultAllocator, "x", d, nil, rows)
 	require.NoError(t, err)
 	return writeRecords(t, false, recs)
 }
@@ -151,7 +151,7 @@ func TestTensorColumnAcrossBatches(t *testing.T) {
 	for i := range d.Data() {
 		d.Data()[i] = float64(i)
 	}
-	recs, err := arrowtensor.Records("t", d, []string{"a", "b"}, 2)
+	recs, err := arrowtensor.Records(memory.DefaultAllocator, "t", d, []string{"a", "b"}, 2)
 	require.NoError(t, err)
 	var withOthers []arrow.Record
 	for _, r := range recs {
@@ -432,7 +432,7 @@ func TestCompressedBodies(t *testing.T) {
 		opt  arrowipc.Option
 	}{{"lz4", arrowipc.WithLZ4()}, {"zstd", arrowipc.WithZstd()}} {
 		t.Run(codec.name, func(t *testing.T) {
-			recs, err := arrowtensor.Records("x", d, nil, 32)
+			recs, err := arrowtensor.Records(memory.DefaultAllocator, "x", d, nil, 32)
 			require.NoError(t, err)
 			b := writeRecords(t, false, recs, codec.opt)
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/ipc"
@@ -108,7 +109,7 @@ func ExampleWriteSparse() {
 // column comes back as its extension type, and as a Dense view of the stream's bytes.
 func ExampleBatchReader() {
 	images := ndarray.Must(ndarray.FromSlice([]float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, 4, 3))
-	recs, err := arrowtensor.Records("images", images, nil, 2) // two batches of two rows
+	recs, err := arrowtensor.Records(memory.DefaultAllocator, "images", images, nil, 2) // two batches of two rows
 	if err != nil {
 		panic(err)
 	}

@@ -3,9 +3,10 @@ package ipc
 import (
 	"errors"
 	"fmt"
-	"github.com/ndarrow/ndarrow/internal/mmap"
 	"io"
 	"os"
+
+	"github.com/ndarrow/ndarrow/internal/mmap"
 )
 
 // TensorReader reads the tensors of a stream of encapsulated Tensor messages — what Arrow
@@ -51,7 +52,8 @@ func OpenFile(path string, lim Limits) (*TensorReader, error) {
 
 // Next returns the next dense tensor, or io.EOF after the last one. A SparseTensor message
 // is an error wrapping ErrUnsupported (read mixed streams with NextAny). After an error other
-// than io.EOF the reader stops: every later call returns the same error.
+// than io.EOF the reader stops: every later call returns the same error. Release the tensor
+// when it was read from a file (see Tensor).
 func (rd *TensorReader) Next() (*Tensor, error) {
 	t, err := rd.NextAny()
 	if err != nil {
@@ -66,7 +68,8 @@ func (rd *TensorReader) Next() (*Tensor, error) {
 }
 
 // NextSparse returns the next sparse tensor, or io.EOF after the last one. A dense Tensor
-// message is an error wrapping ErrUnsupported (read mixed streams with NextAny).
+// message is an error wrapping ErrUnsupported (read mixed streams with NextAny). Release the
+// tensor when it was read from a file (see Tensor).
 func (rd *TensorReader) NextSparse() (*SparseTensor, error) {
 	t, err := rd.NextAny()
 	if err != nil {
@@ -133,7 +136,8 @@ func (rd *TensorReader) Close() error {
 }
 
 // ReadAll returns every tensor of the input. It stops at the first error, returning no
-// tensors with it (and releasing those it had read).
+// tensors with it (and releasing those it had read). Release each tensor when they were read
+// from a file (see Tensor).
 func (rd *TensorReader) ReadAll() ([]*Tensor, error) {
 	var out []*Tensor
 	for {

@@ -27,7 +27,8 @@ var ErrReadOnly = errors.New("ndmat: gonum cannot hold a read-only array")
 // Matrix returns the rank-2 array d as a *mat.Dense that views its memory: writes through
 // either are seen by both. d's rows must be evenly spaced runs of its backing (column stride
 // 1, row stride at least the columns); other layouts fail with ndarray.ErrLayout, another rank
-// or an empty matrix with ndarray.ErrShape, a read-only array with ErrReadOnly.
+// or an empty matrix with ndarray.ErrShape, a read-only array with ErrReadOnly. Nothing needs
+// releasing: the matrix is garbage-collected memory d already holds.
 func Matrix(d *ndarray.Dense[float64]) (*mat.Dense, error) {
 	if err := check(d, 2); err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/flight"
@@ -193,7 +194,7 @@ func demoFiles(w io.Writer, batch *ndarray.Dense[float32]) error {
 
 	// An Arrow IPC stream: the batch as an arrow.fixed_shape_tensor column, 2 images a batch.
 	streamPath := filepath.Join(dir, "batch.arrows")
-	recs, err := arrowtensor.Records("images", batch, []string{"row", "col"}, 2)
+	recs, err := arrowtensor.Records(memory.DefaultAllocator, "images", batch, []string{"row", "col"}, 2)
 	if err != nil {
 		return err
 	}

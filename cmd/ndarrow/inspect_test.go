@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -143,7 +144,7 @@ func TestInspectCompressedStream(t *testing.T) {
 	for i := range d.Data() {
 		d.Data()[i] = int16(i)
 	}
-	recs, err := arrowtensor.Records("values", d, nil, 4)
+	recs, err := arrowtensor.Records(memory.DefaultAllocator, "values", d, nil, 4)
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "z.arrows")
 	f, err := os.Create(path)

@@ -28,7 +28,8 @@ var errDirectory = sentinel.New("is a directory", ErrNotRegular)
 
 // Open maps the regular file at path, or reads it whole where the platform cannot map files.
 // Its errors read "PATH: reason", naming the path once, and match the os errors beneath
-// (errors.Is(err, fs.ErrNotExist)) or ErrNotRegular.
+// (errors.Is(err, fs.ErrNotExist)) or ErrNotRegular. The mapping holds one reference:
+// Release it (each Retain needs a Release too); the last one unmaps the file.
 func Open(path string) (*Mapping, error) {
 	f, err := os.Open(path)
 	if err != nil {

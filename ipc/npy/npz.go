@@ -34,7 +34,7 @@ const npzSuffix = ".npy"
 // them; WriteNpz does); a deflated one is decompressed, and the decompressed bytes of all
 // members together stay within lim.MaxCopySize. Every member's checksum is verified. A member
 // that is not a .npy file fails with ErrUnsupported; a malformed archive, a duplicate name or a
-// wrong checksum with ErrInvalid.
+// wrong checksum with ErrInvalid. The arrays need no Release (see OpenNpz for files).
 func ReadNpz(b []byte, lim Limits) ([]NamedArray, error) {
 	lim = lim.WithDefaults()
 	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))

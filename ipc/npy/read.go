@@ -86,7 +86,8 @@ func decode(p preamble, text []byte, lim Limits) (header, ndarray.DType, bool, i
 
 // ReadBytes reads the .npy file in b. Little-endian values are not copied: the array's Data
 // is a view of b, which must not change while the array is in use. It fails when the data is
-// shorter than the shape needs (io.ErrUnexpectedEOF) or longer (ErrInvalid).
+// shorter than the shape needs (io.ErrUnexpectedEOF) or longer (ErrInvalid). The array needs
+// no Release (Release on it does nothing).
 func ReadBytes(b []byte, lim Limits) (*Array, error) {
 	lim = lim.WithDefaults()
 	p, err := parsePreamble(b, lim)

@@ -111,7 +111,7 @@ func stream(t *testing.T, schema *arrow.Schema, recs ...arrow.Record) []byte {
 // any batch writes) holds tensors of zero rows, not an error.
 func TestNoBatchesGiveTensorsOfNoRows(t *testing.T) {
 	d := ndarray.New[float32](3, 2, 4)
-	recs, err := arrowtensor.Records("images", d, nil, 3)
+	recs, err := arrowtensor.Records(memory.DefaultAllocator, "images", d, nil, 3)
 	require.NoError(t, err)
 	schema := recs[0].Schema()
 	recs[0].Release()
@@ -129,7 +129,7 @@ func TestNoBatchesGiveTensorsOfNoRows(t *testing.T) {
 	assert.Equal(t, ndarray.Int16, got[0].DType())
 
 	coo := sparse.NewCOO[float64](5, 7)
-	rec, err := arrowtensor.COORecord(coo, nil)
+	rec, err := arrowtensor.COORecord(memory.DefaultAllocator, coo, nil)
 	require.NoError(t, err)
 	sch := rec.Schema()
 	rec.Release()
@@ -178,7 +178,7 @@ func TestColumnsThatAreNotTensors(t *testing.T) {
 
 // TestLimitsReachTheDecoder: the limits given to Read bound what the input may claim.
 func TestLimitsReachTheDecoder(t *testing.T) {
-	recs, err := arrowtensor.Records("images", ndarray.New[float32](100, 10), nil, 100)
+	recs, err := arrowtensor.Records(memory.DefaultAllocator, "images", ndarray.New[float32](100, 10), nil, 100)
 	require.NoError(t, err)
 	b := stream(t, recs[0].Schema(), recs...)
 	_, err = tensorfile.Read(b, "x", limits.Limits{MaxElements: 500})
@@ -212,7 +212,7 @@ func TestDenseFormOfSparseIsBounded(t *testing.T) {
 // of shape [rows, cell...], a view of the stream's bytes.
 func ExampleRead() {
 	d := ndarray.Must(ndarray.FromSlice([]float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, 2, 2, 3))
-	recs, _ := arrowtensor.Records("images", d, []string{"h", "w"}, 2)
+	recs, _ := arrowtensor.Records(memory.DefaultAllocator, "images", d, []string{"h", "w"}, 2)
 	var buf bytes.Buffer
 	w := arrowipc.NewWriter(&buf, arrowipc.WithSchema(recs[0].Schema()))
 	_ = w.Write(recs[0])

@@ -21,9 +21,10 @@ var ErrBatchTooLarge = errors.New("tensorfile: one row exceeds the batch size")
 // Records returns t as record batches whose buffers together hold at most maxBatchBytes
 // bytes each (no limit when maxBatchBytes ≤ 0): a dense tensor as an arrow.fixed_shape_tensor
 // column named column, split along its first axis; a ragged one as a list (int32 row
-// splits) or large_list column, split between rows; a sparse one as COO record batches
-// (arrowtensor.COORecord), split between entries. Dense batches view t's memory when it is
-// row-major contiguous; ragged ones allocate from mem what they cannot view. Release each.
+// splits) or large_list column, split between rows; a sparse one as record batches of its
+// entries (arrowtensor.SparseRecord), split between entries. The batches view t's memory where
+// they can (a row-major contiguous dense tensor) and allocate from mem what they cannot.
+// Release each.
 //
 // A scalar, a bool or string dense tensor (which Arrow tensors cannot hold) fails with
 // ndarray.ErrDType or ndarray.ErrShape; a row larger than maxBatchBytes with
@@ -70,6 +71,7 @@ func (t Tensor) MessageMetadata() arrow.Metadata {
 }
 
 // Record returns t as one record batch whose column is named column, as Batch makes it.
+// Release the record.
 func (t Tensor) Record(mem memory.Allocator, column string) (arrow.Record, error) {
 	t.Column = column
 	return Batch(mem, []Tensor{t})
@@ -78,10 +80,10 @@ func (t Tensor) Record(mem memory.Allocator, column string) (arrow.Record, error
 // Batch returns tensors as one record batch, a column each, named after the tensor's Column,
 // else its Name, else "tensor" (tensor_0, tensor_1, … for several): a dense tensor as an
 // arrow.fixed_shape_tensor column whose rows are its first dimension (all tensors must then
-// have as many rows), viewing its memory when it is row-major contiguous; a ragged one as a
-// list (int32 row splits) or large_list column, allocated from mem where it cannot view; a
+// have as many rows); a ragged one as a list (int32 row splits) or large_list column; a
 // sparse one — alone — as a record batch of its stored entries (arrowtensor.SparseRecord),
-// which keeps its format. Dimension names and a dense tensor's kind go into the field
+// which keeps its format. The batch views the tensors' memory where it can and allocates from
+// mem what it cannot. Dimension names and a dense tensor's kind go into the field
 // metadata under DimNamesKey and KindKey, so that FromRecords gives back what went in. Release
 // the record.
 //
@@ -95,7 +97,7 @@ func Batch(mem memory.Allocator, tensors []Tensor) (arrow.Record, error) {
 		if len(tensors) != 1 {
 			return nil, fmt.Errorf("tensorfile: a sparse tensor is a record batch of its own, not one column of %d: %w", len(tensors), ndarray.ErrShape)
 		}
-		return arrowtensor.SparseRecord(tensors[0].Sparse, tensors[0].dimNamesForRank())
+		return arrowtensor.SparseRecord(mem, tensors[0].Sparse, tensors[0].dimNamesForRank())
 	}
 	var fields []arrow.Field
 	var cols []arrow.Array
@@ -149,7 +151,7 @@ func (t Tensor) column(mem memory.Allocator) (arrow.Array, error) {
 	if names := t.dimNamesForRank(); names != nil && !allEmpty(names[1:]) {
 		cellNames = names[1:]
 	}
-	return ops.tensorArray(t.Dense, cellNames)
+	return ops.tensorArray(mem, t.Dense, cellNames)
 }
 
 // dimNamesForRank returns the dimension names when there is one per dimension.

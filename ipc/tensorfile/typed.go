@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow/go/v17/arrow/float16"
+	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/ndarray"
@@ -16,7 +17,7 @@ type typedOps struct {
 	column        func(chunks []*arrowtensor.FixedShapeTensorArray) (ndarray.Array, error)
 	variableShape func(v *arrowtensor.VariableShapeTensorArray) (ragged.Any, error)
 	concatDense   func(parts []ndarray.Array) (ndarray.Array, error)
-	tensorArray   func(a ndarray.Array, names []string) (*arrowtensor.FixedShapeTensorArray, error)
+	tensorArray   func(mem memory.Allocator, a ndarray.Array, names []string) (*arrowtensor.FixedShapeTensorArray, error)
 }
 
 func opsFor[T ndarray.Numeric]() typedOps {
@@ -45,8 +46,8 @@ func opsFor[T ndarray.Numeric]() typedOps {
 			}
 			return concatRows(typed)
 		},
-		tensorArray: func(a ndarray.Array, names []string) (*arrowtensor.FixedShapeTensorArray, error) {
-			return arrowtensor.NewFixedShapeTensorArray(a.(*ndarray.Dense[T]), names)
+		tensorArray: func(mem memory.Allocator, a ndarray.Array, names []string) (*arrowtensor.FixedShapeTensorArray, error) {
+			return arrowtensor.NewFixedShapeTensorArray(mem, a.(*ndarray.Dense[T]), names)
 		},
 	}
 }
