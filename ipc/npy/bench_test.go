@@ -85,3 +85,50 @@ func BenchmarkWrite(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkReadNpz reads a 64 MiB float32 array from an .npz archive: stored, where the
+// values are a view and the cost is the checksum pass over them, and deflated, where they are
+// decompressed; against the baseline of npy.ReadBytes of the same array as a plain .npy file
+// (a view, no checksum).
+func BenchmarkReadNpz(b *testing.B) {
+	d := ndarray.FromFunc(func(i []int64) float32 { return float32(i[0] % 1000) }, 16<<20)
+	var plain bytes.Buffer
+	if _, err := Write(&plain, d); err != nil {
+		b.Fatal(err)
+	}
+	archive := func(compress bool) []byte {
+		var buf bytes.Buffer
+		z := NewNpzWriter(&buf, compress)
+		if err := z.Write("x", d); err != nil {
+			b.Fatal(err)
+		}
+		if err := z.Close(); err != nil {
+			b.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	for _, c := range []struct {
+		name string
+		read func() error
+	}{
+		{"npy.ReadBytes", func() error { _, err := ReadBytes(plain.Bytes(), Limits{}); return err }},
+		{"ReadNpz/stored", func() func() error {
+			a := archive(false)
+			return func() error { _, err := ReadNpz(a, Limits{}); return err }
+		}()},
+		{"ReadNpz/deflated", func() func() error {
+			a := archive(true)
+			return func() error { _, err := ReadNpz(a, Limits{}); return err }
+		}()},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(4 * d.Size())
+			b.ReportAllocs()
+			for range b.N {
+				if err := c.read(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

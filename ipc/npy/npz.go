@@ -13,7 +13,6 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow/float16"
 
-	"github.com/ndarrow/ndarrow/internal/bounded"
 	"github.com/ndarrow/ndarrow/internal/mmap"
 	"github.com/ndarrow/ndarrow/ndarray"
 )
@@ -25,14 +24,18 @@ type NamedArray struct {
 	*Array
 }
 
+// maxDeflateRatio is the most deflate expands: 258 bytes from about 2 bits.
+const maxDeflateRatio = 1032
+
 // npzSuffix ends the name of every member numpy.savez writes.
 const npzSuffix = ".npy"
 
 // ReadNpz reads the .npz archive in b — what numpy.savez and numpy.savez_compressed write: a
 // ZIP archive of .npy files — and returns its arrays in the archive's order. A stored member
 // is read in place, its values a view of b when they are aligned (numpy.savez does not align
-// them; WriteNpz does); a deflated one is decompressed, and the decompressed bytes of all
-// members together stay within lim.MaxCopySize. Every member's checksum is verified. A member
+// them; WriteNpz does); a deflated one is decompressed — into at most what deflate can expand
+// its bytes to — and the decompressed bytes of all members together stay within
+// lim.MaxCopySize. Every member's checksum is verified. A member
 // that is not a .npy file fails with ErrUnsupported; a malformed archive, a duplicate name or a
 // wrong checksum with ErrInvalid. The arrays need no Release (see OpenNpz for files).
 func ReadNpz(b []byte, lim Limits) ([]NamedArray, error) {
@@ -88,7 +91,12 @@ func memberBytes(b []byte, f *zip.File, budget *int64) ([]byte, error) {
 		}
 		return data, nil
 	case zip.Deflate:
-		if size > uint64(*budget) {
+		switch {
+		case f.CompressedSize64 > uint64(len(b)):
+			return nil, fmt.Errorf("%d compressed bytes in a %d-byte archive: %w", f.CompressedSize64, len(b), ErrInvalid)
+		case size > f.CompressedSize64*maxDeflateRatio+maxDeflateRatio:
+			return nil, fmt.Errorf("%d compressed bytes cannot decompress to the %d the archive says: %w", f.CompressedSize64, size, ErrInvalid)
+		case size > uint64(*budget):
 			return nil, fmt.Errorf("decompresses to %d bytes, more than the %d left of the limit: %w", size, *budget, ErrLimit)
 		}
 		r, err := f.Open() // verifies the checksum at the end
@@ -96,7 +104,10 @@ func memberBytes(b []byte, f *zip.File, budget *int64) ([]byte, error) {
 			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 		defer r.Close()
-		data, err := bounded.ReadFull(r, int64(size))
+		// The size is bounded by what the compressed bytes in the archive can expand to: read
+		// into one buffer of it.
+		data := make([]byte, size)
+		_, err = io.ReadFull(r, data)
 		if err == nil {
 			// The claimed size must be the whole of it: read past it to see the checksum.
 			var one [1]byte
