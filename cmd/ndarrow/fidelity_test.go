@@ -234,6 +234,13 @@ func TestEveryGoldenTensorSurvivesFlight(t *testing.T) {
 				got := inspectJSON(t, out)
 				require.Len(t, got, 1)
 				assertSame(t, orig, got[0], false, "through Flight")
+
+				if strings.HasPrefix(orig.Kind, "sparse_") { // a .tensor file holds it as it is
+					out := filepath.Join(dir, name+".tensor")
+					code, _, stderr = runCLI("get", srv.uri, name, out)
+					require.Equal(t, exitOK, code, stderr)
+					assertSame(t, orig, inspectJSON(t, out)[0], false, "through Flight into .tensor")
+				}
 			})
 		}
 	}

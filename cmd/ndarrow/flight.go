@@ -148,26 +148,32 @@ func peerTLS(cfg *tls.Config) *tls.Config {
 	return &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: cfg.ClientCAs, Certificates: cfg.Certificates}
 }
 
-// dialFlags adds the TLS, token and message-limit flags of a client command to fs and returns
-// the function that dials a URI with them.
-func dialFlags(fs *flag.FlagSet) func(uri string) (*flight.Client, error) {
+// clientFlags adds the TLS, token and message-limit flags of a client command to fs and
+// returns the function that dials a URI with them and calls use with the client, closed
+// afterwards.
+func clientFlags(fs *flag.FlagSet) func(uri string, use func(*flight.Client) error) error {
 	tf := addTLSFlags(fs, false)
 	maxMsg := fs.Int("max-message-bytes", flight.DefaultMaxMessageBytes, "gRPC message limit, both ways")
 	tokenEndpoints := fs.String("token-endpoints", "",
 		"comma-separated URIs of other servers (shards) that may receive the token when an endpoint names them")
-	return func(uri string) (*flight.Client, error) {
+	return func(uri string, use func(*flight.Client) error) error {
 		cfg, err := tf.config(false)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if cfg != nil && strings.HasPrefix(uri, "grpc://") {
-			return nil, fmt.Errorf("TLS flags with %s: use grpc+tls://", uri)
+			return fmt.Errorf("TLS flags with %s: use grpc+tls://", uri)
 		}
 		opts := flight.ClientOptions{TLS: cfg, Token: *tf.token, MaxMessageBytes: *maxMsg}
 		if *tokenEndpoints != "" {
 			opts.TokenEndpoints = strings.Split(*tokenEndpoints, ",")
 		}
-		return flight.Dial(uri, opts)
+		c, err := flight.Dial(uri, opts)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		return use(c)
 	}
 }
 
@@ -194,16 +200,11 @@ func readableDir(dir string) error {
 func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ls", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print one JSON object per tensor")
-	dialer := dialFlags(fs)
+	withClient := clientFlags(fs)
 	if code, ok := parseArgs(fs, "ls", args, stdout, stderr, 1, 1); !ok {
 		return code
 	}
-	err := func() error {
-		c, err := dialer(fs.Arg(0))
-		if err != nil {
-			return err
-		}
-		defer c.Close()
+	err := withClient(fs.Arg(0), func(c *flight.Client) error {
 		infos, err := c.List(ctx)
 		if err != nil {
 			return err
@@ -226,7 +227,7 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%d\t%d\n", i.Name, i.Kind, i.DType, i.Shape, i.Rows, i.Bytes)
 		}
 		return tw.Flush()
-	}()
+	})
 	return finishCommand(stderr, "ls", err)
 }
 
@@ -234,21 +235,16 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("get", flag.ContinueOnError)
 	to := fs.String("to", "", "output format (default: OUT's extension): "+formatNames())
 	writeOpts := writeFlags(fs, stderr, "get")
-	dialer := dialFlags(fs)
+	withClient := clientFlags(fs)
 	if code, ok := parseArgs(fs, "get", args, stdout, stderr, 3, 3); !ok {
 		return code
 	}
 	uri, name, out := fs.Arg(0), fs.Arg(1), fs.Arg(2)
-	err := func() error {
-		format, err := outputFormat(*to, out)
-		if err != nil {
-			return err
-		}
-		c, err := dialer(uri)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
+	format, err := outputFormat(*to, out)
+	if err != nil {
+		return finishCommand(stderr, "get", err)
+	}
+	err = withClient(uri, func(c *flight.Client) error {
 		var opts []flight.GetOption
 		if isTerminal(stderr) {
 			bar := newProgressBar(stderr, name)
@@ -264,7 +260,7 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "%s: %s %v %v → %s\n", name, t.Kind, t.DType(), t.Shape(), out)
 		return nil
-	}()
+	})
 	return finishCommand(stderr, "get", err)
 }
 
@@ -272,7 +268,7 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("put", flag.ContinueOnError)
 	pick := fs.String("tensor", "", "upload only the tensor of this name (as inspect prints it)")
 	as := fs.String("name", "", "store the one tensor uploaded under this name (default: the name inspect prints)")
-	dialer := dialFlags(fs)
+	withClient := clientFlags(fs)
 	if code, ok := parseArgs(fs, "put", args, stdout, stderr, 2, 2); !ok {
 		return code
 	}
@@ -289,40 +285,30 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if *as != "" && len(tensors) != 1 {
 			return fmt.Errorf("%s holds %d tensors: --name needs one (pick it with --tensor)", fs.Arg(1), len(tensors))
 		}
-		c, err := dialer(fs.Arg(0))
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		for _, t := range tensors {
-			name := t.Name
-			if *as != "" {
-				name = *as
+		return withClient(fs.Arg(0), func(c *flight.Client) error {
+			for _, t := range tensors {
+				name := t.Name
+				if *as != "" {
+					name = *as
+				}
+				if err := c.Put(ctx, name, t); err != nil {
+					return fmt.Errorf("%s: %w", name, err)
+				}
+				fmt.Fprintf(stdout, "%s: %s %v %v\n", name, t.Kind, t.DType(), t.Shape())
 			}
-			if err := c.Put(ctx, name, t); err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-			fmt.Fprintf(stdout, "%s: %s %v %v\n", name, t.Kind, t.DType(), t.Shape())
-		}
-		return nil
+			return nil
+		})
 	}()
 	return finishCommand(stderr, "put", err)
 }
 
 func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("delete", flag.ContinueOnError)
-	dialer := dialFlags(fs)
+	withClient := clientFlags(fs)
 	if code, ok := parseArgs(fs, "delete", args, stdout, stderr, 2, 2); !ok {
 		return code
 	}
-	err := func() error {
-		c, err := dialer(fs.Arg(0))
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		return c.Delete(ctx, fs.Arg(1))
-	}()
+	err := withClient(fs.Arg(0), func(c *flight.Client) error { return c.Delete(ctx, fs.Arg(1)) })
 	return finishCommand(stderr, "delete", err)
 }
 

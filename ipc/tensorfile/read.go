@@ -303,11 +303,8 @@ var ErrMetadata = sentinel.New("tensorfile: invalid tensor metadata", arrow.ErrI
 // readFieldMetadata applies what Batch wrote into a column's field metadata: the kind of a
 // dense tensor and the names of every dimension.
 func (t *Tensor) readFieldMetadata(md arrow.Metadata) error {
-	if kind, ok := md.GetValue(KindKey); ok {
-		if kind != string(KindDense) || t.Kind != KindFixedShape {
-			return fmt.Errorf("%s %q on a %s column: %w", KindKey, kind, t.Kind, ErrMetadata)
-		}
-		t.Kind = KindDense
+	if err := t.readKind(md, KindFixedShape, KindDense, "column"); err != nil {
+		return err
 	}
 	if text, ok := md.GetValue(DimNamesKey); ok {
 		var names []string
@@ -322,15 +319,26 @@ func (t *Tensor) readFieldMetadata(md arrow.Metadata) error {
 // readMessageMetadata applies what MessageMetadata wrote into a Tensor or SparseTensor
 // message: the column the tensor came from and its kind.
 func (t *Tensor) readMessageMetadata(md arrow.Metadata) error {
-	if kind, ok := md.GetValue(KindKey); ok {
-		if kind != string(KindFixedShape) || t.Kind != KindDense {
-			return fmt.Errorf("%s %q on a %s message: %w", KindKey, kind, t.Kind, ErrMetadata)
-		}
-		t.Kind = KindFixedShape
+	if err := t.readKind(md, KindDense, KindFixedShape, "message"); err != nil {
+		return err
 	}
 	if column, ok := md.GetValue(ColumnKey); ok {
 		t.Column = column
 	}
+	return nil
+}
+
+// readKind applies KindKey, which may only turn a tensor of kind from, read from a column or
+// a message (where), into kind to.
+func (t *Tensor) readKind(md arrow.Metadata, from, to Kind, where string) error {
+	kind, ok := md.GetValue(KindKey)
+	switch {
+	case !ok:
+		return nil
+	case kind != string(to) || t.Kind != from:
+		return fmt.Errorf("%s %q on a %s %s: %w", KindKey, kind, t.Kind, where, ErrMetadata)
+	}
+	t.Kind = to
 	return nil
 }
 
