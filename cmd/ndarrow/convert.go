@@ -30,7 +30,7 @@ var outputFormats = []struct{ name, what string }{
 	{"tensor", "Arrow Tensor messages (a sparse tensor: SparseTensor messages), pyarrow.ipc.read_tensor"},
 	{"npy", "NumPy .npy (one dense tensor)"},
 	{"npz", "NumPy .npz: a .npy member per tensor, named after its column or name (--compress: deflated)"},
-	{"arrow", "Arrow IPC file: a column per tensor (arrow.fixed_shape_tensor, list) or a sparse COO batch"},
+	{"arrow", "Arrow IPC file: a column per tensor (arrow.fixed_shape_tensor, list) or a sparse tensor's batch"},
 	{"arrows", "Arrow IPC stream: the same as arrow, as a stream"},
 	{"coo", "Arrow SparseTensor messages, COO"},
 	{"csr", "Arrow SparseTensor messages, CSR (matrices)"},
@@ -85,8 +85,8 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	return finishCommand(stderr, "convert", convert(ctx, *to, *pick, fs.Arg(0), fs.Arg(1), opts()))
 }
 
-// writeFlags adds --max-dense and --dense to fs and returns the write options they give, with
-// warnings printed on stderr by command name.
+// writeFlags adds --max-dense, --dense and --compress to fs and returns the write options they
+// give, with warnings printed on stderr by command name.
 func writeFlags(fs *flag.FlagSet, stderr io.Writer, name string) func() writeOptions {
 	maxDense := maxDenseFlag(fs)
 	dense := fs.Bool("dense", false, "write sparse tensors in their dense form (within --max-dense)")
@@ -279,15 +279,8 @@ func writeNpy(w io.Writer, t tensor) error {
 	if t.Ragged != nil {
 		return errRagged
 	}
-	if b, ok := t.Dense.(*ndarray.Dense[bool]); ok {
-		_, err := npy.Write(w, b)
-		return err
-	}
-	ops, err := opsOf(t.Dense.DType())
-	if err != nil {
-		return err
-	}
-	return ops.writeNpy(w, t.Dense)
+	_, err := npy.WriteArray(w, t.Dense)
+	return err
 }
 
 // writeNpz writes dense tensors as an .npz archive, each a member named after its column, or

@@ -8,7 +8,6 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/float16"
 
 	"github.com/ndarrow/ndarrow/ipc"
-	"github.com/ndarrow/ndarrow/ipc/npy"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/sparse"
 )
@@ -17,7 +16,6 @@ import (
 // knows only as ndarray.Array: the one place where the type parameter is chosen.
 type typedOps struct {
 	writeTensor func(w io.Writer, a ndarray.Array, names []string, md arrow.Metadata) error
-	writeNpy    func(w io.Writer, a ndarray.Array) error
 	toSparse    func(a ndarray.Array, f sparse.Format) (sparse.Array, error)
 	writeSparse func(w io.Writer, a sparse.Array, names []string, md arrow.Metadata) error
 }
@@ -26,10 +24,6 @@ func opsFor[T ndarray.Numeric]() typedOps {
 	return typedOps{
 		writeTensor: func(w io.Writer, a ndarray.Array, names []string, md arrow.Metadata) error {
 			_, err := ipc.WriteTensor(w, a.(*ndarray.Dense[T]), names, ipc.WithMetadata(md))
-			return err
-		},
-		writeNpy: func(w io.Writer, a ndarray.Array) error {
-			_, err := npy.Write(w, a.(*ndarray.Dense[T]))
 			return err
 		},
 		toSparse: func(a ndarray.Array, f sparse.Format) (sparse.Array, error) {
