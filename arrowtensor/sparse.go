@@ -137,9 +137,12 @@ func COOFromRecord[T ndarray.Numeric](rec arrow.Record) (*sparse.COO[T], []strin
 // SparseFromRecord gives back the same format. The record holds a copy allocated from mem;
 // release it.
 func SparseRecord(mem memory.Allocator, a sparse.Array, dimNames []string) (arrow.Record, error) {
-	coo, err := a.Convert(sparse.FormatCOO)
-	if err != nil {
-		return nil, fmt.Errorf("arrowtensor: SparseRecord: %w", err)
+	coo := a
+	if c, ok := a.(interface{ IsCanonical() bool }); !ok || !c.IsCanonical() {
+		var err error
+		if coo, err = a.Convert(sparse.FormatCOO); err != nil {
+			return nil, fmt.Errorf("arrowtensor: SparseRecord: %w", err)
+		}
 	}
 	ops, ok := sparseOps[a.DType()]
 	if !ok {
