@@ -214,7 +214,7 @@ func (b *lanes) load(src any) {
 		f := resize(&b.f, len(s))
 		b.lane, b.bits = laneFloat, 16
 		for k, v := range s {
-			f[k] = halfToFloat64(v)
+			f[k] = HalfToFloat64(v)
 		}
 	case []bool:
 		u := resize(&b.u, len(s))

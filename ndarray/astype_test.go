@@ -255,14 +255,14 @@ func TestAsTypeOfViews(t *testing.T) {
 func TestHalfConversions(t *testing.T) {
 	for bits := range 1 << 16 {
 		h := float16.FromBits(uint16(bits))
-		v := halfToFloat64(h)
+		v := HalfToFloat64(h)
 		if h.IsNaN() {
 			assert.True(t, math.IsNaN(v))
 			continue
 		}
 		require.Equal(t, uint16(bits), halfFromFloat64(v).Uint16(), "%#04x = %v", bits, v)
 		if bits&0x7fff != 0x7c00 && bits&0x7fff < 0x7bff { // the midpoint to the next one rounds to even
-			next := halfToFloat64(float16.FromBits(uint16(bits + 1)))
+			next := HalfToFloat64(float16.FromBits(uint16(bits + 1)))
 			mid := (v + next) / 2
 			even := uint16(bits)
 			if even&1 == 1 {
@@ -276,5 +276,5 @@ func TestHalfConversions(t *testing.T) {
 	assert.Equal(t, uint16(0x0001), halfFromFloat64(math.Ldexp(1, -24)).Uint16(), "smallest subnormal")
 	assert.Equal(t, uint16(0x0000), halfFromFloat64(math.Ldexp(1, -25)).Uint16(), "a tie rounds to even: 0")
 	assert.Equal(t, uint16(0x8000), halfFromFloat64(math.Copysign(0, -1)).Uint16())
-	assert.Equal(t, "0.1", formatFloat(halfToFloat64(halfFromFloat64(0.1)), 'g', -1, 16))
+	assert.Equal(t, "0.1", formatFloat(HalfToFloat64(halfFromFloat64(0.1)), 'g', -1, 16))
 }

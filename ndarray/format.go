@@ -143,7 +143,7 @@ func formatCells[T Element](values []T, f fmt.State, verb rune) []string {
 	spec := fmt.FormatString(f, verb)
 	for i, v := range values {
 		if h, ok := any(v).(float16.Num); ok {
-			cells[i] = fmt.Sprintf(spec, halfToFloat64(h))
+			cells[i] = fmt.Sprintf(spec, HalfToFloat64(h))
 		} else {
 			cells[i] = fmt.Sprintf(spec, v)
 		}
@@ -162,7 +162,7 @@ func formatFloats[T Element](values []T) []string {
 	for i, v := range values {
 		switch x := any(v).(type) {
 		case float16.Num:
-			fs[i], bits = halfToFloat64(x), 16
+			fs[i], bits = HalfToFloat64(x), 16
 		case float32:
 			fs[i], bits = float64(x), 32
 		case float64:

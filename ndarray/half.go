@@ -7,10 +7,10 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/float16"
 )
 
-// halfToFloat64 returns the exact value of an IEEE 754 binary16 number, subnormals, infinities
+// HalfToFloat64 returns the exact value of an IEEE 754 binary16 number, subnormals, infinities
 // and NaN included (arrow-go's float16.Num.Float32 reads subnormals as float32 subnormals and
 // so gets them wrong).
-func halfToFloat64(h float16.Num) float64 {
+func HalfToFloat64(h float16.Num) float64 {
 	bits := h.Uint16()
 	sign := 1.0
 	if bits&0x8000 != 0 {

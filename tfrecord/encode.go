@@ -285,7 +285,7 @@ func (l *valueList[T]) set(v []T) error {
 	case []float64:
 		l.floats.Value = convertInto(l.floats.Value, v, func(x float64) float32 { return float32(x) })
 	case []float16.Num:
-		l.floats.Value = convertInto(l.floats.Value, v, func(x float16.Num) float32 { return x.Float32() })
+		l.floats.Value = convertInto(l.floats.Value, v, func(x float16.Num) float32 { return float32(ndarray.HalfToFloat64(x)) })
 	case []int8:
 		l.ints.Value = convertInto(l.ints.Value, v, func(x int8) int64 { return int64(x) })
 	case []int16:

@@ -85,9 +85,9 @@ func TestFloatsRoundAndWiden(t *testing.T) {
 	f64 := ndarray.Must(ndarray.FromSlice([]float64{0.1, 1e300, -1e-50, math.Pi}, 4))
 	got := examples(t, tfrecord.Column{Name: "x", Dense: f64})["x"].Dense.(*ndarray.Dense[float32])
 	assert.Equal(t, []float32{0.1, float32(math.Inf(1)), float32(math.Copysign(0, -1)), math.Pi}, got.Ravel(), "float64 rounds to the nearest float32")
-	f16 := ndarray.Must(ndarray.FromSlice([]float16.Num{float16.New(0.5), float16.New(65504)}, 2))
+	f16 := ndarray.Must(ndarray.FromSlice([]float16.Num{float16.New(0.5), float16.New(65504), float16.FromBits(1)}, 3))
 	got = examples(t, tfrecord.Column{Name: "x", Dense: f16})["x"].Dense.(*ndarray.Dense[float32])
-	assert.Equal(t, []float32{0.5, 65504}, got.Ravel(), "float16 widens exactly")
+	assert.Equal(t, []float32{0.5, 65504, 0x1p-24}, got.Ravel(), "float16 widens exactly, subnormals included")
 	big := ndarray.Must(ndarray.FromSlice([]uint64{1, math.MaxInt64 + 1}, 2))
 	var buf bytes.Buffer
 	w, _ := tfrecord.NewWriter(&buf, tfrecord.None)

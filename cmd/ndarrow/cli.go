@@ -11,14 +11,14 @@ import (
 // helpText is each command's usage line (after "ndarrow NAME") and its description, as
 // `ndarrow help NAME`, `ndarrow NAME -h` and `ndarrow NAME --help` print them.
 var helpText = map[string]struct{ args, text string }{
-	"inspect": {"[--json] [--max-dense N] FILE|DIR...", `Inspect describes every tensor in each FILE, or in every tensor file of DIR (named as serve
+	"inspect": {"[--json] [--max-dense N] [--compression C] FILE|DIR...", `Inspect describes every tensor in each FILE, or in every tensor file of DIR (named as serve
 names them): its name, kind, dtype, shape, dimension names, stored values (nnz) and the
 sha256 of its values (dense, row-major, little-endian; a sparse tensor's zeros included, a
 ragged tensor's flat values), plus the column and the row splits of a ragged column. With
 --json, one JSON object per tensor and line. The format is recognized from the file's first
 bytes:
 ` + inputFormats},
-	"convert": {"[--to FORMAT] [--tensor NAME] [--dense] [--max-dense N] IN OUT", `Convert writes the tensors of IN — a file, or every tensor file of a directory, named as serve
+	"convert": {"[--to FORMAT] [--tensor NAME] [--dense] [--max-dense N] [--compression C] IN OUT", `Convert writes the tensors of IN — a file, or every tensor file of a directory, named as serve
 names them — to OUT in FORMAT, which OUT's extension gives unless --to does:` + formatList() + `
 
 ` + keeps + `
@@ -55,7 +55,11 @@ their dense form whatever the format.`
 const inputFormats = `  Arrow Tensor and SparseTensor messages (.tensor, .coo, .csr, .csc, .csf)
   NumPy .npy files and .npz archives
   Arrow IPC files (.arrow) and streams (.arrows) of record batches: arrow.fixed_shape_tensor,
-  list and arrow.variable_shape_tensor columns, or a sparse tensor's batch`
+  list and arrow.variable_shape_tensor columns, or a sparse tensor's batch
+  TensorFlow TFRecord files (.tfrecord, .tfrecords; .gz: GZIP; or any file whose first record's
+  CRCs verify; --compression none|gzip|zlib overrides) of tf.train.Example or SequenceExample
+  (a tensor per feature, NAME.FEATURE) or of serialized TensorProto (a tensor per record,
+  NAME.N); a file of other records is reported with its record count`
 
 // formatList describes the output formats, from the table that defines them.
 func formatList() string {

@@ -127,7 +127,7 @@ func TestConvertTakesTheFormatFromOUT(t *testing.T) {
 
 	code, _, stderr = runCLI("convert", in, filepath.Join(dir, "y.what"))
 	assert.Equal(t, exitFail, code)
-	assert.Contains(t, stderr, "cannot tell the format from the extension; give --to (tensor, npy, npz, arrow, arrows, coo, csr, csc, csf)")
+	assert.Contains(t, stderr, "cannot tell the format from the extension; give --to (tensor, npy, npz, arrow, arrows, coo, csr, csc, csf, tfrecord, tensorproto)")
 }
 
 // TestTensorPicksOne: --tensor picks one tensor of a file of several, for convert and put.
@@ -182,7 +182,7 @@ func TestOneErrorLinePerFailure(t *testing.T) {
 		write("empty.npy", nil):                      "the file is empty",
 		write("cut.tensor", tensor[:40]):             "the file ends inside its first message's metadata",
 		write("cut.npy", []byte("\x93NUM")):          "the file ends inside its magic",
-		write("notes.txt", []byte("hello\n")):        "not a tensor file: neither NumPy .npy or .npz nor Arrow IPC",
+		write("notes.txt", []byte("hello\n")):        "not a tensor file: neither NumPy .npy or .npz, Arrow IPC nor TFRecord",
 		write("body.tensor", tensor[:len(tensor)-5]): "input ends inside the body",
 	} {
 		code, stdout, stderr := runCLI("inspect", path)

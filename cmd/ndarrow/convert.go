@@ -22,6 +22,7 @@ import (
 	"github.com/ndarrow/ndarrow/ipc/tensorfile"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/sparse"
+	"github.com/ndarrow/ndarrow/tfrecord"
 )
 
 // outputFormats are the formats convert and get write, in the order help lists them; each is
@@ -36,6 +37,8 @@ var outputFormats = []struct{ name, what string }{
 	{"csr", "Arrow SparseTensor messages, CSR (matrices)"},
 	{"csc", "Arrow SparseTensor messages, CSC (matrices)"},
 	{"csf", "Arrow SparseTensor messages, CSF (rank 2 and more)"},
+	{"tfrecord", "TFRecord of tf.train.Example, one per row of the tensors (equal row counts), a feature per tensor; .gz: GZIP"},
+	{"tensorproto", "TFRecord of serialized TensorProto (tf.io.parse_tensor), one per dense tensor; .gz: GZIP"},
 }
 
 // formatNames returns the output formats' names, as "tensor, npy, …, csf".
@@ -57,9 +60,13 @@ func checkFormat(to string) error {
 	return fmt.Errorf("--to %q: unknown format (%s)", to, formatNames())
 }
 
-// formatOf returns the output format an OUT file's extension asks for.
+// formatOf returns the output format an OUT file's extension asks for (before a .gz, which
+// asks for GZIP, for the TFRecord formats); .tfrecords is tfrecord.
 func formatOf(path string) (string, error) {
-	ext := strings.TrimPrefix(filepath.Ext(path), ".")
+	ext := strings.TrimPrefix(filepath.Ext(strings.TrimSuffix(path, ".gz")), ".")
+	if ext == "tfrecords" {
+		ext = "tfrecord"
+	}
 	if checkFormat(ext) != nil {
 		return "", fmt.Errorf("%s: cannot tell the format from the extension; give --to (%s)", path, formatNames())
 	}
@@ -79,10 +86,11 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	to := fs.String("to", "", "output format (default: OUT's extension): "+formatNames())
 	pick := fs.String("tensor", "", "convert only the tensor of this name (as inspect prints it)")
 	opts := writeFlags(fs, stderr, "convert")
+	compression := compressionFlag(fs)
 	if code, ok := parseArgs(fs, "convert", args, stdout, stderr, 2, 2); !ok {
 		return code
 	}
-	return finishCommand(stderr, "convert", convert(ctx, *to, *pick, fs.Arg(0), fs.Arg(1), opts()))
+	return finishCommand(stderr, "convert", convert(ctx, *to, *pick, fs.Arg(0), fs.Arg(1), *compression, opts()))
 }
 
 // writeFlags adds --max-dense, --dense and --compress to fs and returns the write options they
@@ -99,12 +107,12 @@ func writeFlags(fs *flag.FlagSet, stderr io.Writer, name string) func() writeOpt
 
 // convert writes the tensors of in (or the one named pick) to out in format to (out's
 // extension when empty), as opts say; ctx interrupts the writing.
-func convert(ctx context.Context, to, pick, in, out string, opts writeOptions) error {
+func convert(ctx context.Context, to, pick, in, out string, compression string, opts writeOptions) error {
 	format, err := outputFormat(to, out)
 	if err != nil {
 		return err
 	}
-	f, err := load(in)
+	f, err := load(in, compression)
 	if err != nil {
 		return err
 	}
@@ -113,7 +121,7 @@ func convert(ctx context.Context, to, pick, in, out string, opts writeOptions) e
 	if err != nil {
 		return err
 	}
-	return writeAtomically(ctx, out, func(w io.Writer) error { return write(format, w, tensors, opts) })
+	return writeAtomically(ctx, out, func(w io.Writer) error { return write(format, w, tensors, opts.forOutput(out)) })
 }
 
 // writeAtomically writes a temporary file beside path and renames it to path only when
@@ -171,10 +179,18 @@ type seekWriter struct {
 // expands every sparse tensor (a dense format always does), compress deflates .npz members,
 // and warn reports what a format drops.
 type writeOptions struct {
-	maxDense int64
-	dense    bool
-	compress bool
-	warn     func(string)
+	maxDense    int64
+	dense       bool
+	compress    bool
+	compression tfrecord.Compression // of TFRecord output: what OUT's name says
+	warn        func(string)
+}
+
+// forOutput returns the options with what the name of the output file out says: a .gz (or
+// .zz, .zlib) name compresses TFRecord output.
+func (o writeOptions) forOutput(out string) writeOptions {
+	o.compression = tfrecord.CompressionOf(out)
+	return o
 }
 
 // write writes tensors in format to. Each format keeps what it can hold: tensor writes a
@@ -188,7 +204,7 @@ func write(to string, w io.Writer, tensors []tensor, opts writeOptions) error {
 			return fmt.Errorf("the input holds %d tensors; a .npy file holds one (pick it with --tensor, or write .npz)", len(tensors))
 		}
 		opts.dense = true
-	case "npz":
+	case "npz", "tensorproto":
 		opts.dense = true
 	}
 	if opts.dense {
@@ -223,6 +239,8 @@ func write(to string, w io.Writer, tensors []tensor, opts writeOptions) error {
 		}
 		defer rec.Release()
 		return writeRecord(to, w, rec)
+	case "tfrecord", "tensorproto":
+		return writeTFRecord(to, w, tensors, opts.compression)
 	}
 	for _, t := range tensors {
 		var err error
@@ -339,4 +357,41 @@ func writeRecord(to string, w io.Writer, rec arrow.Record) error {
 		return err
 	}
 	return sw.Close()
+}
+
+// writeTFRecord writes tensors as a TFRecord file compressed as c: of Examples, one per row,
+// each tensor a feature named after its column (or its name), or of one serialized
+// TensorProto per (dense) tensor.
+func writeTFRecord(to string, w io.Writer, tensors []tensor, c tfrecord.Compression) error {
+	tw, err := tfrecord.NewWriter(w, c)
+	if err != nil {
+		return err
+	}
+	if to == "tfrecord" {
+		cols := make([]tfrecord.Column, len(tensors))
+		for i, t := range tensors {
+			name := t.Column
+			if name == "" {
+				name = t.Name
+			}
+			cols[i] = tfrecord.Column{Name: name, Dense: t.Dense, Ragged: t.Ragged, Sparse: t.Sparse}
+		}
+		if _, err := tfrecord.WriteExamples(tw, cols); err != nil {
+			return err
+		}
+		return tw.Close()
+	}
+	for _, t := range tensors {
+		if t.Ragged != nil {
+			return fmt.Errorf("%s: %w", t.Name, errRagged)
+		}
+		b, err := tfrecord.EncodeTensor(t.Dense, dimNamesFor(t))
+		if err != nil {
+			return fmt.Errorf("%s: %w", t.Name, err)
+		}
+		if err := tw.WriteRecord(b); err != nil {
+			return err
+		}
+	}
+	return tw.Close()
 }

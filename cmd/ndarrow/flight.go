@@ -255,7 +255,7 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return err
 		}
-		if err := writeAtomically(ctx, out, func(w io.Writer) error { return write(format, w, []tensor{t}, writeOpts()) }); err != nil {
+		if err := writeAtomically(ctx, out, func(w io.Writer) error { return write(format, w, []tensor{t}, writeOpts().forOutput(out)) }); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "%s: %s %v %v → %s\n", name, t.Kind, t.DType(), t.Shape(), out)
@@ -273,7 +273,7 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	err := func() error {
-		f, err := load(fs.Arg(1))
+		f, err := load(fs.Arg(1), "")
 		if err != nil {
 			return err
 		}

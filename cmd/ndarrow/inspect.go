@@ -5,11 +5,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/ndarrow/ndarrow/ipc/tensorfile"
+	"github.com/ndarrow/ndarrow/ndarray"
 )
 
 // inspection is one line of `ndarrow inspect --json`: the fields of the golden files'
@@ -29,6 +33,24 @@ type inspection struct {
 	RowSplits [][]int64 `json:"row_splits,omitempty"`
 }
 
+// unmappedLine is what `inspect --json` prints of a file of records ndarrow does not map.
+type unmappedLine struct {
+	Name    string `json:"name"`
+	Path    string `json:"path"`
+	Format  string `json:"format"`
+	Records int    `json:"records"`
+	Note    string `json:"note"`
+}
+
+// dtypeName is the dtype as inspect prints it: NumPy's names, but string for strings (as
+// Arrow and TensorFlow call them; NumPy's str is a fixed-width type).
+func dtypeName(t tensor) string {
+	if d := t.DType(); d != ndarray.String {
+		return d.String()
+	}
+	return "string"
+}
+
 // inspect describes t, hashing its values (a sparse tensor's dense form, within maxDense
 // elements); ctx interrupts the hashing.
 func inspect(ctx context.Context, t tensor, maxDense int64) (inspection, error) {
@@ -42,7 +64,7 @@ func inspect(ctx context.Context, t tensor, maxDense int64) (inspection, error) 
 		names = []string{}
 	}
 	line := inspection{
-		Name: t.Name, Kind: string(t.Kind), Column: t.Column, DType: t.DType().String(),
+		Name: t.Name, Kind: string(t.Kind), Column: t.Column, DType: dtypeName(t),
 		Shape: shape, DimNames: names, NNZ: t.NNZ(), SHA256: hex.EncodeToString(h.Sum(nil)),
 	}
 	if t.Ragged != nil {
@@ -56,6 +78,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print one JSON object per tensor")
 	maxDense := maxDenseFlag(fs)
+	compression := compressionFlag(fs)
 	if code, ok := parseArgs(fs, "inspect", args, stdout, stderr, 1, -1); !ok {
 		return code
 	}
@@ -64,7 +87,18 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	header := false
 	enc := json.NewEncoder(stdout)
 	for _, path := range fs.Args() {
-		f, err := load(path)
+		f, err := load(path, *compression)
+		var unmapped *tensorfile.UnmappedRecordsError
+		if errors.As(err, &unmapped) {
+			// Not an error: the file is what it is, ndarrow just has no tensors to show of it.
+			if *asJSON {
+				_ = enc.Encode(unmappedLine{Name: tensorfile.BaseName(path), Path: path, Format: string(tensorfile.FormatTFRecord),
+					Records: unmapped.Records, Note: unmapped.Error()})
+			} else {
+				fmt.Fprintf(stdout, "%s: %v\n", path, unmapped)
+			}
+			continue
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "ndarrow inspect: %v\n", err)
 			code = exitFail

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ndarrow/ndarrow/ipc/tensorfile"
 	"github.com/ndarrow/ndarrow/limits"
+	"github.com/ndarrow/ndarrow/tfrecord"
 )
 
 // tensor is one tensor found in an input file.
@@ -32,8 +33,24 @@ func (in *input) Release() { in.release() }
 
 // load reads every tensor of the file at path, memory-mapped, within the default limits; or,
 // when path is a directory, of every tensor file in it, under the names serve gives them.
-func load(path string) (*input, error) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
+// compression, when not empty, says path is a TFRecord file compressed so (none, gzip, zlib).
+func load(path, compression string) (*input, error) {
+	st, err := os.Stat(path)
+	if compression != "" {
+		c, err := tfrecord.ParseCompression(compression)
+		if err != nil {
+			return nil, err
+		}
+		if st != nil && st.IsDir() {
+			return nil, fmt.Errorf("%s: --compression is for a TFRecord file, not a directory", path)
+		}
+		f, err := tensorfile.OpenTFRecord(path, c, limits.Limits{})
+		if err != nil {
+			return nil, err
+		}
+		return &input{path: path, tensors: f.Tensors, release: f.Release}, nil
+	}
+	if err == nil && st.IsDir() {
 		d, err := tensorfile.OpenDir(path, limits.Limits{})
 		if err != nil {
 			return nil, err
@@ -81,6 +98,11 @@ func selectTensor(in *input, name string) ([]tensor, error) {
 		names = append(names, t.Name)
 	}
 	return nil, fmt.Errorf("%s: no tensor %q (it holds %s)", in.path, name, strings.Join(names, ", "))
+}
+
+// compressionFlag adds --compression, which says the input is a TFRecord file compressed so.
+func compressionFlag(fs *flag.FlagSet) *string {
+	return fs.String("compression", "", "read the input as a TFRecord file compressed so: none, gzip or zlib (default: what its name and first bytes say)")
 }
 
 // maxDenseFlag adds --max-dense, the bound on expanding a sparse tensor into its dense form.

@@ -10,6 +10,11 @@
 // NAME.1, … for a stream of several, NAME.COLUMN for the columns of record batches and
 // NAME.MEMBER for the arrays of an .npz archive.
 //
+// A TensorFlow TFRecord file (a name ending in .tfrecord or .tfrecords, with .gz for GZIP, or
+// any file whose first record's CRCs verify) of tf.train.Example or SequenceExample records
+// gives a tensor per feature, NAME.FEATURE; one of serialized TensorProto records a tensor per
+// record, NAME.N (see ReadTFRecord).
+//
 // Dense tensors, fixed_shape_tensor columns of one batch and aligned stored .npz members are
 // views of the file's bytes; Open maps the file into memory, so reading a large tensor costs
 // no copy.

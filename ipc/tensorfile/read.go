@@ -25,12 +25,13 @@ import (
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/ragged"
 	"github.com/ndarrow/ndarrow/sparse"
+	"github.com/ndarrow/ndarrow/tfrecord"
 )
 
 // Errors for input that is none of the formats the package reads.
 var (
 	// ErrNotTensors is returned for input that is none of the formats the package reads.
-	ErrNotTensors = errors.New("not a tensor file: neither NumPy .npy or .npz nor Arrow IPC")
+	ErrNotTensors = errors.New("not a tensor file: neither NumPy .npy or .npz, Arrow IPC nor TFRecord")
 	// ErrEmpty is returned for empty input. It wraps ErrNotTensors.
 	ErrEmpty = sentinel.New("the file is empty", ErrNotTensors)
 )
@@ -58,6 +59,9 @@ func Detect(b []byte) Format {
 		return FormatNpz
 	case bytes.HasPrefix(b, []byte(ipcMagic)):
 		return FormatArrow
+	}
+	if tfrecord.Probe(b) {
+		return FormatTFRecord
 	}
 	// An encapsulated message: the header type of the first one tells tensors from batches.
 	start := 4
@@ -96,9 +100,14 @@ type File struct {
 
 // Open maps the file at path into memory and reads its tensors within lim (zero fields take
 // their defaults), named after the file (see the package documentation). Nothing of the file
-// is read into the heap but what cannot be viewed (see ipc.BatchReader). The File holds one
-// reference to the mapping; Release it when the tensors are no longer used.
+// is read into the heap but what cannot be viewed (see ipc.BatchReader), or what a TFRecord
+// file decodes to: a name IsTFRecordName accepts is read as one (.gz: GZIP), as is any file
+// whose first record's CRCs verify. The File holds one reference to the mapping; Release it
+// when the tensors are no longer used.
 func Open(path string, lim limits.Limits) (*File, error) {
+	if IsTFRecordName(path) {
+		return OpenTFRecord(path, tfrecord.CompressionOf(path), lim)
+	}
 	m, err := mmap.Open(path)
 	if err != nil {
 		return nil, err
@@ -120,9 +129,10 @@ func (f *File) Retain() { f.mapping.Retain() }
 func (f *File) Release() { f.mapping.Release() }
 
 // BaseName returns the name of the tensors of the file at path: its base name without
-// extension.
+// extension (and without a .gz before it: x.tfrecord.gz is x).
 func BaseName(path string) string {
-	return strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	base := strings.TrimSuffix(filepath.Base(path), ".gz")
+	return strings.TrimSuffix(base, filepath.Ext(base))
 }
 
 // Read reads every tensor in b within lim, naming them after base (see the package
@@ -138,6 +148,8 @@ func Read(b []byte, base string, lim limits.Limits) ([]Tensor, error) {
 		return readNpz(b, base, lim)
 	case FormatArrow, FormatArrows:
 		return readBatches(b, base, lim)
+	case FormatTFRecord:
+		return ReadTFRecord(b, base, tfrecord.None, lim)
 	}
 	return nil, unknownFormat(b)
 }

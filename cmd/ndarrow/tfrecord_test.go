@@ -1,0 +1,240 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndarrow/ndarrow/ipc/tensorfile"
+	"github.com/ndarrow/ndarrow/limits"
+	"github.com/ndarrow/ndarrow/ndarray"
+)
+
+// tfGolden is the folder of TFRecord files written by TensorFlow's projects.
+const tfGolden = "../../tfrecord/testdata/tensorflow"
+
+// tfExpected returns tfrecord/testdata/expected.jsonl (written by Python's protobuf runtime
+// with TensorFlow's own .proto files) as each file's record count and feature lines.
+func tfExpected(t *testing.T) (records map[string]int, features map[string][]inspection) {
+	f, err := os.Open("../../tfrecord/testdata/expected.jsonl")
+	require.NoError(t, err)
+	defer f.Close()
+	records, features = map[string]int{}, map[string][]inspection{}
+	var file string
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		var head struct {
+			File    string `json:"file"`
+			Records int    `json:"records"`
+		}
+		require.NoError(t, json.Unmarshal(s.Bytes(), &head))
+		if head.File != "" {
+			file = head.File
+			records[file] = head.Records
+			continue
+		}
+		var in inspection
+		require.NoError(t, json.Unmarshal(s.Bytes(), &in))
+		features[file] = append(features[file], in)
+	}
+	return records, features
+}
+
+func TestInspectTensorFlowFiles(t *testing.T) {
+	records, features := tfExpected(t)
+	require.Len(t, records, 4)
+	for file, n := range records {
+		path := filepath.Join(tfGolden, file)
+		want := features[file]
+		if len(want) == 0 {
+			// Raw strings and tensorflow.Event records: one line, status 0, in both modes.
+			code, stdout, stderr := runCLI("inspect", path)
+			require.Equal(t, exitOK, code, stderr)
+			assert.Empty(t, stderr)
+			assert.Equal(t, path+": a TFRecord file of "+itoa(n)+" records of a type ndarrow does not map (not tf.train.Example, SequenceExample or TensorProto)\n", stdout)
+			code, stdout, _ = runCLI("inspect", "--json", path)
+			require.Equal(t, exitOK, code)
+			var line unmappedLine
+			require.NoError(t, json.Unmarshal([]byte(stdout), &line))
+			assert.Equal(t, n, line.Records)
+			assert.Equal(t, "tfrecord", line.Format)
+			continue
+		}
+		got := inspectJSON(t, path)
+		require.Len(t, got, len(want), file)
+		for i := range want {
+			w, g := want[i], got[i]
+			assert.Equal(t, w.Name, g.Name, file)
+			assert.Equal(t, w.Column, g.Column, w.Name)
+			if w.Kind == "ragged" {
+				w.NRows, w.NVals = g.NRows, g.NVals // checked through the row splits
+				assert.Equal(t, int64(n), *g.NRows, w.Name)
+				assert.Equal(t, w.NNZ, *g.NVals, w.Name)
+			}
+			w.DimNames = []string{}
+			assertSame(t, w, g, false, w.Name)
+		}
+	}
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestCompressionFlagOverridesTheName(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join(tfGolden, "tfx_penguin_eval.tfrecord.gz"))
+	require.NoError(t, err)
+	renamed := filepath.Join(dir, "penguins.bin")
+	require.NoError(t, os.WriteFile(renamed, data, 0o644))
+	code, _, stderr := runCLI("inspect", renamed)
+	assert.Equal(t, exitFail, code, "GZIP bytes under a name that does not say so are no tensor file")
+	assert.Contains(t, stderr, "not a tensor file")
+	got := inspectJSON(t, filepath.Join(tfGolden, "tfx_penguin_eval.tfrecord.gz"))
+	code, stdout, stderr := runCLI("inspect", "--json", "--compression", "gzip", renamed)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, 5, strings.Count(stdout, "\n"))
+	assert.Contains(t, stdout, got[0].SHA256)
+	code, _, stderr = runCLI("inspect", "--compression", "zlib", renamed)
+	assert.Equal(t, exitFail, code)
+	assert.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
+	code, _, stderr = runCLI("inspect", "--compression", "lz4", renamed)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, `compression "lz4": not none, gzip or zlib`)
+}
+
+func TestConvertToTFRecordRoundTrips(t *testing.T) {
+	dir := t.TempDir()
+	lingvo := filepath.Join(tfGolden, "lingvo_wmt14_ende_wpm_32k_test.tfrecord")
+	want := inspectJSON(t, lingvo)
+	for _, out := range []string{"copy.tfrecord", "copy.tfrecord.gz", "copy.tfrecords"} {
+		path := filepath.Join(dir, out)
+		code, _, stderr := runCLI("convert", lingvo, path)
+		require.Equal(t, exitOK, code, stderr)
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		assert.Equal(t, strings.HasSuffix(out, ".gz"), bytes.HasPrefix(b, []byte{0x1f, 0x8b}), "%s: GZIP exactly when the name ends in .gz", out)
+		got := inspectJSON(t, path)
+		require.Len(t, got, len(want))
+		for i := range want {
+			assert.Equal(t, "copy."+want[i].Column, got[i].Name)
+			assertSame(t, want[i], got[i], false, out+": "+want[i].Column)
+		}
+	}
+	// Tensors of different row counts make no table.
+	code, _, stderr := runCLI("convert", "--to", "tfrecord", golden+"/batch_tensors.arrow", filepath.Join(dir, "mixed.tfrecord"))
+	if code != exitOK {
+		assert.Contains(t, stderr, "one Example per row needs equal row counts")
+	}
+	// A ragged tensor has no TensorProto.
+	code, _, stderr = runCLI("convert", "--to", "tensorproto", lingvo, filepath.Join(dir, "ragged.tfrecord"))
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, "a ragged array has no dense form")
+	assert.NoFileExists(t, filepath.Join(dir, "ragged.tfrecord"))
+}
+
+// TestEveryGoldenTensorThroughExamples writes every golden tensor as Examples, one per row,
+// and reads them back: a dense or fixed_shape_tensor tensor of shape [rows, ...] comes back
+// dense [rows, n] of its values in row-major order, a ragged one ragged with its rows' flat
+// values, a sparse one as the index and value features tf.io.SparseFeature parses, all in the
+// dtypes of the three list kinds.
+func TestEveryGoldenTensorThroughExamples(t *testing.T) {
+	dir := t.TempDir()
+	for _, file := range goldenTensorFiles(t) {
+		f, err := tensorfile.Open(file, limits.Limits{})
+		require.NoError(t, err)
+		for _, orig := range f.Tensors {
+			t.Run(filepath.Base(file)+"/"+orig.Name, func(t *testing.T) {
+				out := filepath.Join(dir, orig.Name+filepath.Ext(file)+".tfrecord")
+				code, _, stderr := runCLI("convert", "--to", "tfrecord", "--tensor", orig.Name, file, out)
+				if orig.Shape().Rank() == 0 {
+					assert.Equal(t, exitFail, code)
+					assert.Contains(t, stderr, "a scalar has no rows")
+					assert.NoFileExists(t, out)
+					return
+				}
+				require.Equal(t, exitOK, code, stderr)
+				if orig.Rows() == 0 && orig.Sparse == nil || orig.Sparse != nil && orig.Shape()[0] == 0 {
+					st, err := os.Stat(out)
+					require.NoError(t, err)
+					assert.Zero(t, st.Size(), "no rows, no Examples")
+					return
+				}
+				back, err := tensorfile.Open(out, limits.Limits{})
+				require.NoError(t, err)
+				defer back.Release()
+				feature := orig.Column
+				if feature == "" {
+					feature = orig.Name
+				}
+				got := map[string]tensor{}
+				for _, b := range back.Tensors {
+					got[b.Column] = b
+				}
+				switch {
+				case orig.Sparse != nil:
+					values, ok := got[feature+"/values"]
+					require.True(t, ok, "%v", got)
+					assert.Equal(t, orig.Sparse.NNZ(), values.NNZ())
+					for k := 1; k < orig.Shape().Rank(); k++ {
+						_, ok := got[feature+"/index/"+itoa(k)]
+						assert.True(t, ok, "index feature of axis %d", k)
+					}
+				case orig.Ragged != nil:
+					g := got[feature]
+					require.NotNil(t, g.Ragged)
+					assert.Equal(t, orig.Ragged.NumRows(), g.Ragged.NumRows())
+					assert.Equal(t, orig.NNZ(), g.NNZ(), "every flat value")
+					if orig.Ragged.RaggedRank() == 1 && orig.Ragged.InnerShape().Size() == 1 {
+						assert.Equal(t, orig.Ragged.RowSplits(), g.Ragged.RowSplits())
+					}
+					if orig.DType() == g.DType() {
+						assert.Equal(t, hashOf(t, orig.Ragged), hashOf(t, g.Ragged))
+					}
+				default:
+					g := got[feature]
+					require.NotNil(t, g.Dense, "%+v", g)
+					rows := orig.Shape()[0]
+					assert.Equal(t, ndarray.Shape{rows, orig.Dense.Size() / rows}, g.Dense.Shape())
+					assert.Equal(t, mappedDType(orig.DType()), g.DType())
+					assert.Equal(t, hashOf(t, converted(t, orig.Dense, g.DType())), hashOf(t, g.Dense))
+				}
+			})
+		}
+		f.Release()
+	}
+}
+
+// mappedDType is the dtype an Example's list kind gives back for d.
+func mappedDType(d ndarray.DType) ndarray.DType {
+	switch d.Family() {
+	case ndarray.FamilyFloat:
+		return ndarray.Float32
+	case ndarray.FamilyString:
+		return ndarray.String
+	}
+	return ndarray.Int64
+}
+
+// converted returns a converted to dtype d.
+func converted(t *testing.T, a ndarray.Array, d ndarray.DType) ndarray.Array {
+	c, err := ndarray.ConvertTo(a, d)
+	require.NoError(t, err)
+	return c
+}
+
+// hashOf returns the sha256 of what a writes.
+func hashOf(t *testing.T, a io.WriterTo) string {
+	h := sha256.New()
+	_, err := a.WriteTo(h)
+	require.NoError(t, err)
+	return hex.EncodeToString(h.Sum(nil))
+}

@@ -1,0 +1,91 @@
+package tensorfile
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ndarrow/ndarrow/internal/mmap"
+	"github.com/ndarrow/ndarrow/limits"
+	"github.com/ndarrow/ndarrow/tfrecord"
+)
+
+// FormatTFRecord is a TensorFlow TFRecord file (Detect tells only an uncompressed one, by its
+// first record's CRCs; Open also goes by the name).
+const FormatTFRecord Format = "tfrecord"
+
+// UnmappedRecordsError is the error for a TFRecord file whose records are of a message type
+// ndarrow does not map to tensors (raw bytes, tensorflow.Event, …). It wraps ErrNotTensors.
+type UnmappedRecordsError struct {
+	Records int // the number of records the file holds
+}
+
+func (e *UnmappedRecordsError) Error() string {
+	return fmt.Sprintf("a TFRecord file of %d records of a type ndarrow does not map (not tf.train.Example, SequenceExample or TensorProto)", e.Records)
+}
+
+// Unwrap returns ErrNotTensors.
+func (e *UnmappedRecordsError) Unwrap() error { return ErrNotTensors }
+
+// IsTFRecordName reports whether a file name says TFRecord: it ends in .tfrecord or
+// .tfrecords, optionally followed by .gz (GZIP).
+func IsTFRecordName(path string) bool {
+	path = strings.TrimSuffix(path, ".gz")
+	return strings.HasSuffix(path, ".tfrecord") || strings.HasSuffix(path, ".tfrecords")
+}
+
+// OpenTFRecord maps the file at path into memory and reads it as a TFRecord file compressed as
+// c, within lim: see ReadTFRecord. Open calls it for names IsTFRecordName accepts.
+func OpenTFRecord(path string, c tfrecord.Compression, lim limits.Limits) (*File, error) {
+	m, err := mmap.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	tensors, err := ReadTFRecord(m.Bytes(), BaseName(path), c, lim)
+	if err != nil {
+		m.Release()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &File{Path: path, Tensors: tensors, mapping: m}, nil
+}
+
+// ReadTFRecord reads the records of a TFRecord file b, compressed as c, into tensors named
+// after base. Records of tf.train.Example or SequenceExample give one tensor per feature,
+// BASE.FEATURE with Column FEATURE: dense [records, n] when every record holds n values, else
+// ragged [records, -1] (a SequenceExample's feature list: ragged [records, -1, -1]); see
+// tfrecord.DecodeExamples. Records of TensorProto give one dense tensor each, BASE.N. Records
+// of any other type are an *UnmappedRecordsError. The tensors are copies: protocol buffers
+// are decoded into the heap. A compressed file decompresses within lim.MaxCopySize.
+func ReadTFRecord(b []byte, base string, c tfrecord.Compression, lim limits.Limits) ([]Tensor, error) {
+	lim = lim.WithDefaults()
+	records, err := tfrecord.Split(b, tfrecord.Options{Compression: c, MaxDecompressedSize: lim.MaxCopySize})
+	if err != nil {
+		return nil, err
+	}
+	switch tfrecord.ClassifyFile(records) {
+	case tfrecord.TypeExample, tfrecord.TypeSequenceExample:
+		cols, err := tfrecord.DecodeExamples(records, lim)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]Tensor, len(cols))
+		for i, col := range cols {
+			out[i] = Tensor{Name: base + "." + col.Name, Column: col.Name, Kind: KindDense, Dense: col.Dense}
+			if col.Ragged != nil {
+				out[i].Kind, out[i].Dense, out[i].Ragged = KindRagged, nil, col.Ragged
+			}
+		}
+		return out, nil
+	case tfrecord.TypeTensorProto:
+		out := make([]Tensor, len(records))
+		for i, rec := range records {
+			a, names, err := tfrecord.DecodeTensor(rec, lim)
+			if err != nil {
+				return nil, fmt.Errorf("record %d: %w", i, err)
+			}
+			out[i] = Tensor{Name: base + "." + strconv.Itoa(i), Kind: KindDense, DimNames: names, Dense: a}
+		}
+		return out, nil
+	}
+	return nil, &UnmappedRecordsError{Records: len(records)}
+}
