@@ -24,10 +24,16 @@ names them — to OUT in FORMAT, which OUT's extension gives unless --to does:` 
 ` + keeps + `
 --tensor picks one tensor of an input that holds several (by the name inspect prints). OUT is
 written through a temporary file renamed at the end, so a failure leaves nothing behind.`},
-	"serve": {"[--addr HOST:PORT] [--tls-cert F --tls-key F [--tls-client-ca F]] [--token T] [--location URI --shards URI,...] [--max-message-bytes N] DIR",
+	"serve": {"[--addr HOST:PORT] [--tls-cert F --tls-key F [--tls-client-ca F]] [--token T] [--location URI --shards URI,...] [--max-message-bytes N] [--tfio ENDPOINT [--tfio-tensors NAME,...] [--tfio-batch-rows N]] DIR",
 		`Serve serves every tensor file of DIR over Arrow Flight, memory-mapped, each under the name
 inspect prints (NAME, NAME.N, NAME.COLUMN). Files that are not tensor files are ignored; tensor
-files that cannot be served are reported. Ctrl-C or SIGTERM shuts the server down gracefully.`},
+files that cannot be served are reported. Ctrl-C or SIGTERM shuts the server down gracefully.
+
+With --tfio tcp://A.B.C.D:PORT or unix://PATH it also writes, to every connection there, one
+Arrow IPC stream that tensorflow-io's ArrowStreamDataset reads: a column per tensor (all, or
+--tfio-tensors; equal row counts) — scalars, or list<T> of each row's values in row-major
+order (the row shapes are printed, for tf.reshape) — no nulls, extension or large types, and
+the end-of-stream marker.`},
 	"ls": {"[--json] [client flags] URI", `Ls lists the tensors a Flight server serves: name, kind, dtype, shape, rows and bytes.`},
 	"get": {"[--to FORMAT] [--dense] [--max-dense N] [client flags] URI NAME OUT",
 		`Get fetches the tensor NAME from the Flight server at URI (grpc://, grpc+tls://) into OUT, in the

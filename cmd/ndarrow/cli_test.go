@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -39,7 +40,9 @@ func startServe(t *testing.T, dir string, args ...string) *serving {
 	go func() {
 		done <- run(ctx, append(append([]string{"serve", "--addr", addr}, args...), dir), s.stdout, s.stderr)
 	}()
-	s.stop = func() int { cancel(); return <-done }
+	var once sync.Once
+	var code int
+	s.stop = func() int { once.Do(func() { cancel(); code = <-done }); return code }
 	require.Eventually(t, func() bool { return strings.Contains(s.stdout.String(), "serving") }, 10*time.Second, 10*time.Millisecond)
 	t.Cleanup(func() { s.stop() })
 	return s

@@ -81,13 +81,18 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	shards := fs.String("shards", "", "comma-separated URIs of every server holding a shard of the tensors, this one included, in row order")
 	maxMsg := fs.Int("max-message-bytes", flight.DefaultMaxMessageBytes, "gRPC message limit, both ways")
 	tf := addTLSFlags(fs, true)
+	var tfi tfioFlags
+	fs.StringVar(&tfi.endpoint, "tfio", "", "also stream the tensors to tensorflow-io's ArrowStreamDataset on tcp://A.B.C.D:PORT or unix://PATH")
+	fs.StringVar(&tfi.tensors, "tfio-tensors", "", "comma-separated names of the tensors --tfio streams, as columns (default: all; equal row counts)")
+	fs.Int64Var(&tfi.rowsPerBatch, "tfio-batch-rows", 1<<16, "rows per record batch of the --tfio stream")
+	fs.Int64Var(&tfi.maxDense, "max-dense", limits.Default().MaxDenseElements, "the most elements a sparse tensor's dense form may hold in the --tfio stream")
 	if code, ok := parseArgs(fs, "serve", args, stdout, stderr, 1, 1); !ok {
 		return code
 	}
-	return finishCommand(stderr, "serve", serve(ctx, fs.Arg(0), *addr, *location, *shards, *maxMsg, tf, stdout, stderr))
+	return finishCommand(stderr, "serve", serve(ctx, fs.Arg(0), *addr, *location, *shards, *maxMsg, tf, tfi, stdout, stderr))
 }
 
-func serve(ctx context.Context, dir, addr, location, shards string, maxMsg int, tf tlsFlags, stdout, stderr io.Writer) error {
+func serve(ctx context.Context, dir, addr, location, shards string, maxMsg int, tf tlsFlags, tfi tfioFlags, stdout, stderr io.Writer) error {
 	cfg, err := tf.config(true)
 	if err != nil {
 		return err
@@ -116,6 +121,16 @@ func serve(ctx context.Context, dir, addr, location, shards string, maxMsg int, 
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
+	}
+	if tfi.endpoint != "" {
+		tctx, stop := context.WithCancel(ctx)
+		waitTFIO, err := startTFIO(tctx, dir, tfi, stdout)
+		if err != nil {
+			stop()
+			lis.Close()
+			return err
+		}
+		defer func() { stop(); _ = waitTFIO() }()
 	}
 	scheme := "grpc"
 	if cfg != nil {

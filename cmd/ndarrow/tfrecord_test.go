@@ -7,17 +7,20 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndarrow/ndarrow/ipc/tensorfile"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/tfio"
 )
 
 // tfGolden is the folder of TFRecord files written by TensorFlow's projects.
@@ -237,4 +240,40 @@ func hashOf(t *testing.T, a io.WriterTo) string {
 	_, err := a.WriteTo(h)
 	require.NoError(t, err)
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+func TestServeStreamsToTensorFlowIO(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join(tfGolden, "tfx_penguin_eval.tfrecord.gz"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "penguins.tfrecord.gz"), data, 0o644))
+	sock := filepath.Join(t.TempDir(), "tfio.sock")
+	s := startServe(t, dir, "--tfio", "unix://"+sock, "--tfio-tensors", "penguins.species,penguins.body_mass_g", "--tfio-batch-rows", "30")
+	assert.Contains(t, s.stdout.String(), "streaming 100 rows of 2 columns to tensorflow-io on unix://"+sock)
+	for range 3 {
+		conn, err := net.Dial("unix", sock)
+		require.NoError(t, err)
+		b, err := io.ReadAll(conn)
+		conn.Close()
+		require.NoError(t, err)
+		assert.Equal(t, []byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}, b[len(b)-8:], "the end-of-stream marker")
+		r, err := arrowipc.NewReader(bytes.NewReader(b))
+		require.NoError(t, err)
+		rows, batches := 0, 0
+		for r.Next() {
+			require.NoError(t, tfio.CheckTensorFlowIO(r.Schema(), r.Record()))
+			rows += int(r.Record().NumRows())
+			batches++
+		}
+		require.NoError(t, r.Err())
+		assert.Equal(t, []string{"species", "body_mass_g"}, []string{r.Schema().Field(0).Name, r.Schema().Field(1).Name})
+		r.Release()
+		assert.Equal(t, 100, rows)
+		assert.Equal(t, 4, batches)
+	}
+	assert.Equal(t, exitOK, s.stop())
+
+	code, _, stderr := runCLI("serve", "--addr", "127.0.0.1:0", "--tfio", "tcp://localhost:1", dir)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, "want tcp://A.B.C.D:PORT")
 }
