@@ -29,6 +29,7 @@ import (
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/ragged"
 	"github.com/ndarrow/ndarrow/sparse"
+	"github.com/ndarrow/ndarrow/tfrecord"
 )
 
 // expected is a line of a golden folder's expected.jsonl.
@@ -237,7 +238,7 @@ func ExampleRead() {
 func FuzzRead(f *testing.F) {
 	for _, pattern := range []string{"../testdata/arrow-cpp-17/*", "../testdata/arrow-js/*.arrow*",
 		"../testdata/arrow-testing/arrow-ipc-stream/integration/*/*.stream", "../testdata/arrow-testing/arrow-ipc-*/crash-*",
-		"../npy/testdata/numpy/*.npy", "../npy/testdata/*-npz/*.npz"} {
+		"../npy/testdata/numpy/*.npy", "../npy/testdata/*-npz/*.npz", "../../tfrecord/testdata/tensorflow/magenta*"} {
 		files, err := filepath.Glob(pattern)
 		require.NoError(f, err)
 		for _, path := range files {
@@ -246,13 +247,30 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 	}
+	// TFRecord files of Examples and of TensorProtos, a few records each.
+	gz, err := os.ReadFile("../../tfrecord/testdata/tensorflow/tfx_penguin_eval.tfrecord.gz")
+	require.NoError(f, err)
+	examples, err := tfrecord.Split(gz, tfrecord.Options{Compression: tfrecord.GZIP})
+	require.NoError(f, err)
+	tensor, err := tfrecord.EncodeTensor(ndarray.Must(ndarray.FromSlice([]int16{1, 2, 3, 4}, 2, 2)), []string{"a", "b"})
+	require.NoError(f, err)
+	for _, records := range [][][]byte{examples[:3], {tensor, tensor}} {
+		var buf bytes.Buffer
+		w, err := tfrecord.NewWriter(&buf, tfrecord.None)
+		require.NoError(f, err)
+		for _, r := range records {
+			require.NoError(f, w.WriteRecord(r))
+		}
+		f.Add(buf.Bytes())
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		lim := limits.Limits{MaxElements: 1 << 20, MaxCopySize: 64 << 20, MaxDenseElements: 1 << 20}
 		tensors, err := tensorfile.Read(b, "f", lim)
 		if err != nil {
 			for _, s := range []error{ipc.ErrInvalid, ipc.ErrLimit, ipc.ErrUnsupported, io.ErrUnexpectedEOF, tensorfile.ErrNotTensors,
 				arrowtensor.ErrNull, arrowtensor.ErrUnsupported, ndarray.ErrShape, ndarray.ErrDType, ndarray.ErrIndex,
-				ragged.ErrInvalid, sparse.ErrInvalid, npy.ErrUnsupported, arrow.ErrInvalid, limits.ErrExceeded} {
+				ragged.ErrInvalid, sparse.ErrInvalid, npy.ErrUnsupported, arrow.ErrInvalid, limits.ErrExceeded,
+				tfrecord.ErrInvalid, tfrecord.ErrUnsupported} {
 				if errors.Is(err, s) {
 					return
 				}
