@@ -225,7 +225,9 @@ func TestListenTakesTensorFlowIOEndpoints(t *testing.T) {
 func TestCheckTensorFlowIOStatesTheRules(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	field := func(typ arrow.DataType) *arrow.Schema { return arrow.NewSchema([]arrow.Field{{Name: "x", Type: typ}}, nil) }
+	field := func(typ arrow.DataType) *arrow.Schema {
+		return arrow.NewSchema([]arrow.Field{{Name: "x", Type: typ}}, nil)
+	}
 	for _, tc := range []struct {
 		name   string
 		schema *arrow.Schema
