@@ -16,10 +16,22 @@ import (
 // readable: write ragged columns with ListFromRagged(mem, a, arrow.LIST), one ragged level
 // per column.
 func CheckTensorFlowIO(rec arrow.Record) error {
+	return checkTensorFlowIO(rec.Schema(), rec)
+}
+
+// CheckTensorFlowIOSchema is CheckTensorFlowIO for the column types alone, before any batch.
+func CheckTensorFlowIOSchema(schema *arrow.Schema) error {
+	return checkTensorFlowIO(schema, nil)
+}
+
+func checkTensorFlowIO(schema *arrow.Schema, rec arrow.Record) error {
 	var errs []error
-	for i, f := range rec.Schema().Fields() {
+	for i, f := range schema.Fields() {
 		if why := tfioType(f.Type, false); why != "" {
 			errs = append(errs, fmt.Errorf("column %q (%v): %s", f.Name, f.Type, why))
+			continue
+		}
+		if rec == nil {
 			continue
 		}
 		if nulls := nullCount(rec.Column(i).Data()); nulls > 0 {

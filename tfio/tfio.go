@@ -3,8 +3,8 @@
 // reads (tensorflow-io embeds Arrow C++ 7 and reads a short list of types):
 //
 //   - columns of bool, int8…int64, uint8…uint64, float16, float32, float64 or utf8 (and binary),
-//     or list<T> of those with 32-bit offsets — no large, fixed-size, nested, dictionary or
-//     extension types (no field metadata at all);
+//     or list<T> of the numbers and bools with 32-bit offsets — no large, fixed-size, nested,
+//     dictionary or extension types (no metadata at all);
 //   - no nulls (no validity bitmaps);
 //   - every stream ends with the end-of-stream marker.
 //
@@ -33,6 +33,7 @@ import (
 	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/ipc/tensorfile"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/ragged"
@@ -41,56 +42,43 @@ import (
 // ErrRule is wrapped by every error about a schema or batch tensorflow-io cannot read.
 var ErrRule = errors.New("not what tensorflow-io's ArrowStreamDataset reads")
 
-// scalarTypes are the value types ArrowStreamDataset reads.
-var scalarTypes = map[arrow.Type]bool{
-	arrow.BOOL: true, arrow.INT8: true, arrow.INT16: true, arrow.INT32: true, arrow.INT64: true,
-	arrow.UINT8: true, arrow.UINT16: true, arrow.UINT32: true, arrow.UINT64: true,
-	arrow.FLOAT16: true, arrow.FLOAT32: true, arrow.FLOAT64: true, arrow.STRING: true, arrow.BINARY: true,
-}
-
 // CheckTensorFlowIO returns an error wrapping ErrRule unless schema and batches are what
-// ArrowStreamDataset reads: every field of a scalar type (bool, integers, float16/32/64, utf8,
-// binary) or list<T> of one (32-bit offsets), without metadata (so no extension type); and no
-// null in any batch, at any depth.
+// ArrowStreamDataset reads: the column types and the absence of nulls that
+// arrowtensor.CheckTensorFlowIO states (bool, integers, float16/32/64, utf8, binary, and
+// list<T> of the numbers and bools with 32-bit offsets), plus what a stream adds: no schema or
+// field metadata (so no extension type), and batches of the stream's schema.
 func CheckTensorFlowIO(schema *arrow.Schema, batches ...arrow.Record) error {
 	if md := schema.Metadata(); md.Len() > 0 {
 		return fmt.Errorf("tfio: schema metadata %v: %w", md.Keys(), ErrRule)
 	}
 	for _, f := range schema.Fields() {
-		if f.Metadata.Len() > 0 {
-			return fmt.Errorf("tfio: column %q: field metadata %v (extension types are not read): %w", f.Name, f.Metadata.Keys(), ErrRule)
+		if hasMetadata(f) {
+			return fmt.Errorf("tfio: column %q: field metadata (extension types are not read): %w", f.Name, ErrRule)
 		}
-		t := f.Type
-		if l, ok := t.(*arrow.ListType); ok {
-			if l.ElemField().Metadata.Len() > 0 {
-				return fmt.Errorf("tfio: column %q: list item metadata: %w", f.Name, ErrRule)
-			}
-			t = l.Elem()
-		}
-		if !scalarTypes[t.ID()] {
-			return fmt.Errorf("tfio: column %q of type %v: only bool, integers, float16/32/64, utf8, binary and list<T> of them: %w", f.Name, f.Type, ErrRule)
-		}
+	}
+	if err := arrowtensor.CheckTensorFlowIOSchema(schema); err != nil {
+		return fmt.Errorf("tfio: %w: %w", err, ErrRule)
 	}
 	for i, rec := range batches {
 		if !rec.Schema().Equal(schema) {
 			return fmt.Errorf("tfio: batch %d: schema differs from the stream's: %w", i, ErrRule)
 		}
-		for c, col := range rec.Columns() {
-			if n := nulls(col.Data()); n > 0 {
-				return fmt.Errorf("tfio: batch %d, column %q: %d nulls: %w", i, schema.Field(c).Name, n, ErrRule)
-			}
+		if err := arrowtensor.CheckTensorFlowIO(rec); err != nil {
+			return fmt.Errorf("tfio: batch %d: %w: %w", i, err, ErrRule)
 		}
 	}
 	return nil
 }
 
-// nulls counts the nulls of d and its children.
-func nulls(d arrow.ArrayData) int {
-	n := d.NullN()
-	for _, c := range d.Children() {
-		n += nulls(c)
+// hasMetadata reports whether a field or a list's item field carries metadata.
+func hasMetadata(f arrow.Field) bool {
+	if f.Metadata.Len() > 0 {
+		return true
 	}
-	return n
+	if l, ok := f.Type.(*arrow.ListType); ok {
+		return l.ElemField().Metadata.Len() > 0
+	}
+	return false
 }
 
 // Stream is tensors of equal row counts mapped onto the columns ArrowStreamDataset reads.
@@ -133,6 +121,9 @@ func NewStream(tensors []tensorfile.Tensor, maxDense int64) (*Stream, error) {
 		}
 		s.rows = rows
 		newColumn, ok := columnMakers[t.DType()]
+		if t.DType() == ndarray.String && (t.Ragged != nil || t.Shape().Rank() > 1) {
+			return nil, fmt.Errorf("tfio: %s: strings go only in columns of one string per row, not lists: %w", t.Name, ErrRule)
+		}
 		if !ok {
 			return nil, fmt.Errorf("tfio: %s: dtype %v: %w", t.Name, t.DType(), ErrRule)
 		}

@@ -236,6 +236,7 @@ func TestCheckTensorFlowIOStatesTheRules(t *testing.T) {
 		{"fixed_size_list", field(arrow.FixedSizeListOf(3, arrow.PrimitiveTypes.Float32))},
 		{"nested list", field(arrow.ListOf(arrow.ListOf(arrow.PrimitiveTypes.Int64)))},
 		{"large_utf8", field(arrow.BinaryTypes.LargeString)},
+		{"list<utf8>", field(arrow.ListOf(arrow.BinaryTypes.String))},
 		{"struct", field(arrow.StructOf(arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int8}))},
 		{"extension metadata", arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int8,
 			Metadata: arrow.NewMetadata([]string{"ARROW:extension:name"}, []string{"arrow.fixed_shape_tensor"})}}, nil)},
@@ -256,7 +257,9 @@ func TestCheckTensorFlowIOStatesTheRules(t *testing.T) {
 	defer rec.Release()
 	err := tfio.CheckTensorFlowIO(schema, rec)
 	assert.ErrorIs(t, err, tfio.ErrRule)
-	assert.ErrorContains(t, err, "1 nulls")
+	assert.ErrorContains(t, err, "1 null values")
 	_, err = tfio.NewStream([]tensorfile.Tensor{{Name: "a", Dense: ndarray.New[int8](2)}, {Name: "b", Dense: ndarray.New[int8](3)}}, 0)
 	assert.ErrorContains(t, err, "b has 3 rows, a 2")
+	_, err = tfio.NewStream([]tensorfile.Tensor{{Name: "s", Dense: ndarray.New[string](2, 2)}}, 0)
+	assert.ErrorIs(t, err, tfio.ErrRule, "strings only one per row")
 }
