@@ -2,6 +2,7 @@ package tfrecord
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"unicode"
 	"unicode/utf8"
@@ -174,20 +175,21 @@ func kindOf(f *tfpb.Feature) listKind {
 
 // accumulator gathers one feature's values over the records.
 type accumulator struct {
-	name   string
-	list   bool // a SequenceExample feature list
-	kind   listKind
-	since  int // the record the kind was first seen in
-	ints   []int64
-	floats []float32
+	name  string
+	list  bool // a SequenceExample feature list
+	kind  listKind
+	since int // the record the kind was first seen in
+	// The values, as the slices protobuf decoded (kept, not copied, until column joins them
+	// once: appending to one slice would copy them again at every doubling).
+	ints   [][]int64
+	floats [][]float32
 	strs   []string
+	n      int64   // values so far
 	splits []int64 // records → values (or → steps for a feature list)
 	steps  []int64 // a feature list's steps → values
 }
 
-func (a *accumulator) values() int64 {
-	return int64(len(a.ints) + len(a.floats) + len(a.strs))
-}
+func (a *accumulator) values() int64 { return a.n }
 
 // add appends the values of f, found in record r.
 func (a *accumulator) add(f *tfpb.Feature, r int) error {
@@ -205,10 +207,17 @@ func (a *accumulator) add(f *tfpb.Feature, r int) error {
 		for _, b := range f.GetBytesList().GetValue() {
 			a.strs = append(a.strs, string(b))
 		}
+		a.n += int64(len(f.GetBytesList().GetValue()))
 	case kindFloat:
-		a.floats = append(a.floats, f.GetFloatList().GetValue()...)
+		if v := f.GetFloatList().GetValue(); len(v) > 0 {
+			a.floats = append(a.floats, v)
+			a.n += int64(len(v))
+		}
 	case kindInt64:
-		a.ints = append(a.ints, f.GetInt64List().GetValue()...)
+		if v := f.GetInt64List().GetValue(); len(v) > 0 {
+			a.ints = append(a.ints, v)
+			a.n += int64(len(v))
+		}
 	}
 	return nil
 }
@@ -327,9 +336,9 @@ func (a *accumulator) column(records int) (Column, error) {
 	case kindBytes:
 		return column(a, a.strs, records)
 	case kindInt64:
-		return column(a, a.ints, records)
+		return column(a, slices.Concat(a.ints...), records)
 	}
-	return column(a, a.floats, records)
+	return column(a, slices.Concat(a.floats...), records)
 }
 
 // column makes a feature's Dense or Ragged.
