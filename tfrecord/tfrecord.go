@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/ndarrow/ndarrow/internal/bounded"
+	"github.com/ndarrow/ndarrow/internal/mmap"
 	"github.com/ndarrow/ndarrow/limits"
 )
 
@@ -410,3 +411,29 @@ func (w *Writer) Close() error {
 	}
 	return nil
 }
+
+// File is the records of a TFRecord file mapped into memory.
+type File struct {
+	// Records are the file's records: views of the mapping for an uncompressed file, of one
+	// decompressed buffer otherwise. They must not be used after Release.
+	Records [][]byte
+	mapping *mmap.Mapping
+}
+
+// Open maps the file at path into memory and splits it into records as Split does, with the
+// compression opts give. Release the File when its records are no longer used.
+func Open(path string, opts Options) (*File, error) {
+	m, err := mmap.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	records, err := Split(m.Bytes(), opts)
+	if err != nil {
+		m.Release()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &File{Records: records, mapping: m}, nil
+}
+
+// Release unmaps the file; its records must not be used afterwards.
+func (f *File) Release() { f.mapping.Release() }

@@ -6,7 +6,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -94,6 +96,23 @@ func TestSplitViewsItsInput(t *testing.T) {
 	b[12] = 'X'
 	assert.Equal(t, "Xbc", string(records[0]), "a record is a view of the file's bytes")
 	assert.Equal(t, 3, cap(records[0]), "an append to a record cannot overwrite the file")
+}
+
+func TestOpenMapsTheFile(t *testing.T) {
+	f, err := tfrecord.Open("testdata/tensorflow/magenta_tfrecord_iterator_test.tfrecord", tfrecord.Options{})
+	require.NoError(t, err)
+	require.Len(t, f.Records, 3)
+	assert.Equal(t, "success", string(f.Records[2]))
+	f.Release()
+	f, err = tfrecord.Open("testdata/tensorflow/tfx_penguin_eval.tfrecord.gz", tfrecord.Options{Compression: tfrecord.GZIP})
+	require.NoError(t, err)
+	assert.Len(t, f.Records, 100)
+	f.Release()
+	_, err = tfrecord.Open("testdata/tensorflow/tfx_penguin_eval.tfrecord.gz", tfrecord.Options{})
+	assert.ErrorIs(t, err, tfrecord.ErrChecksum)
+	assert.Equal(t, 1, strings.Count(err.Error(), "tfx_penguin_eval.tfrecord.gz"), "the path named once: %v", err)
+	_, err = tfrecord.Open("testdata/none.tfrecord", tfrecord.Options{})
+	assert.ErrorIs(t, err, fs.ErrNotExist)
 }
 
 func TestBadInput(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"io"
@@ -16,11 +17,14 @@ import (
 	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/ndarrow/ndarrow/ipc/tensorfile"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/tfio"
+	"github.com/ndarrow/ndarrow/tfrecord"
+	"github.com/ndarrow/ndarrow/tfrecord/tfpb"
 )
 
 // tfGolden is the folder of TFRecord files written by TensorFlow's projects.
@@ -276,4 +280,40 @@ func TestServeStreamsToTensorFlowIO(t *testing.T) {
 	code, _, stderr := runCLI("serve", "--addr", "127.0.0.1:0", "--tfio", "tcp://localhost:1", dir)
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, stderr, "want tcp://A.B.C.D:PORT")
+}
+
+func TestInspectSequenceExamples(t *testing.T) {
+	floats := func(v ...float32) *tfpb.Feature {
+		return &tfpb.Feature{Kind: &tfpb.Feature_FloatList{FloatList: &tfpb.FloatList{Value: v}}}
+	}
+	path := filepath.Join(t.TempDir(), "seq.tfrecord")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	w, err := tfrecord.NewWriter(f, tfrecord.None)
+	require.NoError(t, err)
+	for _, steps := range [][]*tfpb.Feature{{floats(1, 2), floats(3)}, {floats(), floats(4), floats(5, 6)}} {
+		b, err := proto.Marshal(&tfpb.SequenceExample{
+			Context:      &tfpb.Features{Feature: map[string]*tfpb.Feature{"len": floats(float32(len(steps)))}},
+			FeatureLists: &tfpb.FeatureLists{FeatureList: map[string]*tfpb.FeatureList{"frames": {Feature: steps}}},
+		})
+		require.NoError(t, err)
+		require.NoError(t, w.WriteRecord(b))
+	}
+	require.NoError(t, f.Close())
+	got := inspectJSON(t, path)
+	require.Len(t, got, 2)
+	frames, ctx := got[0], got[1]
+	assert.Equal(t, "seq.frames", frames.Name)
+	assert.Equal(t, "ragged", frames.Kind)
+	assert.Equal(t, []int64{2, -1, -1}, frames.Shape)
+	assert.Equal(t, [][]int64{{0, 2, 5}, {0, 2, 3, 3, 4, 6}}, frames.RowSplits, "records → steps → values")
+	assert.Equal(t, int64(6), frames.NNZ)
+	h := sha256.New()
+	for _, v := range []float32{1, 2, 3, 4, 5, 6} {
+		_ = binary.Write(h, binary.LittleEndian, v)
+	}
+	assert.Equal(t, hex.EncodeToString(h.Sum(nil)), frames.SHA256)
+	assert.Equal(t, "seq.len", ctx.Name)
+	assert.Equal(t, "dense", ctx.Kind)
+	assert.Equal(t, []int64{2, 1}, ctx.Shape)
 }
