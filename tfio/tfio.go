@@ -217,11 +217,17 @@ func (s *Stream) writeBatch(wr *arrowipc.Writer, mem memory.Allocator, lo, hi in
 
 // columnMakers is the one table of per-dtype column makers.
 var columnMakers = map[ndarray.DType]func(tensorfile.Tensor) (column, arrow.DataType, []int64, error){
-	ndarray.Int8: newColumn[int8], ndarray.Int16: newColumn[int16], ndarray.Int32: newColumn[int32],
-	ndarray.Int64: newColumn[int64], ndarray.Uint8: newColumn[uint8], ndarray.Uint16: newColumn[uint16],
-	ndarray.Uint32: newColumn[uint32], ndarray.Uint64: newColumn[uint64], ndarray.Float16: newColumn[float16.Num],
-	ndarray.Float32: newColumn[float32], ndarray.Float64: newColumn[float64], ndarray.Bool: newColumn[bool],
-	ndarray.String: newColumn[string],
+	ndarray.Int8: numberColumn[int8], ndarray.Int16: numberColumn[int16], ndarray.Int32: numberColumn[int32],
+	ndarray.Int64: numberColumn[int64], ndarray.Uint8: numberColumn[uint8], ndarray.Uint16: numberColumn[uint16],
+	ndarray.Uint32: numberColumn[uint32], ndarray.Uint64: numberColumn[uint64], ndarray.Float16: numberColumn[float16.Num],
+	ndarray.Float32: numberColumn[float32], ndarray.Float64: numberColumn[float64],
+	ndarray.Bool:   func(t tensorfile.Tensor) (column, arrow.DataType, []int64, error) { return newColumn[bool](t, nil) },
+	ndarray.String: func(t tensorfile.Tensor) (column, arrow.DataType, []int64, error) { return newColumn[string](t, nil) },
+}
+
+// numberColumn is newColumn for numbers, whose values Arrow views as little-endian bytes.
+func numberColumn[T ndarray.Numeric](t tensorfile.Tensor) (column, arrow.DataType, []int64, error) {
+	return newColumn(t, ndarray.LittleEndianBytes[T])
 }
 
 // flatColumn is a tensor as flat values and, for a list column, each row's offsets into them.
@@ -231,10 +237,11 @@ type flatColumn[T ndarray.Element] struct {
 	splits  []int64 // ragged rows' splits into values (nil when uniform)
 	isList  bool
 	valType arrow.DataType
+	toBytes func([]T) []byte // a number's little-endian bytes (nil for bool and string)
 }
 
-func newColumn[T ndarray.Element](t tensorfile.Tensor) (column, arrow.DataType, []int64, error) {
-	c := &flatColumn[T]{valType: arrowType[T]()}
+func newColumn[T ndarray.Element](t tensorfile.Tensor, toBytes func([]T) []byte) (column, arrow.DataType, []int64, error) {
+	c := &flatColumn[T]{valType: arrowType[T](), toBytes: toBytes}
 	var shape []int64
 	switch {
 	case t.Ragged != nil:
@@ -297,7 +304,7 @@ func (c *flatColumn[T]) values(lo, hi int64) int64 {
 
 func (c *flatColumn[T]) slice(mem memory.Allocator, lo, hi int64) (arrow.Array, error) {
 	vals := c.flat[c.offset(lo):c.offset(hi)]
-	data := valuesData(mem, c.valType, vals)
+	data := valuesData(mem, c.valType, vals, c.toBytes)
 	if !c.isList {
 		defer data.Release()
 		return array.MakeFromData(data), nil
@@ -318,7 +325,7 @@ func (c *flatColumn[T]) slice(mem memory.Allocator, lo, hi int64) (arrow.Array, 
 
 // valuesData returns the array data of flat values: a view of numbers, a copy of bools and
 // strings into buffers from mem.
-func valuesData[T ndarray.Element](mem memory.Allocator, typ arrow.DataType, vals []T) arrow.ArrayData {
+func valuesData[T ndarray.Element](mem memory.Allocator, typ arrow.DataType, vals []T, toBytes func([]T) []byte) arrow.ArrayData {
 	switch v := any(vals).(type) {
 	case []bool:
 		b := array.NewBooleanBuilder(mem)
@@ -337,37 +344,7 @@ func valuesData[T ndarray.Element](mem memory.Allocator, typ arrow.DataType, val
 		a.Data().Retain()
 		return a.Data()
 	}
-	return array.NewData(typ, len(vals), []*memory.Buffer{nil, memory.NewBufferBytes(numberBytes(vals))}, nil, 0, 0)
-}
-
-// numberBytes returns the little-endian bytes of numeric values (a view on little-endian
-// machines).
-func numberBytes[T ndarray.Element](vals []T) []byte {
-	switch v := any(vals).(type) {
-	case []int8:
-		return ndarray.LittleEndianBytes(v)
-	case []int16:
-		return ndarray.LittleEndianBytes(v)
-	case []int32:
-		return ndarray.LittleEndianBytes(v)
-	case []int64:
-		return ndarray.LittleEndianBytes(v)
-	case []uint8:
-		return ndarray.LittleEndianBytes(v)
-	case []uint16:
-		return ndarray.LittleEndianBytes(v)
-	case []uint32:
-		return ndarray.LittleEndianBytes(v)
-	case []uint64:
-		return ndarray.LittleEndianBytes(v)
-	case []float16.Num:
-		return ndarray.LittleEndianBytes(v)
-	case []float32:
-		return ndarray.LittleEndianBytes(v)
-	case []float64:
-		return ndarray.LittleEndianBytes(v)
-	}
-	return nil
+	return array.NewData(typ, len(vals), []*memory.Buffer{nil, memory.NewBufferBytes(toBytes(vals))}, nil, 0, 0)
 }
 
 // Listen listens on an endpoint as tensorflow-io's ArrowStreamDataset names them:
