@@ -329,22 +329,23 @@ func valuesData[T ndarray.Element](mem memory.Allocator, typ arrow.DataType, val
 	switch v := any(vals).(type) {
 	case []bool:
 		b := array.NewBooleanBuilder(mem)
-		defer b.Release()
 		b.AppendValues(v, nil)
-		a := b.NewArray()
-		defer a.Release()
-		a.Data().Retain()
-		return a.Data()
+		return built(b)
 	case []string:
 		b := array.NewStringBuilder(mem)
-		defer b.Release()
 		b.AppendValues(v, nil)
-		a := b.NewArray()
-		defer a.Release()
-		a.Data().Retain()
-		return a.Data()
+		return built(b)
 	}
 	return array.NewData(typ, len(vals), []*memory.Buffer{nil, memory.NewBufferBytes(toBytes(vals))}, nil, 0, 0)
+}
+
+// built returns the data of the array b holds, and releases b.
+func built(b array.Builder) arrow.ArrayData {
+	defer b.Release()
+	a := b.NewArray()
+	defer a.Release()
+	a.Data().Retain()
+	return a.Data()
 }
 
 // Listen listens on an endpoint as tensorflow-io's ArrowStreamDataset names them:

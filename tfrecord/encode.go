@@ -257,14 +257,27 @@ type valueList[T ndarray.Element] struct {
 	bytes  *tfpb.BytesList
 }
 
+// FeatureDType returns the dtype a feature written from values of dtype d reads back as: the
+// dtype of its list kind — float32 for floats (float_list), string for strings (bytes_list),
+// int64 for integers and bools (int64_list).
+func FeatureDType(d ndarray.DType) ndarray.DType {
+	switch d.Family() {
+	case ndarray.FamilyFloat:
+		return ndarray.Float32
+	case ndarray.FamilyString:
+		return ndarray.String
+	}
+	return ndarray.Int64
+}
+
 // newList gives f the list kind of T and returns the setter of its values.
 func newList[T ndarray.Element](f *tfpb.Feature) *valueList[T] {
 	l := &valueList[T]{}
-	switch ndarray.DTypeOf[T]().Family() {
-	case ndarray.FamilyFloat:
+	switch FeatureDType(ndarray.DTypeOf[T]()) {
+	case ndarray.Float32:
 		l.floats = &tfpb.FloatList{}
 		f.Kind = &tfpb.Feature_FloatList{FloatList: l.floats}
-	case ndarray.FamilyString:
+	case ndarray.String:
 		l.bytes = &tfpb.BytesList{}
 		f.Kind = &tfpb.Feature_BytesList{BytesList: l.bytes}
 	default:

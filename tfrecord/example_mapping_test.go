@@ -43,17 +43,6 @@ func examples(t *testing.T, cols ...tfrecord.Column) map[string]tfrecord.Column 
 	return out
 }
 
-// mapped is the dtype a feature list gives back for d.
-func mapped(d ndarray.DType) ndarray.DType {
-	switch d.Family() {
-	case ndarray.FamilyFloat:
-		return ndarray.Float32
-	case ndarray.FamilyString:
-		return ndarray.String
-	}
-	return ndarray.Int64
-}
-
 // valueBytes returns what WriteTo writes of a: the values in row-major order.
 func valueBytes(t *testing.T, a interface {
 	WriteTo(w io.Writer) (int64, error)
@@ -73,8 +62,8 @@ func TestDenseColumnsOfEveryDTypeRoundTrip(t *testing.T) {
 			got := examples(t, tfrecord.Column{Name: "x", Dense: a})["x"]
 			require.NotNil(t, got.Dense, "every row holds 6 values: dense")
 			assert.Equal(t, ndarray.Shape{4, 6}, got.Dense.Shape(), "FixedLenFeature([2, 3]) parses rows of 6 row-major values")
-			assert.Equal(t, mapped(d), got.Dense.DType())
-			want, err := ndarray.ConvertTo(a, mapped(d))
+			assert.Equal(t, tfrecord.FeatureDType(d), got.Dense.DType())
+			want, err := ndarray.ConvertTo(a, tfrecord.FeatureDType(d))
 			require.NoError(t, err)
 			assert.Equal(t, valueBytes(t, want), valueBytes(t, got.Dense))
 		})
@@ -234,5 +223,18 @@ func TestClassifyTellsTypesApartAsAPersonWould(t *testing.T) {
 	events := readGolden(t, "lingvo_events.out.tfevents.test")
 	for i, r := range events {
 		require.Equal(t, tfrecord.TypeUnknown, tfrecord.Classify(r), "tensorflow.Event record %d", i)
+	}
+}
+
+func TestFeatureDTypeIsTheListKinds(t *testing.T) {
+	want := map[ndarray.DType]ndarray.DType{
+		ndarray.Int8: ndarray.Int64, ndarray.Int16: ndarray.Int64, ndarray.Int32: ndarray.Int64, ndarray.Int64: ndarray.Int64,
+		ndarray.Uint8: ndarray.Int64, ndarray.Uint16: ndarray.Int64, ndarray.Uint32: ndarray.Int64, ndarray.Uint64: ndarray.Int64,
+		ndarray.Float16: ndarray.Float32, ndarray.Float32: ndarray.Float32, ndarray.Float64: ndarray.Float32,
+		ndarray.Bool: ndarray.Int64, ndarray.String: ndarray.String,
+	}
+	require.Len(t, want, len(ndarray.DTypes()))
+	for from, to := range want {
+		assert.Equal(t, to, tfrecord.FeatureDType(from), "%v", from)
 	}
 }

@@ -211,24 +211,13 @@ func TestEveryGoldenTensorThroughExamples(t *testing.T) {
 					require.NotNil(t, g.Dense, "%+v", g)
 					rows := orig.Shape()[0]
 					assert.Equal(t, ndarray.Shape{rows, orig.Dense.Size() / rows}, g.Dense.Shape())
-					assert.Equal(t, mappedDType(orig.DType()), g.DType())
+					assert.Equal(t, tfrecord.FeatureDType(orig.DType()), g.DType())
 					assert.Equal(t, hashOf(t, converted(t, orig.Dense, g.DType())), hashOf(t, g.Dense))
 				}
 			})
 		}
 		f.Release()
 	}
-}
-
-// mappedDType is the dtype an Example's list kind gives back for d.
-func mappedDType(d ndarray.DType) ndarray.DType {
-	switch d.Family() {
-	case ndarray.FamilyFloat:
-		return ndarray.Float32
-	case ndarray.FamilyString:
-		return ndarray.String
-	}
-	return ndarray.Int64
 }
 
 // converted returns a converted to dtype d.
