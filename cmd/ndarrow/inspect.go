@@ -42,13 +42,13 @@ type unmappedLine struct {
 	Note    string `json:"note"`
 }
 
-// dtypeName is the dtype as inspect prints it: NumPy's names, but string for strings (as
-// Arrow and TensorFlow call them; NumPy's str is a fixed-width type).
-func dtypeName(t tensor) string {
-	if d := t.DType(); d != ndarray.String {
-		return d.String()
+// dtypeLabel is a dtype's name as inspect and ls print it: NumPy's names, but string for
+// strings (as Arrow and TensorFlow call them; NumPy's str is a fixed-width type).
+func dtypeLabel(name string) string {
+	if name == ndarray.String.String() {
+		return "string"
 	}
-	return "string"
+	return name
 }
 
 // inspect describes t, hashing its values (a sparse tensor's dense form, within maxDense
@@ -64,7 +64,7 @@ func inspect(ctx context.Context, t tensor, maxDense int64) (inspection, error) 
 		names = []string{}
 	}
 	line := inspection{
-		Name: t.Name, Kind: string(t.Kind), Column: t.Column, DType: dtypeName(t),
+		Name: t.Name, Kind: string(t.Kind), Column: t.Column, DType: dtypeLabel(t.DType().String()),
 		Shape: shape, DimNames: names, NNZ: t.NNZ(), SHA256: hex.EncodeToString(h.Sum(nil)),
 	}
 	if t.Ragged != nil {
