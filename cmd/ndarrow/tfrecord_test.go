@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ndarrow/ndarrow/ipc/npy"
 	"github.com/ndarrow/ndarrow/ipc/tensorfile"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
@@ -137,10 +138,20 @@ func TestConvertToTFRecordRoundTrips(t *testing.T) {
 		}
 	}
 	// Tensors of different row counts make no table.
-	code, _, stderr := runCLI("convert", "--to", "tfrecord", golden+"/batch_tensors.arrow", filepath.Join(dir, "mixed.tfrecord"))
-	if code != exitOK {
-		assert.Contains(t, stderr, "one Example per row needs equal row counts")
+	mixed := filepath.Join(dir, "mixed")
+	require.NoError(t, os.Mkdir(mixed, 0o755))
+	for name, rows := range map[string]int64{"a.npy": 3, "b.npy": 4} {
+		f, err := os.Create(filepath.Join(mixed, name))
+		require.NoError(t, err)
+		_, err = npy.Write(f, ndarray.New[float32](rows, 2))
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
 	}
+	code, _, stderr := runCLI("convert", "--to", "tfrecord", mixed, filepath.Join(dir, "mixed.tfrecord"))
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, `column "b" has 4 rows, column "a" 3: one Example per row needs equal row counts`)
+	assert.Equal(t, 1, strings.Count(stderr, "\n"))
+	assert.NoFileExists(t, filepath.Join(dir, "mixed.tfrecord"))
 	// A ragged tensor has no TensorProto.
 	code, _, stderr = runCLI("convert", "--to", "tensorproto", lingvo, filepath.Join(dir, "ragged.tfrecord"))
 	assert.Equal(t, exitFail, code)
