@@ -2,8 +2,10 @@ package tfrecord
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/apache/arrow/go/v17/arrow/float16"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ndarrow/ndarrow/limits"
@@ -58,7 +60,8 @@ func checkTensorProto(tp *tfpb.TensorProto) error {
 
 // DecodeTensor decodes a serialized TensorProto (what tf.io.serialize_tensor writes) into a
 // dense array, and the dimension names its shape holds (nil when none has one). Values come
-// from tensor_content (little-endian, row-major, exactly elements × width bytes), or else from
+// from tensor_content (little-endian, row-major, exactly elements × width bytes; strings as
+// TensorFlow's AsProtoTensorContent lists them: a varint length each, then their bytes), or else from
 // the dtype's *_val field, whose last value fills any elements it does not list, as TensorFlow
 // fills them; that expansion is bounded by lim.MaxDenseElements. The array is a copy.
 func DecodeTensor(record []byte, lim limits.Limits) (ndarray.Array, []string, error) {
@@ -195,7 +198,11 @@ func decodeBools(tp *tfpb.TensorProto, shape ndarray.Shape, n int64, lim limits.
 
 func decodeStrings(tp *tfpb.TensorProto, shape ndarray.Shape, n int64, lim limits.Limits) (ndarray.Array, error) {
 	if len(tp.TensorContent) > 0 {
-		return nil, fmt.Errorf("strings in tensor_content (TensorFlow's own varint-prefixed encoding): %w", ErrUnsupported)
+		data, err := decodeStringList(tp.TensorContent, n)
+		if err != nil {
+			return nil, err
+		}
+		return ndarray.FromSlice(data, shape...)
 	}
 	if int64(len(tp.StringVal)) > n {
 		return nil, fmt.Errorf("%d values for %d elements: %w", len(tp.StringVal), n, ErrInvalid)
@@ -206,6 +213,32 @@ func decodeStrings(tp *tfpb.TensorProto, shape ndarray.Shape, n int64, lim limit
 		return nil, err
 	}
 	return ndarray.FromSlice(data, shape...)
+}
+
+// decodeStringList decodes n strings as TensorFlow's AsProtoTensorContent encodes them in
+// tensor_content: n varint32 lengths, then the bytes of each string back to back, exactly.
+func decodeStringList(b []byte, n int64) ([]string, error) {
+	if n > int64(len(b)) {
+		return nil, fmt.Errorf("tensor_content of %d bytes cannot hold %d string lengths: %w", len(b), n, ErrInvalid)
+	}
+	lengths := make([]uint64, n)
+	rest := b
+	var total uint64
+	for i := range lengths {
+		v, k := protowire.ConsumeVarint(rest)
+		if k < 0 || v > math.MaxUint32 {
+			return nil, fmt.Errorf("tensor_content: string %d: no varint32 length: %w", i, ErrInvalid)
+		}
+		lengths[i], rest, total = v, rest[k:], total+v
+	}
+	if total != uint64(len(rest)) {
+		return nil, fmt.Errorf("tensor_content: %d strings of %d bytes in all, %d bytes after their lengths: %w", n, total, len(rest), ErrInvalid)
+	}
+	out := make([]string, n)
+	for i, l := range lengths {
+		out[i], rest = string(rest[:l]), rest[l:]
+	}
+	return out, nil
 }
 
 // EncodeTensor serializes a dense array as tf.io.serialize_tensor does: numbers and bools in

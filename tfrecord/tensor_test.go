@@ -80,6 +80,8 @@ func TestTypedValuesFillAsTensorFlowFillsThem(t *testing.T) {
 		{&tfpb.TensorProto{Dtype: tfpb.DataType_DT_STRING, TensorShape: shapeOf(3), StringVal: [][]byte{[]byte("a")}}, []string{"a", "a", "a"}},
 		{&tfpb.TensorProto{Dtype: tfpb.DataType_DT_UINT64, TensorShape: shapeOf(2)}, []uint64{0, 0}},
 		{&tfpb.TensorProto{Dtype: tfpb.DataType_DT_INT64, TensorShape: shapeOf(), Int64Val: []int64{7}}, []int64{7}},
+		// Tensor::AsProtoTensorContent of strings: varint32 lengths, then the bytes.
+		{&tfpb.TensorProto{Dtype: tfpb.DataType_DT_STRING, TensorShape: shapeOf(3), TensorContent: []byte("\x02\x00\x03abxyz")}, []string{"ab", "", "xyz"}},
 	} {
 		got, _, err := tfrecord.DecodeTensor(tensorProto(t, tc.tp), limits.Limits{})
 		require.NoError(t, err, tc.tp.Dtype)
@@ -126,6 +128,8 @@ func TestBadTensorProtos(t *testing.T) {
 		{"complex", &tfpb.TensorProto{Dtype: tfpb.DataType_DT_COMPLEX64, TensorShape: shapeOf(1)}, limits.Limits{}, tfrecord.ErrUnsupported, "DT_COMPLEX64"},
 		{"elements overflow", &tfpb.TensorProto{Dtype: tfpb.DataType_DT_FLOAT, TensorShape: shapeOf(1<<40, 1<<40)}, limits.Limits{}, limits.ErrExceeded, "more than the limit of"},
 		{"one value fills 2^30", &tfpb.TensorProto{Dtype: tfpb.DataType_DT_DOUBLE, TensorShape: shapeOf(1 << 30), DoubleVal: []float64{1}}, limits.Limits{}, limits.ErrExceeded, "1 values fill 1073741824 elements"},
+		{"string lengths past the content", &tfpb.TensorProto{Dtype: tfpb.DataType_DT_STRING, TensorShape: shapeOf(2), TensorContent: []byte("\x05\x01abc")}, limits.Limits{}, tfrecord.ErrInvalid, "2 strings of 6 bytes in all, 3 bytes"},
+		{"more strings than bytes", &tfpb.TensorProto{Dtype: tfpb.DataType_DT_STRING, TensorShape: shapeOf(1 << 30), TensorContent: []byte("\x00")}, limits.Limits{}, tfrecord.ErrInvalid, "cannot hold 1073741824 string lengths"},
 		{"rank", &tfpb.TensorProto{Dtype: tfpb.DataType_DT_FLOAT, TensorShape: shapeOf(1, 1, 1)}, limits.Limits{MaxRank: 2}, limits.ErrExceeded, "rank 3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
