@@ -35,7 +35,7 @@ func seedFiles(f *testing.F) [][]byte {
 		records = records[:min(2, len(records))]
 		out = append(out, frame(f, tfrecord.None, records...), frame(f, tfrecord.GZIP, records...))
 	}
-	for _, pattern := range []string{"../ipc/npy/testdata/numpy/*.npy", "../ipc/testdata/arrow-testing/arrow-ipc-stream/clusterfuzz-*"} {
+	for _, pattern := range []string{"../npy/testdata/numpy/*.npy", "../ipc/testdata/arrow-testing/arrow-ipc-stream/clusterfuzz-*"} {
 		files, err := filepath.Glob(pattern)
 		require.NoError(f, err)
 		for _, path := range files {

@@ -285,12 +285,12 @@ func TestDirectoryIsOneDataset(t *testing.T) {
 	}
 	copyIn(filepath.Join(golden, "dense_float_rank3.tensor"), "dense_float_rank3.tensor")
 	copyIn(filepath.Join(golden, "multi_3.tensor"), "multi_3.tensor")
-	copyIn("../../ipc/npy/testdata/numpy/u8_image.npy", "u8_image.npy")
-	copyIn("../../ipc/npy/testdata/numpy-npz/positional.npz", "positional.npz")
-	copyIn("../../ipc/npy/testdata/numpy/u8_image.npy", ".hidden.npy")
+	copyIn("../../npy/testdata/numpy/u8_image.npy", "u8_image.npy")
+	copyIn("../../npy/testdata/numpy-npz/positional.npz", "positional.npz")
+	copyIn("../../npy/testdata/numpy/u8_image.npy", ".hidden.npy")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not tensors\n"), 0o644))
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
-	copyIn("../../ipc/npy/testdata/numpy/f32_scalar.npy", "sub/f32_scalar.npy")
+	copyIn("../../npy/testdata/numpy/f32_scalar.npy", "sub/f32_scalar.npy")
 	want := []string{"dense_float_rank3", "multi_3.0", "multi_3.1", "multi_3.2", "positional.arr_0", "positional.arr_1", "u8_image"}
 
 	names := func(lines []inspection) []string {

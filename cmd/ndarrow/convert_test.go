@@ -61,12 +61,12 @@ func TestConvertFailuresLeaveNothing(t *testing.T) {
 	}{
 		"several tensors into one .npy": {[]string{"--to", "npy", "../../ipc/testdata/arrow-cpp-17/multi_3.tensor"}, "holds 3 tensors"},
 		"rows differ in one batch":      {[]string{"--to", "arrow", "../../ipc/testdata/arrow-cpp-17/multi_3.tensor"}, "need the same"},
-		"bool into a tensor":            {[]string{"--to", "tensor", "../../ipc/npy/testdata/numpy/bool_mask.npy"}, "bool tensors cannot be Arrow tensors"},
-		"scalar into a column":          {[]string{"--to", "arrows", "../../ipc/npy/testdata/numpy/f32_scalar.npy"}, "a scalar: a tensor column needs a first dimension of rows"},
-		"csr of rank 3":                 {[]string{"--to", "csr", "../../ipc/npy/testdata/numpy/u8_image.npy"}, "csr needs a rank-2 tensor, not shape (8, 8, 3)"},
+		"bool into a tensor":            {[]string{"--to", "tensor", "../../npy/testdata/numpy/bool_mask.npy"}, "bool tensors cannot be Arrow tensors"},
+		"scalar into a column":          {[]string{"--to", "arrows", "../../npy/testdata/numpy/f32_scalar.npy"}, "a scalar: a tensor column needs a first dimension of rows"},
+		"csr of rank 3":                 {[]string{"--to", "csr", "../../npy/testdata/numpy/u8_image.npy"}, "csr needs a rank-2 tensor, not shape (8, 8, 3)"},
 		"csc of rank 3":                 {[]string{"--to", "csc", "../../ipc/testdata/arrow-cpp-17/csf_double_3x4x5_i64.tensor"}, "csc needs a rank-2 tensor"},
-		"unknown format":                {[]string{"--to", "parquet", "../../ipc/npy/testdata/numpy/u8_image.npy"}, "unknown format"},
-		"unreadable input":              {[]string{"--to", "npy", "../../ipc/npy/testdata/numpy/object_refuse.npy"}, "never unpickled"},
+		"unknown format":                {[]string{"--to", "parquet", "../../npy/testdata/numpy/u8_image.npy"}, "unknown format"},
+		"unreadable input":              {[]string{"--to", "npy", "../../npy/testdata/numpy/object_refuse.npy"}, "never unpickled"},
 		"ragged into a tensor":          {[]string{"--to", "tensor", "../../arrowtensor/testdata/arrow-cpp-17/batch_tensors.arrow"}, "batch_tensors.tokens: a ragged array has no dense form"},
 		"ragged into coo":               {[]string{"--to", "coo", "../../arrowtensor/testdata/arrow-cpp-17/batch_tensors.arrows"}, "a ragged array has no dense form"},
 	} {
@@ -94,7 +94,7 @@ func TestConvertSparse(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, inputs, 10)
 	inputs = append(inputs, "../../ipc/testdata/arrow-cpp-17/dense_double_rank3.tensor",
-		"../../ipc/testdata/arrow-cpp-17/dense_double_3x5_colmajor.tensor", "../../ipc/npy/testdata/numpy/f64_fortran.npy")
+		"../../ipc/testdata/arrow-cpp-17/dense_double_3x5_colmajor.tensor", "../../npy/testdata/numpy/f64_fortran.npy")
 	for _, in := range inputs {
 		src := inspectJSON(t, in)[0]
 		var nonzero int64 = -1

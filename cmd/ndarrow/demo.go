@@ -19,9 +19,9 @@ import (
 	"github.com/ndarrow/ndarrow/flight"
 	"github.com/ndarrow/ndarrow/internal/mmap"
 	"github.com/ndarrow/ndarrow/ipc"
-	"github.com/ndarrow/ndarrow/ipc/npy"
 	"github.com/ndarrow/ndarrow/ipc/tensorfile"
 	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/npy"
 	"github.com/ndarrow/ndarrow/ragged"
 )
 

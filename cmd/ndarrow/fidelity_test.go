@@ -18,8 +18,8 @@ func goldenTensorFiles(t *testing.T) []string {
 	var files []string
 	for _, pattern := range []string{
 		golden + "/*.tensor",
-		"../../ipc/npy/testdata/numpy/*.npy",
-		"../../ipc/npy/testdata/numpy-npz/savez*.npz",
+		"../../npy/testdata/numpy/*.npy",
+		"../../npy/testdata/numpy-npz/savez*.npz",
 		"../../arrowtensor/testdata/arrow-cpp-17/batch_tensors.arrow*",
 	} {
 		found, err := filepath.Glob(pattern)

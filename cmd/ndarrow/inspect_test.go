@@ -22,7 +22,7 @@ import (
 )
 
 // The golden files live beside the packages that read them; the CLI tests use the same copies.
-var goldenDirs = []string{"../../ipc/testdata/arrow-cpp-17", "../../ipc/npy/testdata/numpy", "../../arrowtensor/testdata/arrow-cpp-17"}
+var goldenDirs = []string{"../../ipc/testdata/arrow-cpp-17", "../../npy/testdata/numpy", "../../arrowtensor/testdata/arrow-cpp-17"}
 
 // goldenExpectations returns every expected.jsonl line by name, with the file it came from.
 func goldenExpectations(t *testing.T) map[string]map[string]any {

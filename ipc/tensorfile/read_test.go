@@ -23,10 +23,10 @@ import (
 
 	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/ipc"
-	"github.com/ndarrow/ndarrow/ipc/npy"
 	"github.com/ndarrow/ndarrow/ipc/tensorfile"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/npy"
 	"github.com/ndarrow/ndarrow/ragged"
 	"github.com/ndarrow/ndarrow/sparse"
 	"github.com/ndarrow/ndarrow/tfrecord"
@@ -238,7 +238,7 @@ func ExampleRead() {
 func FuzzRead(f *testing.F) {
 	for _, pattern := range []string{"../testdata/arrow-cpp-17/*", "../testdata/arrow-js/*.arrow*",
 		"../testdata/arrow-testing/arrow-ipc-stream/integration/*/*.stream", "../testdata/arrow-testing/arrow-ipc-*/crash-*",
-		"../npy/testdata/numpy/*.npy", "../npy/testdata/*-npz/*.npz", "../../tfrecord/testdata/tensorflow/magenta*"} {
+		"../../npy/testdata/numpy/*.npy", "../../npy/testdata/*-npz/*.npz", "../../tfrecord/testdata/tensorflow/magenta*"} {
 		files, err := filepath.Glob(pattern)
 		require.NoError(f, err)
 		for _, path := range files {
@@ -364,7 +364,7 @@ func TestMetadataKeepsWhatTypesCannot(t *testing.T) {
 // TestNpzArchives opens NumPy's .npz archives: every member is a dense tensor named
 // NAME.MEMBER whose column is the member's name, with the values NumPy says it holds.
 func TestNpzArchives(t *testing.T) {
-	f, err := os.Open("../npy/testdata/numpy-npz/expected.jsonl")
+	f, err := os.Open("../../npy/testdata/numpy-npz/expected.jsonl")
 	require.NoError(t, err)
 	defer f.Close()
 	want := map[string][]expected{}
@@ -378,7 +378,7 @@ func TestNpzArchives(t *testing.T) {
 		want[e.Archive] = append(want[e.Archive], e.expected)
 	}
 	for archive, members := range want {
-		path := filepath.Join("../npy/testdata/numpy-npz", archive)
+		path := filepath.Join("../../npy/testdata/numpy-npz", archive)
 		b, err := os.ReadFile(path)
 		require.NoError(t, err)
 		assert.Equal(t, tensorfile.FormatNpz, tensorfile.Detect(b))
@@ -414,10 +414,10 @@ func TestOpenDir(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))
 	}
-	put("a.npy", "../npy/testdata/numpy/i64_vector.npy")
+	put("a.npy", "../../npy/testdata/numpy/i64_vector.npy")
 	put("a.tensor", "../testdata/arrow-cpp-17/dense_float_7.tensor") // also named a
-	put("b.npz", "../npy/testdata/numpy-npz/positional.npz")
-	put("c.npy", "../npy/testdata/numpy/object_refuse.npy")
+	put("b.npz", "../../npy/testdata/numpy-npz/positional.npz")
+	put("c.npy", "../../npy/testdata/numpy/object_refuse.npy")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "readme.md"), []byte("# data\n"), 0o644))
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "nested"), 0o755))
 

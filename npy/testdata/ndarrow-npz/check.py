@@ -1,4 +1,4 @@
-# Loads the archives ndarrow's NpzWriter wrote (go test ./ipc/npy -update-npz) with
+# Loads the archives ndarrow's NpzWriter wrote (go test ./npy -update-npz) with
 # numpy.load and writes numpy-read.jsonl: for each member, in the archive's order, the dtype,
 # shape and sha256 of the values in C order, little-endian, as NumPy read them.
 # Run with /usr/bin/python3 (Debian python3-numpy) in this directory.
