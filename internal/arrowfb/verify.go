@@ -428,18 +428,19 @@ func (v *verifier) field(t tableRef, depth int) error {
 	if err := v.scalars(t, "Field", field{1, 1}, field{2, 1}); err != nil {
 		return err
 	}
-	if kind := Type(v.u8(t, 2)); kind != TypeNONE {
-		if kind > TypeLargeListView {
-			return v.fail(t.pos, "Field.type: unknown type %d", kind)
-		}
-		tt, ok, err := v.child(t, 3, "Field.type")
-		if err != nil {
+	// The union's table offset is checked even when its type is NONE: Field.Type reads it
+	// whatever type_type says.
+	kind := Type(v.u8(t, 2))
+	if kind > TypeLargeListView {
+		return v.fail(t.pos, "Field.type: unknown type %d", kind)
+	}
+	tt, ok, err := v.child(t, 3, "Field.type")
+	if err != nil {
+		return err
+	}
+	if ok && kind != TypeNONE {
+		if err := v.typeTable(kind, tt); err != nil {
 			return err
-		}
-		if ok {
-			if err := v.typeTable(kind, tt); err != nil {
-				return err
-			}
 		}
 	}
 	if dict, ok, err := v.child(t, 4, "Field.dictionary"); err != nil {
