@@ -1,4 +1,4 @@
-// Package tensorfile reads the tensors of a file in any format ndarrow knows and names them
+// Package dataset reads the tensors of a file in any format ndarrow knows and names them
 // the way the ndarrow command and its Flight server do.
 //
 // A file is recognized from its first bytes: a stream of Arrow Tensor and SparseTensor
@@ -18,4 +18,4 @@
 // Dense tensors, fixed_shape_tensor columns of one batch and aligned stored .npz members are
 // views of the file's bytes; Open maps the file into memory, so reading a large tensor costs
 // no copy.
-package tensorfile
+package dataset

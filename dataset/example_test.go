@@ -1,11 +1,11 @@
-package tensorfile_test
+package dataset_test
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
 
-	"github.com/ndarrow/ndarrow/ipc/tensorfile"
+	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/npy"
@@ -25,7 +25,7 @@ func ExampleOpenDir() {
 	}
 	_ = os.WriteFile(filepath.Join(dir, "README.md"), []byte("not a tensor file\n"), 0o644)
 
-	d, err := tensorfile.OpenDir(dir, limits.Limits{})
+	d, err := dataset.OpenDir(dir, limits.Limits{})
 	if err != nil {
 		panic(err)
 	}

@@ -1,4 +1,4 @@
-package tensorfile
+package dataset
 
 import (
 	"bytes"
@@ -310,7 +310,7 @@ func FromRecords(schema *arrow.Schema, records []arrow.Record, base string) ([]T
 
 // ErrMetadata reports ndarrow field metadata (KindKey, DimNamesKey) that does not fit its
 // column. It wraps arrow.ErrInvalid.
-var ErrMetadata = sentinel.New("tensorfile: invalid tensor metadata", arrow.ErrInvalid)
+var ErrMetadata = sentinel.New("dataset: invalid tensor metadata", arrow.ErrInvalid)
 
 // readFieldMetadata applies what Batch wrote into a column's field metadata: the kind of a
 // dense tensor and the names of every dimension.

@@ -1,4 +1,4 @@
-package tensorfile_test
+package dataset_test
 
 import (
 	"bufio"
@@ -22,8 +22,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndarrow/ndarrow/arrowtensor"
+	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/ipc"
-	"github.com/ndarrow/ndarrow/ipc/tensorfile"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/npy"
@@ -62,7 +62,7 @@ func readExpected(t *testing.T, path string) map[string]expected {
 // TestGoldenBatchFiles opens the record-batch files Arrow C++ 17 and Arrow JS wrote and
 // compares every tensor with what their writers say a correct reader recovers.
 func TestGoldenBatchFiles(t *testing.T) {
-	for _, dir := range []string{"../testdata/arrow-cpp-17", "../testdata/arrow-js"} {
+	for _, dir := range []string{"../ipc/testdata/arrow-cpp-17", "../ipc/testdata/arrow-js"} {
 		want := readExpected(t, filepath.Join(dir, "expected.jsonl"))
 		files, err := filepath.Glob(filepath.Join(dir, "*.arrow*"))
 		require.NoError(t, err)
@@ -71,7 +71,7 @@ func TestGoldenBatchFiles(t *testing.T) {
 				continue
 			}
 			t.Run(filepath.Base(path), func(t *testing.T) {
-				f, err := tensorfile.Open(path, limits.Limits{})
+				f, err := dataset.Open(path, limits.Limits{})
 				require.NoError(t, err)
 				defer f.Release()
 				require.NotEmpty(t, f.Tensors)
@@ -116,14 +116,14 @@ func TestNoBatchesGiveTensorsOfNoRows(t *testing.T) {
 	require.NoError(t, err)
 	schema := recs[0].Schema()
 	recs[0].Release()
-	got, err := tensorfile.Read(stream(t, schema), "x", limits.Limits{})
+	got, err := dataset.Read(stream(t, schema), "x", limits.Limits{})
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	assert.Equal(t, ndarray.Shape{0, 2, 4}, got[0].Shape())
-	assert.Equal(t, tensorfile.KindFixedShape, got[0].Kind)
+	assert.Equal(t, dataset.KindFixedShape, got[0].Kind)
 
 	ragged := arrow.NewSchema([]arrow.Field{{Name: "r", Type: arrow.ListOf(arrow.ListOf(arrow.PrimitiveTypes.Int16))}}, nil)
-	got, err = tensorfile.Read(stream(t, ragged), "x", limits.Limits{})
+	got, err = dataset.Read(stream(t, ragged), "x", limits.Limits{})
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	assert.Equal(t, int64(0), got[0].Rows())
@@ -134,7 +134,7 @@ func TestNoBatchesGiveTensorsOfNoRows(t *testing.T) {
 	require.NoError(t, err)
 	sch := rec.Schema()
 	rec.Release()
-	got, err = tensorfile.Read(stream(t, sch), "x", limits.Limits{})
+	got, err = dataset.Read(stream(t, sch), "x", limits.Limits{})
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	assert.Equal(t, ndarray.Shape{5, 7}, got[0].Shape(), "the dense shape comes from the schema")
@@ -145,7 +145,7 @@ func TestNoBatchesGiveTensorsOfNoRows(t *testing.T) {
 // null row or a null element.
 func TestNullsNameTheColumnAndRow(t *testing.T) {
 	for _, name := range []string{"null_row.arrows", "null_element.arrows"} {
-		_, err := tensorfile.Open(filepath.Join("../testdata/arrow-js", name), limits.Limits{})
+		_, err := dataset.Open(filepath.Join("../ipc/testdata/arrow-js", name), limits.Limits{})
 		assert.ErrorIs(t, err, arrowtensor.ErrNull, name)
 		assert.ErrorContains(t, err, "column masked: row 1 is null or holds a null element", name)
 	}
@@ -170,7 +170,7 @@ func TestColumnsThatAreNotTensors(t *testing.T) {
 	runs.Release()
 	ints.Release()
 	lists.Release()
-	got, err := tensorfile.Read(stream(t, schema, rec), "x", limits.Limits{})
+	got, err := dataset.Read(stream(t, schema, rec), "x", limits.Limits{})
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	assert.Equal(t, "x.l", got[0].Name)
@@ -182,14 +182,14 @@ func TestLimitsReachTheDecoder(t *testing.T) {
 	recs, err := arrowtensor.Records(memory.DefaultAllocator, "images", ndarray.New[float32](100, 10), nil, 100)
 	require.NoError(t, err)
 	b := stream(t, recs[0].Schema(), recs...)
-	_, err = tensorfile.Read(b, "x", limits.Limits{MaxElements: 500})
+	_, err = dataset.Read(b, "x", limits.Limits{MaxElements: 500})
 	assert.ErrorIs(t, err, ipc.ErrLimit)
 	assert.ErrorIs(t, err, limits.ErrExceeded)
-	_, err = tensorfile.Read(b, "x", limits.Limits{MaxElements: 1000})
+	_, err = dataset.Read(b, "x", limits.Limits{MaxElements: 1000})
 	assert.NoError(t, err)
 
-	_, err = tensorfile.Read([]byte("neither here nor there"), "x", limits.Limits{})
-	assert.True(t, errors.Is(err, tensorfile.ErrNotTensors))
+	_, err = dataset.Read([]byte("neither here nor there"), "x", limits.Limits{})
+	assert.True(t, errors.Is(err, dataset.ErrNotTensors))
 }
 
 // TestDenseFormOfSparseIsBounded: WriteValues and DenseArray of a sparse tensor refuse above
@@ -197,15 +197,15 @@ func TestLimitsReachTheDecoder(t *testing.T) {
 func TestDenseFormOfSparseIsBounded(t *testing.T) {
 	coo := sparse.NewCOO[float32](1<<20, 1<<20)
 	coo.Set(1, 3, 4)
-	x := tensorfile.Tensor{Kind: tensorfile.SparseKind(sparse.FormatCOO), Sparse: coo}
+	x := dataset.Tensor{Kind: dataset.SparseKind(sparse.FormatCOO), Sparse: coo}
 	_, err := x.WriteValues(&bytes.Buffer{}, 0)
 	assert.ErrorIs(t, err, sparse.ErrTooLarge)
 	_, err = x.DenseArray(0)
 	assert.ErrorIs(t, err, sparse.ErrTooLarge)
 	r, err := ragged.FromRowSplits([]int8{1, 2, 3}, []int64{0, 1, 3})
 	require.NoError(t, err)
-	_, err = tensorfile.Tensor{Kind: tensorfile.KindRagged, Ragged: r}.DenseArray(0)
-	assert.ErrorIs(t, err, tensorfile.ErrRagged)
+	_, err = dataset.Tensor{Kind: dataset.KindRagged, Ragged: r}.DenseArray(0)
+	assert.ErrorIs(t, err, dataset.ErrRagged)
 	assert.ErrorIs(t, err, ndarray.ErrShape)
 }
 
@@ -220,7 +220,7 @@ func ExampleRead() {
 	_ = w.Close()
 	recs[0].Release()
 
-	tensors, err := tensorfile.Read(buf.Bytes(), "batch", limits.Limits{})
+	tensors, err := dataset.Read(buf.Bytes(), "batch", limits.Limits{})
 	if err != nil {
 		panic(err)
 	}
@@ -236,9 +236,9 @@ func ExampleRead() {
 // readable (a sparse one's dense form within a small limit) and survives a round trip
 // through the record batch the Flight server would send.
 func FuzzRead(f *testing.F) {
-	for _, pattern := range []string{"../testdata/arrow-cpp-17/*", "../testdata/arrow-js/*.arrow*",
-		"../testdata/arrow-testing/arrow-ipc-stream/integration/*/*.stream", "../testdata/arrow-testing/arrow-ipc-*/crash-*",
-		"../../npy/testdata/numpy/*.npy", "../../npy/testdata/*-npz/*.npz", "../../tfrecord/testdata/tensorflow/magenta*"} {
+	for _, pattern := range []string{"../ipc/testdata/arrow-cpp-17/*", "../ipc/testdata/arrow-js/*.arrow*",
+		"../ipc/testdata/arrow-testing/arrow-ipc-stream/integration/*/*.stream", "../ipc/testdata/arrow-testing/arrow-ipc-*/crash-*",
+		"../npy/testdata/numpy/*.npy", "../npy/testdata/*-npz/*.npz", "../tfrecord/testdata/tensorflow/magenta*"} {
 		files, err := filepath.Glob(pattern)
 		require.NoError(f, err)
 		for _, path := range files {
@@ -248,7 +248,7 @@ func FuzzRead(f *testing.F) {
 		}
 	}
 	// TFRecord files of Examples and of TensorProtos, a few records each.
-	gz, err := os.ReadFile("../../tfrecord/testdata/tensorflow/tfx_penguin_eval.tfrecord.gz")
+	gz, err := os.ReadFile("../tfrecord/testdata/tensorflow/tfx_penguin_eval.tfrecord.gz")
 	require.NoError(f, err)
 	examples, err := tfrecord.Split(gz, tfrecord.Options{Compression: tfrecord.GZIP})
 	require.NoError(f, err)
@@ -265,9 +265,9 @@ func FuzzRead(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		lim := limits.Limits{MaxElements: 1 << 20, MaxCopySize: 64 << 20, MaxDenseElements: 1 << 20}
-		tensors, err := tensorfile.Read(b, "f", lim)
+		tensors, err := dataset.Read(b, "f", lim)
 		if err != nil {
-			for _, s := range []error{ipc.ErrInvalid, ipc.ErrLimit, ipc.ErrUnsupported, io.ErrUnexpectedEOF, tensorfile.ErrNotTensors,
+			for _, s := range []error{ipc.ErrInvalid, ipc.ErrLimit, ipc.ErrUnsupported, io.ErrUnexpectedEOF, dataset.ErrNotTensors,
 				arrowtensor.ErrNull, arrowtensor.ErrUnsupported, ndarray.ErrShape, ndarray.ErrDType, ndarray.ErrIndex,
 				ragged.ErrInvalid, sparse.ErrInvalid, npy.ErrUnsupported, arrow.ErrInvalid, limits.ErrExceeded,
 				tfrecord.ErrInvalid, tfrecord.ErrUnsupported} {
@@ -294,7 +294,7 @@ func FuzzRead(f *testing.F) {
 			require.NoError(t, w.Write(rec))
 			require.NoError(t, w.Close())
 			rec.Release()
-			back, err := tensorfile.Read(enc.Bytes(), "f", lim)
+			back, err := dataset.Read(enc.Bytes(), "f", lim)
 			require.NoError(t, err, "%s: what the Flight server would send does not read back", x.Name)
 			require.Len(t, back, 1)
 			var got bytes.Buffer
@@ -312,51 +312,51 @@ func FuzzRead(f *testing.F) {
 func TestMetadataKeepsWhatTypesCannot(t *testing.T) {
 	d, err := ndarray.FromSlice([]float32{1, 2, 3, 4, 5, 6}, 3, 2)
 	require.NoError(t, err)
-	dense := tensorfile.Tensor{Name: "m", Kind: tensorfile.KindDense, DimNames: []string{"batch", "feat"}, Dense: d}
-	rec, err := tensorfile.Batch(memory.DefaultAllocator, []tensorfile.Tensor{dense})
+	dense := dataset.Tensor{Name: "m", Kind: dataset.KindDense, DimNames: []string{"batch", "feat"}, Dense: d}
+	rec, err := dataset.Batch(memory.DefaultAllocator, []dataset.Tensor{dense})
 	require.NoError(t, err)
-	got, err := tensorfile.Read(stream(t, rec.Schema(), rec), "x", limits.Limits{})
+	got, err := dataset.Read(stream(t, rec.Schema(), rec), "x", limits.Limits{})
 	rec.Release()
 	require.NoError(t, err)
 	require.Len(t, got, 1)
-	assert.Equal(t, tensorfile.KindDense, got[0].Kind)
+	assert.Equal(t, dataset.KindDense, got[0].Kind)
 	assert.Equal(t, []string{"batch", "feat"}, got[0].DimNames, "the rows' name too")
 	assert.Equal(t, "m", got[0].Column)
 
-	column := tensorfile.Tensor{Name: "b.images", Kind: tensorfile.KindFixedShape, Column: "images", Dense: d}
+	column := dataset.Tensor{Name: "b.images", Kind: dataset.KindFixedShape, Column: "images", Dense: d}
 	var buf bytes.Buffer
 	_, err = ipc.WriteTensor(&buf, d, nil, ipc.WithMetadata(column.MessageMetadata()))
 	require.NoError(t, err)
-	got, err = tensorfile.Read(buf.Bytes(), "x", limits.Limits{})
+	got, err = dataset.Read(buf.Bytes(), "x", limits.Limits{})
 	require.NoError(t, err)
 	require.Len(t, got, 1)
-	assert.Equal(t, tensorfile.KindFixedShape, got[0].Kind)
+	assert.Equal(t, dataset.KindFixedShape, got[0].Kind)
 	assert.Equal(t, "images", got[0].Column)
 	assert.Empty(t, dense.MessageMetadata().Keys(), "a dense tensor of no column: C++'s bytes")
 
 	for name, md := range map[string]arrow.Metadata{
-		"kind on a message":  arrow.NewMetadata([]string{tensorfile.KindKey}, []string{"ragged"}),
-		"dense on a message": arrow.NewMetadata([]string{tensorfile.KindKey}, []string{"dense"}),
+		"kind on a message":  arrow.NewMetadata([]string{dataset.KindKey}, []string{"ragged"}),
+		"dense on a message": arrow.NewMetadata([]string{dataset.KindKey}, []string{"dense"}),
 	} {
 		buf.Reset()
 		_, err = ipc.WriteTensor(&buf, d, nil, ipc.WithMetadata(md))
 		require.NoError(t, err)
-		_, err = tensorfile.Read(buf.Bytes(), "x", limits.Limits{})
-		assert.ErrorIs(t, err, tensorfile.ErrMetadata, name)
+		_, err = dataset.Read(buf.Bytes(), "x", limits.Limits{})
+		assert.ErrorIs(t, err, dataset.ErrMetadata, name)
 	}
 	lists, _, err := array.FromJSON(memory.DefaultAllocator, arrow.ListOf(arrow.PrimitiveTypes.Uint8), strings.NewReader("[[1], [2, 3]]"))
 	require.NoError(t, err)
 	defer lists.Release()
 	for name, md := range map[string]arrow.Metadata{
-		"dense on a ragged column": arrow.NewMetadata([]string{tensorfile.KindKey}, []string{"dense"}),
-		"names not JSON":           arrow.NewMetadata([]string{tensorfile.DimNamesKey}, []string{"a,b"}),
-		"one name for rank 2":      arrow.NewMetadata([]string{tensorfile.DimNamesKey}, []string{`["a"]`}),
+		"dense on a ragged column": arrow.NewMetadata([]string{dataset.KindKey}, []string{"dense"}),
+		"names not JSON":           arrow.NewMetadata([]string{dataset.DimNamesKey}, []string{"a,b"}),
+		"one name for rank 2":      arrow.NewMetadata([]string{dataset.DimNamesKey}, []string{`["a"]`}),
 	} {
 		schema := arrow.NewSchema([]arrow.Field{{Name: "l", Type: lists.DataType(), Metadata: md}}, nil)
 		rec := array.NewRecord(schema, []arrow.Array{lists}, 2)
-		_, err := tensorfile.Read(stream(t, schema, rec), "x", limits.Limits{})
+		_, err := dataset.Read(stream(t, schema, rec), "x", limits.Limits{})
 		rec.Release()
-		assert.ErrorIs(t, err, tensorfile.ErrMetadata, name)
+		assert.ErrorIs(t, err, dataset.ErrMetadata, name)
 		assert.ErrorContains(t, err, "column l", name)
 	}
 }
@@ -364,7 +364,7 @@ func TestMetadataKeepsWhatTypesCannot(t *testing.T) {
 // TestNpzArchives opens NumPy's .npz archives: every member is a dense tensor named
 // NAME.MEMBER whose column is the member's name, with the values NumPy says it holds.
 func TestNpzArchives(t *testing.T) {
-	f, err := os.Open("../../npy/testdata/numpy-npz/expected.jsonl")
+	f, err := os.Open("../npy/testdata/numpy-npz/expected.jsonl")
 	require.NoError(t, err)
 	defer f.Close()
 	want := map[string][]expected{}
@@ -378,19 +378,19 @@ func TestNpzArchives(t *testing.T) {
 		want[e.Archive] = append(want[e.Archive], e.expected)
 	}
 	for archive, members := range want {
-		path := filepath.Join("../../npy/testdata/numpy-npz", archive)
+		path := filepath.Join("../npy/testdata/numpy-npz", archive)
 		b, err := os.ReadFile(path)
 		require.NoError(t, err)
-		assert.Equal(t, tensorfile.FormatNpz, tensorfile.Detect(b))
-		file, err := tensorfile.Open(path, limits.Limits{})
+		assert.Equal(t, dataset.FormatNpz, dataset.Detect(b))
+		file, err := dataset.Open(path, limits.Limits{})
 		require.NoError(t, err)
 		require.Len(t, file.Tensors, len(members), archive)
 		for i, m := range members {
 			got := file.Tensors[i]
-			base := tensorfile.BaseName(path)
+			base := dataset.BaseName(path)
 			assert.Equal(t, base+"."+m.Name, got.Name)
 			assert.Equal(t, m.Name, got.Column)
-			assert.Equal(t, tensorfile.KindDense, got.Kind)
+			assert.Equal(t, dataset.KindDense, got.Kind)
 			assert.Equal(t, m.DType, got.DType().String())
 			assert.Equal(t, ndarray.Shape(m.Shape), got.Shape())
 			h := sha256.New()
@@ -400,7 +400,7 @@ func TestNpzArchives(t *testing.T) {
 		}
 		file.Release()
 	}
-	_, err = tensorfile.Read([]byte("PK\x03"), "x", limits.Limits{})
+	_, err = dataset.Read([]byte("PK\x03"), "x", limits.Limits{})
 	assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "cut inside the magic")
 }
 
@@ -414,14 +414,14 @@ func TestOpenDir(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))
 	}
-	put("a.npy", "../../npy/testdata/numpy/i64_vector.npy")
-	put("a.tensor", "../testdata/arrow-cpp-17/dense_float_7.tensor") // also named a
-	put("b.npz", "../../npy/testdata/numpy-npz/positional.npz")
-	put("c.npy", "../../npy/testdata/numpy/object_refuse.npy")
+	put("a.npy", "../npy/testdata/numpy/i64_vector.npy")
+	put("a.tensor", "../ipc/testdata/arrow-cpp-17/dense_float_7.tensor") // also named a
+	put("b.npz", "../npy/testdata/numpy-npz/positional.npz")
+	put("c.npy", "../npy/testdata/numpy/object_refuse.npy")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "readme.md"), []byte("# data\n"), 0o644))
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "nested"), 0o755))
 
-	d, err := tensorfile.OpenDir(dir, limits.Limits{})
+	d, err := dataset.OpenDir(dir, limits.Limits{})
 	require.NoError(t, err)
 	var names []string
 	for _, x := range d.Tensors {
@@ -445,6 +445,6 @@ func TestOpenDir(t *testing.T) {
 	assert.Len(t, buf.Bytes(), 2*2*4)
 	f.Release()
 
-	_, err = tensorfile.OpenDir(filepath.Join(dir, "missing"), limits.Limits{})
+	_, err = dataset.OpenDir(filepath.Join(dir, "missing"), limits.Limits{})
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }

@@ -1,4 +1,4 @@
-package tensorfile
+package dataset
 
 import (
 	"encoding/json"
@@ -16,7 +16,7 @@ import (
 
 // ErrBatchTooLarge is returned by Records when one row of a tensor alone needs more bytes
 // than a batch may hold.
-var ErrBatchTooLarge = errors.New("tensorfile: one row exceeds the batch size")
+var ErrBatchTooLarge = errors.New("dataset: one row exceeds the batch size")
 
 // Records returns t as record batches whose buffers together hold at most maxBatchBytes
 // bytes each (no limit when maxBatchBytes ≤ 0): a dense tensor as an arrow.fixed_shape_tensor
@@ -91,11 +91,11 @@ func (t Tensor) Record(mem memory.Allocator, column string) (arrow.Record, error
 // ndarray.ErrDType or ndarray.ErrShape, and so do tensors of different row counts.
 func Batch(mem memory.Allocator, tensors []Tensor) (arrow.Record, error) {
 	if len(tensors) == 0 {
-		return nil, fmt.Errorf("tensorfile: a batch of no tensors: %w", ndarray.ErrShape)
+		return nil, fmt.Errorf("dataset: a batch of no tensors: %w", ndarray.ErrShape)
 	}
 	if tensors[0].Sparse != nil || len(tensors) > 1 && slices.ContainsFunc(tensors, func(t Tensor) bool { return t.Sparse != nil }) {
 		if len(tensors) != 1 {
-			return nil, fmt.Errorf("tensorfile: a sparse tensor is a record batch of its own, not one column of %d: %w", len(tensors), ndarray.ErrShape)
+			return nil, fmt.Errorf("dataset: a sparse tensor is a record batch of its own, not one column of %d: %w", len(tensors), ndarray.ErrShape)
 		}
 		return arrowtensor.SparseRecord(mem, tensors[0].Sparse, tensors[0].dimNamesForRank())
 	}
@@ -110,11 +110,11 @@ func Batch(mem memory.Allocator, tensors []Tensor) (arrow.Record, error) {
 	for i, t := range tensors {
 		col, err := t.column(mem)
 		if err != nil {
-			return nil, fmt.Errorf("tensorfile: %s: %w", t.Name, err)
+			return nil, fmt.Errorf("dataset: %s: %w", t.Name, err)
 		}
 		cols = append(cols, col)
 		if n := int64(col.Len()); rows >= 0 && n != rows {
-			return nil, fmt.Errorf("tensorfile: %s has %d rows, %s %d: columns of one batch need the same: %w", t.Name, n, tensors[0].Name, rows, ndarray.ErrShape)
+			return nil, fmt.Errorf("dataset: %s has %d rows, %s %d: columns of one batch need the same: %w", t.Name, n, tensors[0].Name, rows, ndarray.ErrShape)
 		}
 		rows = int64(col.Len())
 		name := t.Column
@@ -328,5 +328,5 @@ func byteSpan(arr arrow.Array, lo, hi int64) (int64, error) {
 	if fw, ok := arr.DataType().(arrow.FixedWidthDataType); ok && fw.BitWidth()%8 == 0 {
 		return validity + rows*int64(fw.BitWidth()/8), nil
 	}
-	return 0, fmt.Errorf("tensorfile: the byte size of a %v column: %w", arr.DataType(), ndarray.ErrDType)
+	return 0, fmt.Errorf("dataset: the byte size of a %v column: %w", arr.DataType(), ndarray.ErrDType)
 }

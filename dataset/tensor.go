@@ -1,4 +1,4 @@
-package tensorfile
+package dataset
 
 import (
 	"fmt"
@@ -129,7 +129,7 @@ func (t Tensor) DenseArray(maxDense int64) (ndarray.Array, error) {
 
 // ErrRagged is returned for a ragged tensor where a dense one is needed. It wraps
 // ndarray.ErrShape.
-var ErrRagged = sentinel.New("tensorfile: a ragged tensor has no dense form", ndarray.ErrShape)
+var ErrRagged = sentinel.New("dataset: a ragged tensor has no dense form", ndarray.ErrShape)
 
 // String returns a one-line description: name, kind, dtype and shape.
 func (t Tensor) String() string {
@@ -144,25 +144,25 @@ func (t Tensor) String() string {
 func Concat(parts []Tensor) (Tensor, error) {
 	switch len(parts) {
 	case 0:
-		return Tensor{}, fmt.Errorf("tensorfile: concat of no parts: %w", ndarray.ErrShape)
+		return Tensor{}, fmt.Errorf("dataset: concat of no parts: %w", ndarray.ErrShape)
 	case 1:
 		return parts[0], nil
 	}
 	out := parts[0]
 	switch {
 	case out.Sparse != nil:
-		return Tensor{}, fmt.Errorf("tensorfile: %s: a sparse tensor in %d parts: %w", out.Name, len(parts), ndarray.ErrShape)
+		return Tensor{}, fmt.Errorf("dataset: %s: a sparse tensor in %d parts: %w", out.Name, len(parts), ndarray.ErrShape)
 	case out.Ragged != nil:
 		rs := make([]ragged.Any, len(parts))
 		for i, p := range parts {
 			if p.Ragged == nil {
-				return Tensor{}, fmt.Errorf("tensorfile: %s: part %d is %s, not ragged: %w", out.Name, i, p.Kind, ndarray.ErrShape)
+				return Tensor{}, fmt.Errorf("dataset: %s: part %d is %s, not ragged: %w", out.Name, i, p.Kind, ndarray.ErrShape)
 			}
 			rs[i] = p.Ragged
 		}
 		a, err := ragged.ConcatAny(rs...)
 		if err != nil {
-			return Tensor{}, fmt.Errorf("tensorfile: %s: %w", out.Name, err)
+			return Tensor{}, fmt.Errorf("dataset: %s: %w", out.Name, err)
 		}
 		out.Ragged = a
 		return out, nil
@@ -170,7 +170,7 @@ func Concat(parts []Tensor) (Tensor, error) {
 	ds := make([]ndarray.Array, len(parts))
 	for i, p := range parts {
 		if p.Dense == nil || p.Dense.DType() != out.Dense.DType() {
-			return Tensor{}, fmt.Errorf("tensorfile: %s: part %d is %s %v, not dense %v: %w", out.Name, i, p.Kind, p.DType(), out.DType(), ndarray.ErrDType)
+			return Tensor{}, fmt.Errorf("dataset: %s: part %d is %s %v, not dense %v: %w", out.Name, i, p.Kind, p.DType(), out.DType(), ndarray.ErrDType)
 		}
 		ds[i] = p.Dense
 	}
@@ -179,7 +179,7 @@ func Concat(parts []Tensor) (Tensor, error) {
 		return Tensor{}, err
 	}
 	if out.Dense, err = ops.concatDense(ds); err != nil {
-		return Tensor{}, fmt.Errorf("tensorfile: %s: %w", out.Name, err)
+		return Tensor{}, fmt.Errorf("dataset: %s: %w", out.Name, err)
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package tensorfile
+package dataset
 
 import (
 	"fmt"

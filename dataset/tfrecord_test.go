@@ -1,4 +1,4 @@
-package tensorfile_test
+package dataset_test
 
 import (
 	"bytes"
@@ -10,13 +10,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ndarrow/ndarrow/ipc/tensorfile"
+	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/tfrecord"
 )
 
-const tfGolden = "../../tfrecord/testdata/tensorflow"
+const tfGolden = "../tfrecord/testdata/tensorflow"
 
 // tfrecordFile frames records, compressed as c.
 func tfrecordFile(t *testing.T, c tfrecord.Compression, records ...[]byte) []byte {
@@ -40,23 +40,23 @@ func TestTFRecordFiles(t *testing.T) {
 		return path
 	}
 	t.Run("Examples by name, GZIP", func(t *testing.T) {
-		f, err := tensorfile.Open(copyTo(filepath.Join(tfGolden, "tfx_penguin_eval.tfrecord.gz"), "penguins.tfrecords.gz"), limits.Limits{})
+		f, err := dataset.Open(copyTo(filepath.Join(tfGolden, "tfx_penguin_eval.tfrecord.gz"), "penguins.tfrecords.gz"), limits.Limits{})
 		require.NoError(t, err)
 		defer f.Release()
 		require.Len(t, f.Tensors, 5)
 		x := f.Tensors[4]
 		assert.Equal(t, "penguins.species", x.Name)
 		assert.Equal(t, "species", x.Column)
-		assert.Equal(t, tensorfile.KindDense, x.Kind)
+		assert.Equal(t, dataset.KindDense, x.Kind)
 		assert.Equal(t, ndarray.Int64, x.DType())
 		assert.Equal(t, ndarray.Shape{100, 1}, x.Shape())
 	})
 	t.Run("Examples by their CRCs, whatever the name", func(t *testing.T) {
-		f, err := tensorfile.Open(copyTo(filepath.Join(tfGolden, "lingvo_wmt14_ende_wpm_32k_test.tfrecord"), "lingvo.data"), limits.Limits{})
+		f, err := dataset.Open(copyTo(filepath.Join(tfGolden, "lingvo_wmt14_ende_wpm_32k_test.tfrecord"), "lingvo.data"), limits.Limits{})
 		require.NoError(t, err)
 		defer f.Release()
 		require.Len(t, f.Tensors, 10)
-		assert.Equal(t, tensorfile.KindRagged, f.Tensors[2].Kind)
+		assert.Equal(t, dataset.KindRagged, f.Tensors[2].Kind)
 		assert.Equal(t, "lingvo.source_id", f.Tensors[2].Name)
 	})
 	t.Run("TensorProtos", func(t *testing.T) {
@@ -64,7 +64,7 @@ func TestTFRecordFiles(t *testing.T) {
 		require.NoError(t, err)
 		b, err := tfrecord.EncodeTensor(ndarray.Must(ndarray.FromSlice([]bool{true}, 1)), nil)
 		require.NoError(t, err)
-		tensors, err := tensorfile.Read(tfrecordFile(t, tfrecord.None, a, b), "t", limits.Limits{})
+		tensors, err := dataset.Read(tfrecordFile(t, tfrecord.None, a, b), "t", limits.Limits{})
 		require.NoError(t, err)
 		require.Len(t, tensors, 2)
 		assert.Equal(t, "t.0", tensors[0].Name)
@@ -73,14 +73,14 @@ func TestTFRecordFiles(t *testing.T) {
 		assert.Equal(t, ndarray.Bool, tensors[1].DType())
 	})
 	t.Run("records of another type", func(t *testing.T) {
-		_, err := tensorfile.Open(copyTo(filepath.Join(tfGolden, "lingvo_events.out.tfevents.test"), "events"), limits.Limits{})
-		var unmapped *tensorfile.UnmappedRecordsError
+		_, err := dataset.Open(copyTo(filepath.Join(tfGolden, "lingvo_events.out.tfevents.test"), "events"), limits.Limits{})
+		var unmapped *dataset.UnmappedRecordsError
 		require.True(t, errors.As(err, &unmapped), "%v", err)
 		assert.Equal(t, 361, unmapped.Records)
-		assert.ErrorIs(t, err, tensorfile.ErrNotTensors)
+		assert.ErrorIs(t, err, dataset.ErrNotTensors)
 	})
 	t.Run("a directory leaves them out", func(t *testing.T) {
-		d, err := tensorfile.OpenDir(dir, limits.Limits{})
+		d, err := dataset.OpenDir(dir, limits.Limits{})
 		require.NoError(t, err)
 		defer d.Release()
 		assert.Empty(t, d.Skipped)
@@ -92,7 +92,7 @@ func TestTFRecordFiles(t *testing.T) {
 		b[20] ^= 1
 		path := filepath.Join(t.TempDir(), "bad.tfrecord")
 		require.NoError(t, os.WriteFile(path, b, 0o644))
-		_, err = tensorfile.Open(path, limits.Limits{})
+		_, err = dataset.Open(path, limits.Limits{})
 		assert.ErrorIs(t, err, tfrecord.ErrChecksum)
 		assert.ErrorContains(t, err, path+": tfrecord: record 0 at byte 0: data checksum")
 	})

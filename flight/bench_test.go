@@ -14,7 +14,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/ndarrow/ndarrow/ipc/tensorfile"
+	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/ndarray"
 )
 
@@ -70,7 +70,7 @@ func BenchmarkDoGet(b *testing.B) {
 	}
 	size := int64(len(d.Data()) * 4)
 	s := serve(b, Options{}, "grpc")
-	require.NoError(b, s.store.Add("t", tensorfile.Tensor{Dense: d}))
+	require.NoError(b, s.store.Add("t", dataset.Tensor{Dense: d}))
 	c := dial(b, s.uri, ClientOptions{MaxBytes: 2 * size})
 
 	b.Run("ndarrow/Get", func(b *testing.B) {
@@ -90,10 +90,10 @@ func BenchmarkDoGet(b *testing.B) {
 	})
 
 	// The baseline: the same bytes as a plain float32 column, batches of the same rows.
-	rec, err := tensorfile.Tensor{Dense: d}.Record(memory.DefaultAllocator, "t")
+	rec, err := dataset.Tensor{Dense: d}.Record(memory.DefaultAllocator, "t")
 	require.NoError(b, err)
 	defer rec.Release()
-	batches, err := tensorfile.SplitRecord(rec, DefaultMaxMessageBytes-messageHeadroom)
+	batches, err := dataset.SplitRecord(rec, DefaultMaxMessageBytes-messageHeadroom)
 	require.NoError(b, err)
 	plain := &plainServer{}
 	for _, batch := range batches {

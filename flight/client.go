@@ -20,8 +20,8 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/ipc"
-	"github.com/ndarrow/ndarrow/ipc/tensorfile"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/ragged"
@@ -211,7 +211,7 @@ func (c *Client) sendsTokenTo(o origin) bool {
 // Info describes a served tensor.
 type Info struct {
 	Name      string
-	Kind      tensorfile.Kind // empty when the server did not say
+	Kind      dataset.Kind // empty when the server did not say
 	DType     string
 	Shape     ndarray.Shape // ragged dimensions -1
 	DimNames  []string
@@ -235,7 +235,7 @@ func infoOf(fi *arrowflight.FlightInfo, lim limits.Limits) (Info, error) {
 	info.Schema = schema
 	var meta tensorMetadata
 	if json.Unmarshal(fi.GetAppMetadata(), &meta) == nil {
-		info.Kind, info.DType, info.Shape, info.DimNames = tensorfile.Kind(meta.Kind), meta.DType, meta.Shape, meta.DimNames
+		info.Kind, info.DType, info.Shape, info.DimNames = dataset.Kind(meta.Kind), meta.DType, meta.Shape, meta.DimNames
 	}
 	return info, nil
 }
@@ -294,27 +294,27 @@ func WithProgress(f func(received, total int64)) GetOption {
 // parts stacked along the first axis in endpoint order. A dense tensor of one record batch is
 // a view of the message received; of several, one row-major copy. Everything received is
 // verified before it is decoded.
-func (c *Client) Get(ctx context.Context, name string, opts ...GetOption) (tensorfile.Tensor, error) {
+func (c *Client) Get(ctx context.Context, name string, opts ...GetOption) (dataset.Tensor, error) {
 	var cfg getConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
 	fi, err := c.fc.GetFlightInfo(ctx, pathDescriptor(name))
 	if err != nil {
-		return tensorfile.Tensor{}, fromRemote(err)
+		return dataset.Tensor{}, fromRemote(err)
 	}
 	info, err := infoOf(fi, c.opts.Limits)
 	if err != nil {
-		return tensorfile.Tensor{}, err
+		return dataset.Tensor{}, err
 	}
 	if len(fi.Endpoint) == 0 {
-		return tensorfile.Tensor{}, fmt.Errorf("flight: %s: a FlightInfo without endpoints", name)
+		return dataset.Tensor{}, fmt.Errorf("flight: %s: a FlightInfo without endpoints", name)
 	}
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	g := &getter{name: name, schema: info.Schema, lim: c.opts.Limits, limit: c.opts.MaxBytes, total: fi.TotalBytes, progress: cfg.progress}
-	parts := make([]tensorfile.Tensor, len(fi.Endpoint))
+	parts := make([]dataset.Tensor, len(fi.Endpoint))
 	errs := make([]error, len(fi.Endpoint))
 	var wg sync.WaitGroup
 	for i, ep := range fi.Endpoint {
@@ -333,15 +333,15 @@ func (c *Client) Get(ctx context.Context, name string, opts ...GetOption) (tenso
 	}
 	wg.Wait()
 	if err := parent.Err(); err != nil {
-		return tensorfile.Tensor{}, fmt.Errorf("flight: %s: %w", name, err)
+		return dataset.Tensor{}, fmt.Errorf("flight: %s: %w", name, err)
 	}
 	for i, err := range errs {
 		if err != nil && !errors.Is(err, context.Canceled) {
-			return tensorfile.Tensor{}, fmt.Errorf("flight: %s: endpoint %d: %w", name, i, err)
+			return dataset.Tensor{}, fmt.Errorf("flight: %s: endpoint %d: %w", name, i, err)
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return tensorfile.Tensor{}, fmt.Errorf("flight: %s: %w", name, err)
+		return dataset.Tensor{}, fmt.Errorf("flight: %s: %w", name, err)
 	}
 	return g.assemble(parts, info)
 }
@@ -374,10 +374,10 @@ func (g *getter) count(n int) error {
 
 // fetch reads the stream of one ticket, each message decoded as it arrives, and returns the
 // tensor it holds (a view of the messages received where it can be).
-func (g *getter) fetch(ctx context.Context, c *Client, t *arrowflight.Ticket) (tensorfile.Tensor, error) {
+func (g *getter) fetch(ctx context.Context, c *Client, t *arrowflight.Ticket) (dataset.Tensor, error) {
 	stream, err := c.fc.DoGet(ctx, t)
 	if err != nil {
-		return tensorfile.Tensor{}, err
+		return dataset.Tensor{}, err
 	}
 	dec := &streamDecoder{name: g.name, lim: g.lim}
 	defer dec.release()
@@ -387,28 +387,28 @@ func (g *getter) fetch(ctx context.Context, c *Client, t *arrowflight.Ticket) (t
 			break
 		}
 		if err != nil {
-			return tensorfile.Tensor{}, err
+			return dataset.Tensor{}, err
 		}
 		if err := g.count(len(fd.GetDataHeader()) + len(fd.GetDataBody())); err != nil {
-			return tensorfile.Tensor{}, err
+			return dataset.Tensor{}, err
 		}
 		if err := dec.add(fd.GetDataHeader(), fd.GetDataBody()); err != nil {
-			return tensorfile.Tensor{}, err
+			return dataset.Tensor{}, err
 		}
 		if s := dec.schema(); s != nil && !s.Equal(g.schema) {
-			return tensorfile.Tensor{}, fmt.Errorf("the stream's schema %v is not the FlightInfo's %v: %w", s, g.schema, ipc.ErrInvalid)
+			return dataset.Tensor{}, fmt.Errorf("the stream's schema %v is not the FlightInfo's %v: %w", s, g.schema, ipc.ErrInvalid)
 		}
 	}
 	return dec.tensor()
 }
 
 // assemble stacks the parts of the endpoints in order. The kind and dimension names come
-// with the record batches (tensorfile.Batch's field metadata); the dimension names the
+// with the record batches (dataset.Batch's field metadata); the dimension names the
 // FlightInfo gives stand in when a server's batches carry none.
-func (g *getter) assemble(parts []tensorfile.Tensor, info Info) (tensorfile.Tensor, error) {
-	t, err := tensorfile.Concat(parts)
+func (g *getter) assemble(parts []dataset.Tensor, info Info) (dataset.Tensor, error) {
+	t, err := dataset.Concat(parts)
 	if err != nil {
-		return tensorfile.Tensor{}, fmt.Errorf("flight: %w", err)
+		return dataset.Tensor{}, fmt.Errorf("flight: %w", err)
 	}
 	t.Name, t.Column = g.name, ""
 	if t.DimNames == nil && len(info.DimNames) == t.Shape().Rank() {
@@ -459,7 +459,7 @@ func GetSparse[T ndarray.Numeric](ctx context.Context, c *Client, name string, o
 // Put uploads t under name, replacing the server's tensor of that name once the whole upload
 // has arrived and been checked. Dense tensors are sent without a copy into the record
 // batches, which are split to fit the message limit.
-func (c *Client) Put(ctx context.Context, name string, t tensorfile.Tensor) error {
+func (c *Client) Put(ctx context.Context, name string, t dataset.Tensor) error {
 	if err := CheckName(name); err != nil {
 		return err
 	}

@@ -6,8 +6,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/ipc"
-	"github.com/ndarrow/ndarrow/ipc/tensorfile"
 	"github.com/ndarrow/ndarrow/limits"
 )
 
@@ -59,16 +59,16 @@ func (s *streamDecoder) schema() *arrow.Schema {
 }
 
 // tensor returns the one tensor the stream's records hold. It views the bodies received.
-func (s *streamDecoder) tensor() (tensorfile.Tensor, error) {
+func (s *streamDecoder) tensor() (dataset.Tensor, error) {
 	if s.dec == nil {
-		return tensorfile.Tensor{}, fmt.Errorf("a stream without a schema: %w", ipc.ErrInvalid)
+		return dataset.Tensor{}, fmt.Errorf("a stream without a schema: %w", ipc.ErrInvalid)
 	}
-	tensors, err := tensorfile.FromRecords(s.dec.Schema(), s.records, s.name)
+	tensors, err := dataset.FromRecords(s.dec.Schema(), s.records, s.name)
 	if err != nil {
-		return tensorfile.Tensor{}, err
+		return dataset.Tensor{}, err
 	}
 	if len(tensors) != 1 {
-		return tensorfile.Tensor{}, fmt.Errorf("a stream of %d tensor columns, not one: %w", len(tensors), ipc.ErrInvalid)
+		return dataset.Tensor{}, fmt.Errorf("a stream of %d tensor columns, not one: %w", len(tensors), ipc.ErrInvalid)
 	}
 	return tensors[0], nil
 }

@@ -2,8 +2,8 @@
 // generated Flight service and real gRPC.
 //
 // A Server serves the tensors of a Store: ones added from memory, and every tensor file of a
-// directory (memory-mapped, sent without reading them into the heap), named as
-// tensorfile names them. It implements ListFlights (one FlightInfo per tensor), GetFlightInfo
+// directory (memory-mapped, sent without reading them into the heap), named as package
+// dataset names them. It implements ListFlights (one FlightInfo per tensor), GetFlightInfo
 // (the schema with its extension type metadata, row and byte counts, the endpoints),
 // GetSchema, DoGet (record batches: a dense tensor as an arrow.fixed_shape_tensor column
 // split along its first axis so every message stays under the gRPC limit, a ragged one as a

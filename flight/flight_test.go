@@ -19,7 +19,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
-	"github.com/ndarrow/ndarrow/ipc/tensorfile"
+	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/ragged"
@@ -39,7 +39,7 @@ func randomDense[T ndarray.Numeric](rng *rand.Rand, shape ...int64) *ndarray.Den
 }
 
 // valueBytes returns the tensor's values as inspect hashes them.
-func valueBytes(t *testing.T, x tensorfile.Tensor) []byte {
+func valueBytes(t *testing.T, x dataset.Tensor) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	_, err := x.WriteValues(&b, 0)
@@ -49,7 +49,7 @@ func valueBytes(t *testing.T, x tensorfile.Tensor) []byte {
 
 // requireSame checks that got is want bit for bit: dtype, shape, values, and a ragged
 // array's row splits.
-func requireSame(t *testing.T, want, got tensorfile.Tensor) {
+func requireSame(t *testing.T, want, got dataset.Tensor) {
 	t.Helper()
 	require.Equal(t, want.Kind, got.Kind, "dense stays dense, CSR stays CSR")
 	require.Equal(t, want.DType(), got.DType())
@@ -63,11 +63,11 @@ func requireSame(t *testing.T, want, got tensorfile.Tensor) {
 }
 
 // everyDense returns a random [rows, 3, 2] tensor of every Arrow tensor dtype.
-func everyDense(rng *rand.Rand, rows int64) []tensorfile.Tensor {
-	dense := func(d ndarray.Array) tensorfile.Tensor {
-		return tensorfile.Tensor{Kind: tensorfile.KindDense, DimNames: []string{"row", "", "xy"}, Dense: d}
+func everyDense(rng *rand.Rand, rows int64) []dataset.Tensor {
+	dense := func(d ndarray.Array) dataset.Tensor {
+		return dataset.Tensor{Kind: dataset.KindDense, DimNames: []string{"row", "", "xy"}, Dense: d}
 	}
-	return []tensorfile.Tensor{
+	return []dataset.Tensor{
 		dense(randomDense[int8](rng, rows, 3, 2)), dense(randomDense[int16](rng, rows, 3, 2)),
 		dense(randomDense[int32](rng, rows, 3, 2)), dense(randomDense[int64](rng, rows, 3, 2)),
 		dense(randomDense[uint8](rng, rows, 3, 2)), dense(randomDense[uint16](rng, rows, 3, 2)),
@@ -78,7 +78,7 @@ func everyDense(rng *rand.Rand, rows int64) []tensorfile.Tensor {
 }
 
 // randomRagged returns a [rows, -1, 2] ragged array of T with rows of 0 to 4 values.
-func randomRagged[T ndarray.Element](rng *rand.Rand, rows int, value func(int) T) tensorfile.Tensor {
+func randomRagged[T ndarray.Element](rng *rand.Rand, rows int, value func(int) T) dataset.Tensor {
 	splits := []int64{0}
 	for range rows {
 		splits = append(splits, splits[len(splits)-1]+rng.Int64N(5))
@@ -91,11 +91,11 @@ func randomRagged[T ndarray.Element](rng *rand.Rand, rows int, value func(int) T
 	if err != nil {
 		panic(err)
 	}
-	return tensorfile.Tensor{Kind: tensorfile.KindRagged, Ragged: a}
+	return dataset.Tensor{Kind: dataset.KindRagged, Ragged: a}
 }
 
-func everyRagged(rng *rand.Rand, rows int) []tensorfile.Tensor {
-	return []tensorfile.Tensor{
+func everyRagged(rng *rand.Rand, rows int) []dataset.Tensor {
+	return []dataset.Tensor{
 		randomRagged(rng, rows, func(i int) int8 { return int8(i) }), randomRagged(rng, rows, func(i int) int16 { return int16(i) }),
 		randomRagged(rng, rows, func(i int) int32 { return int32(i) }), randomRagged(rng, rows, func(i int) int64 { return int64(i) }),
 		randomRagged(rng, rows, func(i int) uint8 { return uint8(i) }), randomRagged(rng, rows, func(i int) uint16 { return uint16(i) }),
@@ -106,9 +106,9 @@ func everyRagged(rng *rand.Rand, rows int) []tensorfile.Tensor {
 	}
 }
 
-func everySparse(rng *rand.Rand) []tensorfile.Tensor {
-	sp := func(a sparse.Array) tensorfile.Tensor {
-		return tensorfile.Tensor{Kind: tensorfile.SparseKind(a.Format()), Sparse: a}
+func everySparse(rng *rand.Rand) []dataset.Tensor {
+	sp := func(a sparse.Array) dataset.Tensor {
+		return dataset.Tensor{Kind: dataset.SparseKind(a.Format()), Sparse: a}
 	}
 	mask := func(d *ndarray.Dense[float64]) {
 		for i := range d.Data() {
@@ -121,7 +121,7 @@ func everySparse(rng *rand.Rand) []tensorfile.Tensor {
 	mask(f)
 	i := ndarray.New[int32](7, 9)
 	i.Data()[5], i.Data()[62] = 3, -4
-	out := []tensorfile.Tensor{sp(sparse.FromDense(f)), sp(sparse.FromDense(i))}
+	out := []dataset.Tensor{sp(sparse.FromDense(f)), sp(sparse.FromDense(i))}
 	for _, format := range []sparse.Format{sparse.FormatCSR, sparse.FormatCSC, sparse.FormatCSF} {
 		a, err := sparse.FromDenseAs(i, format)
 		if err != nil {
@@ -168,7 +168,7 @@ func TestRoundTripEveryDType(t *testing.T) {
 	c := dial(t, s.uri, ClientOptions{MaxMessageBytes: minMessageBytes})
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))
-	var all []tensorfile.Tensor
+	var all []dataset.Tensor
 	all = append(all, everyDense(rng, 3000)...)
 	all = append(all, everyDense(rng, 1)...)
 	all = append(all, everyDense(rng, 0)...)
@@ -192,7 +192,7 @@ func TestRoundTripEveryDType(t *testing.T) {
 				r.Release()
 			}
 			require.NoError(t, w.Close())
-			viaArrowGo, err := tensorfile.Read(buf.Bytes(), name, limits.Limits{})
+			viaArrowGo, err := dataset.Read(buf.Bytes(), name, limits.Limits{})
 			require.NoError(t, err)
 			require.Len(t, viaArrowGo, 1)
 			requireSame(t, want, viaArrowGo[0])
@@ -248,12 +248,12 @@ func TestErrors(t *testing.T) {
 	_, err := c.Get(ctx, "missing")
 	require.ErrorIs(t, err, ErrNotFound)
 	require.ErrorIs(t, c.Delete(ctx, "missing"), ErrNotFound)
-	require.ErrorIs(t, c.Put(ctx, "../etc", tensorfile.Tensor{Dense: ndarray.New[int8](1)}), ErrName)
-	require.ErrorIs(t, s.store.Add("b", tensorfile.Tensor{Dense: ndarray.New[bool](2)}), ndarray.ErrDType)
-	require.ErrorIs(t, s.store.Add("s", tensorfile.Tensor{Dense: ndarray.New[int8]()}), ndarray.ErrShape)
+	require.ErrorIs(t, c.Put(ctx, "../etc", dataset.Tensor{Dense: ndarray.New[int8](1)}), ErrName)
+	require.ErrorIs(t, s.store.Add("b", dataset.Tensor{Dense: ndarray.New[bool](2)}), ndarray.ErrDType)
+	require.ErrorIs(t, s.store.Add("s", dataset.Tensor{Dense: ndarray.New[int8]()}), ndarray.ErrShape)
 
 	// One row larger than a message: refused up front, with the reason.
-	require.NoError(t, s.store.Add("wide", tensorfile.Tensor{Dense: ndarray.New[float64](2, DefaultMaxMessageBytes/8)}))
+	require.NoError(t, s.store.Add("wide", dataset.Tensor{Dense: ndarray.New[float64](2, DefaultMaxMessageBytes/8)}))
 	_, err = c.Get(ctx, "wide")
 	require.Equal(t, codes.FailedPrecondition, status.Code(err), "%v", err)
 	require.ErrorContains(t, err, "one row exceeds")

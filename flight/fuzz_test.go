@@ -12,7 +12,7 @@ import (
 	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"github.com/ndarrow/ndarrow/ipc/tensorfile"
+	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/limits"
 )
 
@@ -77,7 +77,7 @@ func FuzzFlightData(f *testing.F) {
 		if err != nil {
 			continue
 		}
-		ts, err := tensorfile.Read(b, "seed", limits.Limits{})
+		ts, err := dataset.Read(b, "seed", limits.Limits{})
 		if err != nil {
 			continue
 		}
@@ -131,12 +131,12 @@ func FuzzFlightData(f *testing.F) {
 }
 
 // decodeMessages decodes FlightData messages as a Client or Server does.
-func decodeMessages(msgs []fuzzMessage, lim limits.Limits) (tensorfile.Tensor, error) {
+func decodeMessages(msgs []fuzzMessage, lim limits.Limits) (dataset.Tensor, error) {
 	dec := &streamDecoder{name: "f", lim: lim}
 	defer dec.release()
 	for _, m := range msgs {
 		if err := dec.add(m.header, m.body); err != nil {
-			return tensorfile.Tensor{}, err
+			return dataset.Tensor{}, err
 		}
 	}
 	return dec.tensor()
@@ -144,7 +144,7 @@ func decodeMessages(msgs []fuzzMessage, lim limits.Limits) (tensorfile.Tensor, e
 
 // flightMessages returns the FlightData a server sends for t in batches of at most
 // batchBytes bytes (0: one batch), or nil when Flight cannot carry t.
-func flightMessages(t tensorfile.Tensor, name string, batchBytes int64) []fuzzMessage {
+func flightMessages(t dataset.Tensor, name string, batchBytes int64) []fuzzMessage {
 	recs, err := t.Records(memory.DefaultAllocator, name, batchBytes)
 	if err != nil {
 		return nil

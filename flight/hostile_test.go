@@ -25,9 +25,9 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/internal/childtest"
 	"github.com/ndarrow/ndarrow/internal/mutate"
-	"github.com/ndarrow/ndarrow/ipc/tensorfile"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 )
@@ -99,7 +99,7 @@ func TestUploadErrors(t *testing.T) {
 	c := dial(t, s.uri, ClientOptions{})
 	ctx := context.Background()
 
-	good := streamOf(t, tensorfile.Tensor{Dense: ndarray.New[float32](4, 3)})
+	good := streamOf(t, dataset.Tensor{Dense: ndarray.New[float32](4, 3)})
 	fds := flightData(good, "empty")
 	require.NoError(t, put(t, raw, fds[:1]), "a schema without batches")
 	got, err := c.Get(ctx, "empty")
@@ -126,13 +126,13 @@ func TestUploadErrors(t *testing.T) {
 			assert.Contains(t, st.Message(), tc.text)
 		})
 	}
-	big := streamOf(t, tensorfile.Tensor{Dense: ndarray.New[float32](400, 3)})
+	big := streamOf(t, dataset.Tensor{Dense: ndarray.New[float32](400, 3)})
 	err = put(t, raw, flightData(big, "big"))
 	assert.Equal(t, codes.ResourceExhausted, status.Code(err), "1200 values above MaxElements 1000: %v", err)
 }
 
 // streamOf returns the IPC stream a server would send for t, in one batch.
-func streamOf(t *testing.T, x tensorfile.Tensor) []byte {
+func streamOf(t *testing.T, x dataset.Tensor) []byte {
 	msgs := flightMessages(x, "x", 0)
 	require.NotNil(t, msgs)
 	var b []byte
@@ -165,7 +165,7 @@ func TestHostileUploadsChild(t *testing.T) {
 	s := serve(t, Options{MaxMessageBytes: 1 << 20}, "grpc")
 	rng := rand.New(rand.NewPCG(11, 12))
 	keep := randomDense[float64](rng, 50, 7)
-	require.NoError(t, s.store.Add("keep", tensorfile.Tensor{Dense: keep}))
+	require.NoError(t, s.store.Add("keep", dataset.Tensor{Dense: keep}))
 	raw := rawClient(t, s.uri)
 
 	var inputs []string
@@ -221,7 +221,7 @@ func TestHostileUploadsChild(t *testing.T) {
 // splitColumns returns, for each tensor column of a golden batch stream, the stream a Flight
 // client would upload for it alone.
 func splitColumns(t *testing.T, b []byte) [][]byte {
-	tensors, err := tensorfile.Read(b, "g", limits.Limits{})
+	tensors, err := dataset.Read(b, "g", limits.Limits{})
 	require.NoError(t, err)
 	var out [][]byte
 	for _, x := range tensors {
@@ -266,7 +266,7 @@ func startFake(t *testing.T, info *arrowflight.FlightInfo, location string, cfg 
 func TestCredentialsStayWithTheOrigin(t *testing.T) {
 	const token = "secret"
 	third := serve(t, Options{Token: token}, "grpc") // holds the tensor, wants the token
-	require.NoError(t, third.store.Add("x", tensorfile.Tensor{Dense: ndarray.New[int32](2, 2)}))
+	require.NoError(t, third.store.Add("x", dataset.Tensor{Dense: ndarray.New[int32](2, 2)}))
 	fi, err := dial(t, third.uri, ClientOptions{Token: token}).fc.GetFlightInfo(context.Background(), pathDescriptor("x"))
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -28,7 +28,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/ndarrow/ndarrow/ipc/tensorfile"
+	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/ragged"
 )
@@ -88,7 +88,7 @@ func callEvery(ctx context.Context, c arrowflight.Client) map[string]error {
 // Unauthenticated, never a panic.
 func TestAuth(t *testing.T) {
 	s := serve(t, Options{Token: "s3cret"}, "grpc")
-	require.NoError(t, s.store.Add("x", tensorfile.Tensor{Dense: ndarray.New[int32](4, 2)}))
+	require.NoError(t, s.store.Add("x", dataset.Tensor{Dense: ndarray.New[int32](4, 2)}))
 	raw := rawClient(t, s.uri)
 	for _, tc := range []struct {
 		name    string
@@ -129,7 +129,7 @@ func TestAuth(t *testing.T) {
 		c := dial(t, s.uri, ClientOptions{Token: "nope"})
 		_, err := c.Get(context.Background(), "x")
 		require.ErrorIs(t, err, ErrUnauthenticated)
-		require.ErrorIs(t, c.Put(context.Background(), "y", tensorfile.Tensor{Dense: ndarray.New[int8](1)}), ErrUnauthenticated)
+		require.ErrorIs(t, c.Put(context.Background(), "y", dataset.Tensor{Dense: ndarray.New[int8](1)}), ErrUnauthenticated)
 	})
 }
 
@@ -138,9 +138,9 @@ func TestAuth(t *testing.T) {
 func TestRecoverPanic(t *testing.T) {
 	var log syncBuffer
 	s := serve(t, Options{Logger: slog.New(slog.NewTextHandler(&log, nil))}, "grpc")
-	require.NoError(t, s.store.Add("ok", tensorfile.Tensor{Dense: ndarray.New[int8](3)}))
-	poisoned := &entry{tensor: tensorfile.Tensor{Dense: ndarray.New[int8](3)}} // no record: DoGet panics
-	poisoned.refs.Store(2)                                                     // never released
+	require.NoError(t, s.store.Add("ok", dataset.Tensor{Dense: ndarray.New[int8](3)}))
+	poisoned := &entry{tensor: dataset.Tensor{Dense: ndarray.New[int8](3)}} // no record: DoGet panics
+	poisoned.refs.Store(2)                                                  // never released
 	s.store.mu.Lock()
 	s.store.entries["boom"] = poisoned
 	s.store.mu.Unlock()
@@ -199,7 +199,7 @@ func TestMessageLimits(t *testing.T) {
 
 	// 1000 rows of 1000 bytes: batches of as many rows as fit under the limit.
 	d := randomDense[uint8](mrand.New(mrand.NewPCG(3, 4)), 1000, 1000)
-	require.NoError(t, s.store.Add("big", tensorfile.Tensor{Dense: d}))
+	require.NoError(t, s.store.Add("big", dataset.Tensor{Dense: d}))
 	c := dial(t, s.uri, ClientOptions{MaxMessageBytes: limit})
 	got, err := GetDense[uint8](context.Background(), c, "big")
 	require.NoError(t, err)
@@ -207,18 +207,18 @@ func TestMessageLimits(t *testing.T) {
 
 	// A row of exactly what a batch may hold passes; one byte more is refused.
 	budget := limit - messageHeadroom
-	require.NoError(t, s.store.Add("edge", tensorfile.Tensor{Dense: ndarray.New[uint8](3, int64(budget))}))
+	require.NoError(t, s.store.Add("edge", dataset.Tensor{Dense: ndarray.New[uint8](3, int64(budget))}))
 	_, err = c.Get(context.Background(), "edge")
 	require.NoError(t, err)
-	require.NoError(t, s.store.Add("over", tensorfile.Tensor{Dense: ndarray.New[uint8](3, int64(budget+1))}))
+	require.NoError(t, s.store.Add("over", dataset.Tensor{Dense: ndarray.New[uint8](3, int64(budget+1))}))
 	_, err = c.Get(context.Background(), "over")
 	require.Equal(t, codes.FailedPrecondition, status.Code(err), "%v", err)
 
 	// Put splits its batches to the client's limit, which the server accepts.
-	require.NoError(t, c.Put(context.Background(), "up", tensorfile.Tensor{Dense: d}))
+	require.NoError(t, c.Put(context.Background(), "up", dataset.Tensor{Dense: d}))
 	// A client with a larger limit than the server's sends batches the server refuses.
 	wide := dial(t, s.uri, ClientOptions{MaxMessageBytes: 4 * limit})
-	err = wide.Put(context.Background(), "up", tensorfile.Tensor{Dense: d})
+	err = wide.Put(context.Background(), "up", dataset.Tensor{Dense: d})
 	require.Equal(t, codes.ResourceExhausted, status.Code(err), "%v", err)
 }
 
@@ -242,7 +242,7 @@ func TestCancelMidStream(t *testing.T) {
 	func() {
 		s := serve(t, Options{MaxMessageBytes: minMessageBytes}, "grpc")
 		rng := mrand.New(mrand.NewPCG(5, 6))
-		require.NoError(t, s.store.Add("dense", tensorfile.Tensor{Dense: randomDense[float32](rng, 4096, 1024)}))
+		require.NoError(t, s.store.Add("dense", dataset.Tensor{Dense: randomDense[float32](rng, 4096, 1024)}))
 		require.NoError(t, s.store.Add("ragged", everyRagged(rng, 200000)[12]))
 		for _, name := range []string{"dense", "ragged"} {
 			// Cancel after the first messages.
@@ -281,7 +281,7 @@ func TestConcurrentClients(t *testing.T) {
 	s := serve(t, Options{MaxMessageBytes: minMessageBytes * 2}, "grpc")
 	rng := mrand.New(mrand.NewPCG(7, 8))
 	shared := randomDense[float64](rng, 500, 64)
-	require.NoError(t, s.store.Add("shared", tensorfile.Tensor{Dense: shared}))
+	require.NoError(t, s.store.Add("shared", dataset.Tensor{Dense: shared}))
 	garbage := func(i int) *arrowflight.FlightData {
 		r := mrand.New(mrand.NewPCG(uint64(i), 9))
 		b := make([]byte, r.IntN(4096))
@@ -310,7 +310,7 @@ func TestConcurrentClients(t *testing.T) {
 			mine := randomDense[int16](mrand.New(mrand.NewPCG(uint64(i), 1)), int64(100+i*37), 33)
 			name := fmt.Sprint("client", i)
 			for round := range 3 {
-				if err := c.Put(ctx, name, tensorfile.Tensor{Dense: mine}); err != nil {
+				if err := c.Put(ctx, name, dataset.Tensor{Dense: mine}); err != nil {
 					errs <- fmt.Errorf("%s put %d: %w", name, round, err)
 					return
 				}
@@ -382,16 +382,16 @@ func TestShardedFetch(t *testing.T) {
 		s := serveOn(t, liss[k], Options{Shards: uris, Location: uris[k]})
 		part, err := whole.Slice(ndarray.Range(int64(k*100), int64(k*100+100)))
 		require.NoError(t, err)
-		require.NoError(t, s.store.Add("x", tensorfile.Tensor{Dense: part.Clone()}))
+		require.NoError(t, s.store.Add("x", dataset.Tensor{Dense: part.Clone()}))
 		if k != 1 { // the middle shard has no part of r
 			r := everyRagged(rng, 30+k)[10]
 			require.NoError(t, s.store.Add("r", r))
 			rags = append(rags, r.Ragged)
 		}
 		if k == 2 { // and its own idea of y
-			require.NoError(t, s.store.Add("y", tensorfile.Tensor{Dense: ndarray.New[int8](3, 2)}))
+			require.NoError(t, s.store.Add("y", dataset.Tensor{Dense: ndarray.New[int8](3, 2)}))
 		} else {
-			require.NoError(t, s.store.Add("y", tensorfile.Tensor{Dense: ndarray.New[int8](3, 3)}))
+			require.NoError(t, s.store.Add("y", dataset.Tensor{Dense: ndarray.New[int8](3, 3)}))
 		}
 	}
 	wantRagged, err := ragged.ConcatAny(rags...)
@@ -403,14 +403,14 @@ func TestShardedFetch(t *testing.T) {
 		require.Equal(t, 3, info.Endpoints)
 		require.EqualValues(t, 300, info.Rows)
 		require.Equal(t, ndarray.Shape{300, 4, 5}, info.Shape)
-		require.Equal(t, tensorfile.KindDense, info.Kind, "a tensor added without a kind is what its field implies")
+		require.Equal(t, dataset.KindDense, info.Kind, "a tensor added without a kind is what its field implies")
 		got, err := GetDense[float32](context.Background(), c, "x")
 		require.NoError(t, err)
 		require.True(t, sameBits(got, whole))
 
 		r, err := c.Get(context.Background(), "r")
 		require.NoError(t, err)
-		requireSame(t, tensorfile.Tensor{Kind: tensorfile.KindRagged, Ragged: wantRagged}, r)
+		requireSame(t, dataset.Tensor{Kind: dataset.KindRagged, Ragged: wantRagged}, r)
 		_, err = c.Get(context.Background(), "y")
 		require.Equal(t, codes.FailedPrecondition, status.Code(err), "%v", err)
 		_, err = c.Get(context.Background(), "nowhere")
@@ -430,7 +430,7 @@ func TestTLS(t *testing.T) {
 	pool.AddCert(ca)
 
 	s := serve(t, Options{TLS: &tls.Config{Certificates: []tls.Certificate{serverCert}, MinVersion: tls.VersionTLS12}}, "grpc+tls")
-	require.NoError(t, s.store.Add("x", tensorfile.Tensor{Dense: ndarray.New[int64](2, 2)}))
+	require.NoError(t, s.store.Add("x", dataset.Tensor{Dense: ndarray.New[int64](2, 2)}))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c := dial(t, s.uri, ClientOptions{TLS: &tls.Config{RootCAs: pool}})
@@ -445,7 +445,7 @@ func TestTLS(t *testing.T) {
 
 	m := serve(t, Options{TLS: &tls.Config{Certificates: []tls.Certificate{serverCert}, ClientCAs: pool,
 		ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12}}, "grpc+tls")
-	require.NoError(t, m.store.Add("x", tensorfile.Tensor{Dense: ndarray.New[int64](2, 2)}))
+	require.NoError(t, m.store.Add("x", dataset.Tensor{Dense: ndarray.New[int64](2, 2)}))
 	for _, tc := range []struct {
 		name  string
 		certs []tls.Certificate

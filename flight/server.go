@@ -22,8 +22,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ndarrow/ndarrow/arrowtensor"
+	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/ipc"
-	"github.com/ndarrow/ndarrow/ipc/tensorfile"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/ragged"
@@ -178,7 +178,7 @@ type tensorMetadata struct {
 	DimNames []string `json:"dim_names,omitempty"`
 }
 
-func metadataOf(t tensorfile.Tensor) tensorMetadata {
+func metadataOf(t dataset.Tensor) tensorMetadata {
 	return tensorMetadata{Kind: string(t.Kind), DType: t.DType().String(), Shape: t.Shape(), DimNames: t.DimNames}
 }
 
@@ -237,11 +237,11 @@ func statusOr(err error, code codes.Code) error {
 	case errors.Is(err, limits.ErrExceeded):
 		code = codes.ResourceExhausted
 	case errors.Is(err, ErrName), errors.Is(err, arrow.ErrInvalid), errors.Is(err, ipc.ErrUnsupported),
-		errors.Is(err, tensorfile.ErrNotTensors), errors.Is(err, ndarray.ErrDType), errors.Is(err, ndarray.ErrShape),
+		errors.Is(err, dataset.ErrNotTensors), errors.Is(err, ndarray.ErrDType), errors.Is(err, ndarray.ErrShape),
 		errors.Is(err, ndarray.ErrIndex), errors.Is(err, ragged.ErrInvalid), errors.Is(err, sparse.ErrInvalid),
 		errors.Is(err, arrowtensor.ErrNull), errors.Is(err, arrowtensor.ErrUnsupported):
 		code = codes.InvalidArgument
-	case errors.Is(err, tensorfile.ErrBatchTooLarge):
+	case errors.Is(err, dataset.ErrBatchTooLarge):
 		code = codes.FailedPrecondition
 	case errors.Is(err, context.Canceled):
 		code = codes.Canceled
@@ -400,7 +400,7 @@ func (s *Server) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_D
 		return statusOf(err)
 	}
 	defer e.release()
-	batches, err := tensorfile.SplitRecord(e.record, int64(s.opts.MaxMessageBytes-messageHeadroom))
+	batches, err := dataset.SplitRecord(e.record, int64(s.opts.MaxMessageBytes-messageHeadroom))
 	if err != nil {
 		return statusOf(err)
 	}

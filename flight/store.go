@@ -10,7 +10,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"github.com/ndarrow/ndarrow/ipc/tensorfile"
+	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/limits"
 )
 
@@ -34,10 +34,10 @@ type Store struct {
 // tensor's memory (or a copy allocated from the store's allocator where Arrow needs another
 // layout), with the file it was mapped from, if any.
 type entry struct {
-	tensor tensorfile.Tensor
+	tensor dataset.Tensor
 	record arrow.Record
 	bytes  int64 // what the record's buffers hold
-	file   *tensorfile.File
+	file   *dataset.File
 	refs   atomic.Int64
 }
 
@@ -82,7 +82,7 @@ func CheckName(name string) error {
 // Add stores t under name, replacing any tensor of that name. The store views t's memory,
 // which must stay unchanged while it is served. Add fails for a name CheckName refuses and for
 // a tensor Flight cannot carry (a scalar, or a bool or string dense tensor).
-func (s *Store) Add(name string, t tensorfile.Tensor) error {
+func (s *Store) Add(name string, t dataset.Tensor) error {
 	e, err := s.newEntry(name, t, nil)
 	if err != nil {
 		return err
@@ -91,7 +91,7 @@ func (s *Store) Add(name string, t tensorfile.Tensor) error {
 	return nil
 }
 
-func (s *Store) newEntry(name string, t tensorfile.Tensor, f *tensorfile.File) (*entry, error) {
+func (s *Store) newEntry(name string, t dataset.Tensor, f *dataset.File) (*entry, error) {
 	if err := CheckName(name); err != nil {
 		return nil, err
 	}
@@ -100,7 +100,7 @@ func (s *Store) newEntry(name string, t tensorfile.Tensor, f *tensorfile.File) (
 	if err != nil {
 		return nil, fmt.Errorf("flight: %s: %w", name, err)
 	}
-	n, err := tensorfile.RecordBytes(rec)
+	n, err := dataset.RecordBytes(rec)
 	if err != nil {
 		rec.Release()
 		return nil, fmt.Errorf("flight: %s: %w", name, err)
@@ -122,12 +122,12 @@ func (s *Store) put(name string, e *entry) {
 }
 
 // AddDir adds the tensors of every tensor file in dir (not its subdirectories), memory-mapped
-// and read within lim, under the names tensorfile.OpenDir gives them, and returns the names
+// and read within lim, under the names dataset.OpenDir gives them, and returns the names
 // added. Files that cannot be read, names that several files give (the first file's tensor
 // kept) and tensors Flight cannot carry are reported in the returned error (errors.Join of one
 // per problem) after the others are added.
 func (s *Store) AddDir(dir string, lim limits.Limits) ([]string, error) {
-	d, err := tensorfile.OpenDir(dir, lim)
+	d, err := dataset.OpenDir(dir, lim)
 	if err != nil {
 		return nil, fmt.Errorf("flight: %w", err)
 	}
@@ -164,10 +164,10 @@ func (s *Store) get(name string) (*entry, error) {
 
 // Get returns the tensor named name. It views the store's memory (a mapped file's bytes,
 // say): it must not be used after the tensor is deleted or replaced, or the store closed.
-func (s *Store) Get(name string) (tensorfile.Tensor, error) {
+func (s *Store) Get(name string) (dataset.Tensor, error) {
 	e, err := s.get(name)
 	if err != nil {
-		return tensorfile.Tensor{}, err
+		return dataset.Tensor{}, err
 	}
 	defer e.release()
 	return e.tensor, nil

@@ -34,7 +34,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/ndarrow/ndarrow/arrowtensor"
-	"github.com/ndarrow/ndarrow/ipc/tensorfile"
+	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/ragged"
 )
@@ -101,7 +101,7 @@ type column interface {
 // number of rows. A sparse tensor goes in its dense form, failing above maxDense elements
 // (≤ 0: the default limit). The stream views the tensors' memory: keep them alive while it is
 // written.
-func NewStream(tensors []tensorfile.Tensor, maxDense int64) (*Stream, error) {
+func NewStream(tensors []dataset.Tensor, maxDense int64) (*Stream, error) {
 	if len(tensors) == 0 {
 		return nil, fmt.Errorf("tfio: no tensors")
 	}
@@ -216,17 +216,17 @@ func (s *Stream) writeBatch(wr *arrowipc.Writer, mem memory.Allocator, lo, hi in
 }
 
 // columnMakers is the one table of per-dtype column makers.
-var columnMakers = map[ndarray.DType]func(tensorfile.Tensor) (column, arrow.DataType, []int64, error){
+var columnMakers = map[ndarray.DType]func(dataset.Tensor) (column, arrow.DataType, []int64, error){
 	ndarray.Int8: numberColumn[int8], ndarray.Int16: numberColumn[int16], ndarray.Int32: numberColumn[int32],
 	ndarray.Int64: numberColumn[int64], ndarray.Uint8: numberColumn[uint8], ndarray.Uint16: numberColumn[uint16],
 	ndarray.Uint32: numberColumn[uint32], ndarray.Uint64: numberColumn[uint64], ndarray.Float16: numberColumn[float16.Num],
 	ndarray.Float32: numberColumn[float32], ndarray.Float64: numberColumn[float64],
-	ndarray.Bool:   func(t tensorfile.Tensor) (column, arrow.DataType, []int64, error) { return newColumn[bool](t, nil) },
-	ndarray.String: func(t tensorfile.Tensor) (column, arrow.DataType, []int64, error) { return newColumn[string](t, nil) },
+	ndarray.Bool:   func(t dataset.Tensor) (column, arrow.DataType, []int64, error) { return newColumn[bool](t, nil) },
+	ndarray.String: func(t dataset.Tensor) (column, arrow.DataType, []int64, error) { return newColumn[string](t, nil) },
 }
 
 // numberColumn is newColumn for numbers, whose values Arrow views as little-endian bytes.
-func numberColumn[T ndarray.Numeric](t tensorfile.Tensor) (column, arrow.DataType, []int64, error) {
+func numberColumn[T ndarray.Numeric](t dataset.Tensor) (column, arrow.DataType, []int64, error) {
 	return newColumn(t, ndarray.LittleEndianBytes[T])
 }
 
@@ -240,7 +240,7 @@ type flatColumn[T ndarray.Element] struct {
 	toBytes func([]T) []byte // a number's little-endian bytes (nil for bool and string)
 }
 
-func newColumn[T ndarray.Element](t tensorfile.Tensor, toBytes func([]T) []byte) (column, arrow.DataType, []int64, error) {
+func newColumn[T ndarray.Element](t dataset.Tensor, toBytes func([]T) []byte) (column, arrow.DataType, []int64, error) {
 	c := &flatColumn[T]{valType: arrowType[T](), toBytes: toBytes}
 	var shape []int64
 	switch {

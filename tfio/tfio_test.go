@@ -19,8 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/internal/arrowfb"
-	"github.com/ndarrow/ndarrow/ipc/tensorfile"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/ragged"
 	"github.com/ndarrow/ndarrow/sparse"
@@ -28,7 +28,7 @@ import (
 )
 
 // table is ten rows of every kind and most dtypes of tensor.
-func table(t *testing.T) []tensorfile.Tensor {
+func table(t *testing.T) []dataset.Tensor {
 	images := ndarray.Must(ndarray.Must(ndarray.Arange[float32](0, 60, 1)).Reshape(10, 2, 3))
 	labels := ndarray.Must(ndarray.Arange[int64](0, 10, 1))
 	mask := ndarray.New[bool](10, 2)
@@ -40,13 +40,13 @@ func table(t *testing.T) []tensorfile.Tensor {
 	require.NoError(t, err)
 	coo := sparse.NewCOO[float64](10, 5)
 	coo.Set(2.5, 7, 4)
-	return []tensorfile.Tensor{
-		{Name: "f.images", Column: "images", Kind: tensorfile.KindFixedShape, Dense: images},
+	return []dataset.Tensor{
+		{Name: "f.images", Column: "images", Kind: dataset.KindFixedShape, Dense: images},
 		{Name: "f.labels", Column: "labels", Dense: labels},
 		{Name: "f.mask", Column: "mask", Dense: mask},
 		{Name: "f.words", Column: "words", Dense: words},
 		{Name: "f.halves", Column: "halves", Dense: halves},
-		{Name: "f.ids", Column: "ids", Kind: tensorfile.KindRagged, Ragged: ids},
+		{Name: "f.ids", Column: "ids", Kind: dataset.KindRagged, Ragged: ids},
 		{Name: "f.sparse", Column: "sparse", Sparse: coo},
 	}
 }
@@ -258,8 +258,8 @@ func TestCheckTensorFlowIOStatesTheRules(t *testing.T) {
 	err := tfio.CheckTensorFlowIO(schema, rec)
 	assert.ErrorIs(t, err, tfio.ErrRule)
 	assert.ErrorContains(t, err, "1 null values")
-	_, err = tfio.NewStream([]tensorfile.Tensor{{Name: "a", Dense: ndarray.New[int8](2)}, {Name: "b", Dense: ndarray.New[int8](3)}}, 0)
+	_, err = tfio.NewStream([]dataset.Tensor{{Name: "a", Dense: ndarray.New[int8](2)}, {Name: "b", Dense: ndarray.New[int8](3)}}, 0)
 	assert.ErrorContains(t, err, "b has 3 rows, a 2")
-	_, err = tfio.NewStream([]tensorfile.Tensor{{Name: "s", Dense: ndarray.New[string](2, 2)}}, 0)
+	_, err = tfio.NewStream([]dataset.Tensor{{Name: "s", Dense: ndarray.New[string](2, 2)}}, 0)
 	assert.ErrorIs(t, err, tfio.ErrRule, "strings only one per row")
 }

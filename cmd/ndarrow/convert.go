@@ -17,8 +17,8 @@ import (
 	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/ipc"
-	"github.com/ndarrow/ndarrow/ipc/tensorfile"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/npy"
 	"github.com/ndarrow/ndarrow/sparse"
@@ -217,7 +217,7 @@ func write(to string, w io.Writer, tensors []tensor, opts writeOptions) error {
 			if err != nil {
 				return fmt.Errorf("%s: %w", t.Name, err)
 			}
-			out[i].Dense, out[i].Sparse, out[i].Kind = d, nil, tensorfile.KindDense
+			out[i].Dense, out[i].Sparse, out[i].Kind = d, nil, dataset.KindDense
 		}
 		tensors = out
 	}
@@ -233,7 +233,7 @@ func write(to string, w io.Writer, tensors []tensor, opts writeOptions) error {
 		}
 		return writeNpy(w, tensors[0])
 	case "arrow", "arrows":
-		rec, err := tensorfile.Batch(memory.DefaultAllocator, tensors)
+		rec, err := dataset.Batch(memory.DefaultAllocator, tensors)
 		if err != nil {
 			return err
 		}
@@ -280,7 +280,7 @@ func writeSparse(f sparse.Format, w io.Writer, t tensor) error {
 	if err != nil {
 		return err
 	}
-	t.Kind = tensorfile.SparseKind(f)
+	t.Kind = dataset.SparseKind(f)
 	return ops.writeSparse(w, a, dimNamesFor(t), t.MessageMetadata())
 }
 

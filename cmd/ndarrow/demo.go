@@ -16,10 +16,10 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/ndarrow/ndarrow/arrowtensor"
+	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/flight"
 	"github.com/ndarrow/ndarrow/internal/mmap"
 	"github.com/ndarrow/ndarrow/ipc"
-	"github.com/ndarrow/ndarrow/ipc/tensorfile"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/npy"
 	"github.com/ndarrow/ndarrow/ragged"
@@ -274,7 +274,7 @@ func demoFlight(w io.Writer, batch *ndarray.Dense[float32]) error {
 	fmt.Fprintln(w, "\n== Arrow Flight on loopback")
 	store := flight.NewStore(nil)
 	defer store.Close()
-	if err := store.Add("images", tensorfile.Tensor{Kind: tensorfile.KindDense, Dense: batch}); err != nil {
+	if err := store.Add("images", dataset.Tensor{Kind: dataset.KindDense, Dense: batch}); err != nil {
 		return err
 	}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
@@ -299,7 +299,7 @@ func demoFlight(w io.Writer, batch *ndarray.Dense[float32]) error {
 	if err != nil {
 		return err
 	}
-	if err := c.Put(ctx, "tokens", tensorfile.Tensor{Kind: tensorfile.KindRagged, Ragged: tokens}); err != nil {
+	if err := c.Put(ctx, "tokens", dataset.Tensor{Kind: dataset.KindRagged, Ragged: tokens}); err != nil {
 		return err
 	}
 	infos, err := c.List(ctx)

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/ndarrow/ndarrow/ipc/tensorfile"
+	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/ndarray"
 )
 
@@ -88,11 +88,11 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	enc := json.NewEncoder(stdout)
 	for _, path := range fs.Args() {
 		f, err := load(path, *compression)
-		var unmapped *tensorfile.UnmappedRecordsError
+		var unmapped *dataset.UnmappedRecordsError
 		if errors.As(err, &unmapped) {
 			// Not an error: the file is what it is, ndarrow just has no tensors to show of it.
 			if *asJSON {
-				_ = enc.Encode(unmappedLine{Name: tensorfile.BaseName(path), Path: path, Format: string(tensorfile.FormatTFRecord),
+				_ = enc.Encode(unmappedLine{Name: dataset.BaseName(path), Path: path, Format: string(dataset.FormatTFRecord),
 					Records: unmapped.Records, Note: unmapped.Error()})
 			} else {
 				fmt.Fprintf(stdout, "%s: %v\n", path, unmapped)

@@ -7,13 +7,13 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ndarrow/ndarrow/ipc/tensorfile"
+	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/tfrecord"
 )
 
 // tensor is one tensor found in an input file.
-type tensor = tensorfile.Tensor
+type tensor = dataset.Tensor
 
 // errRagged is what the dense output formats say about a ragged tensor.
 var errRagged = errors.New("a ragged array has no dense form: convert it --to arrow or arrows")
@@ -44,20 +44,20 @@ func load(path, compression string) (*input, error) {
 		if st != nil && st.IsDir() {
 			return nil, fmt.Errorf("%s: --compression is for a TFRecord file, not a directory", path)
 		}
-		f, err := tensorfile.OpenTFRecord(path, c, limits.Limits{})
+		f, err := dataset.OpenTFRecord(path, c, limits.Limits{})
 		if err != nil {
 			return nil, err
 		}
 		return &input{path: path, tensors: f.Tensors, release: f.Release}, nil
 	}
 	if err == nil && st.IsDir() {
-		d, err := tensorfile.OpenDir(path, limits.Limits{})
+		d, err := dataset.OpenDir(path, limits.Limits{})
 		if err != nil {
 			return nil, err
 		}
 		return &input{path: path, dir: true, tensors: d.Tensors, skipped: d.Skipped, release: d.Release}, nil
 	}
-	f, err := tensorfile.Open(path, limits.Limits{})
+	f, err := dataset.Open(path, limits.Limits{})
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"github.com/ndarrow/ndarrow/ipc/tensorfile"
+	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/tfio"
 )
@@ -24,7 +24,7 @@ type tfioFlags struct {
 // stream tensorflow-io's ArrowStreamDataset reads, to every connection on f.endpoint, until
 // ctx is done. It returns a function that waits for the server to stop (after ctx is done).
 func startTFIO(ctx context.Context, dir string, f tfioFlags, stdout io.Writer) (wait func() error, err error) {
-	d, err := tensorfile.OpenDir(dir, limits.Limits{})
+	d, err := dataset.OpenDir(dir, limits.Limits{})
 	if err != nil {
 		return nil, err
 	}

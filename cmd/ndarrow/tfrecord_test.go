@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/ndarrow/ndarrow/ipc/tensorfile"
+	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/npy"
@@ -167,7 +167,7 @@ func TestConvertToTFRecordRoundTrips(t *testing.T) {
 func TestEveryGoldenTensorThroughExamples(t *testing.T) {
 	dir := t.TempDir()
 	for _, file := range goldenTensorFiles(t) {
-		f, err := tensorfile.Open(file, limits.Limits{})
+		f, err := dataset.Open(file, limits.Limits{})
 		require.NoError(t, err)
 		for _, orig := range f.Tensors {
 			t.Run(filepath.Base(file)+"/"+orig.Name, func(t *testing.T) {
@@ -186,7 +186,7 @@ func TestEveryGoldenTensorThroughExamples(t *testing.T) {
 					assert.Zero(t, st.Size(), "no rows, no Examples")
 					return
 				}
-				back, err := tensorfile.Open(out, limits.Limits{})
+				back, err := dataset.Open(out, limits.Limits{})
 				require.NoError(t, err)
 				defer back.Release()
 				feature := orig.Column
