@@ -2,22 +2,30 @@ package dataset
 
 import (
 	"fmt"
+	"io"
 
+	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/float16"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/ndarrow/ndarrow/arrowtensor"
+	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/ragged"
+	"github.com/ndarrow/ndarrow/sparse"
 )
 
 // typedOps holds, for one numeric element type, the operations applied to arrays known only
-// as ndarray.Array or sparse.Array: the one place where the type parameter is chosen.
+// as ndarray.Array or sparse.Array: the one place above the format packages where the type
+// parameter is chosen (the CLI and Flight go through Tensor's methods).
 type typedOps struct {
 	column        func(chunks []*arrowtensor.FixedShapeTensorArray) (ndarray.Array, error)
 	variableShape func(v *arrowtensor.VariableShapeTensorArray) (ragged.Any, error)
 	concatDense   func(parts []ndarray.Array) (ndarray.Array, error)
 	tensorArray   func(mem memory.Allocator, a ndarray.Array, names []string) (*arrowtensor.FixedShapeTensorArray, error)
+	writeTensor   func(w io.Writer, a ndarray.Array, names []string, md arrow.Metadata) error
+	toSparse      func(a ndarray.Array, f sparse.Format) (sparse.Array, error)
+	writeSparse   func(w io.Writer, a sparse.Array, names []string, md arrow.Metadata) error
 }
 
 func opsFor[T ndarray.Numeric]() typedOps {
@@ -48,6 +56,17 @@ func opsFor[T ndarray.Numeric]() typedOps {
 		},
 		tensorArray: func(mem memory.Allocator, a ndarray.Array, names []string) (*arrowtensor.FixedShapeTensorArray, error) {
 			return arrowtensor.NewFixedShapeTensorArray(mem, a.(*ndarray.Dense[T]), names)
+		},
+		writeTensor: func(w io.Writer, a ndarray.Array, names []string, md arrow.Metadata) error {
+			_, err := ipc.WriteTensor(w, a.(*ndarray.Dense[T]), names, ipc.WithMetadata(md))
+			return err
+		},
+		toSparse: func(a ndarray.Array, f sparse.Format) (sparse.Array, error) {
+			return sparse.FromDenseAs(a.(*ndarray.Dense[T]), f)
+		},
+		writeSparse: func(w io.Writer, a sparse.Array, names []string, md arrow.Metadata) error {
+			_, err := ipc.WriteSparse(w, a.(sparse.Tensor[T]), names, ipc.WithMetadata(md))
+			return err
 		},
 	}
 }

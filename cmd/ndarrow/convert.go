@@ -18,8 +18,6 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/ndarrow/ndarrow/dataset"
-	"github.com/ndarrow/ndarrow/ipc"
-	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/npy"
 	"github.com/ndarrow/ndarrow/sparse"
 	"github.com/ndarrow/ndarrow/tfrecord"
@@ -248,40 +246,18 @@ func write(to string, w io.Writer, tensors []tensor, opts writeOptions) error {
 		case t.Ragged != nil:
 			err = errRagged
 		case to == "tensor" && t.Sparse != nil:
-			err = writeSparse(t.Sparse.Format(), w, t)
+			err = t.WriteSparseMessage(w, t.Sparse.Format())
 		case to == "tensor":
-			err = writeTensor(w, t)
+			err = t.WriteTensorMessage(w)
 		default:
 			f, _ := sparse.ParseFormat(to)
-			err = writeSparse(f, w, t)
+			err = t.WriteSparseMessage(w, f)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", t.Name, err)
 		}
 	}
 	return nil
-}
-
-// writeSparse writes one tensor as a SparseTensor message of format f.
-func writeSparse(f sparse.Format, w io.Writer, t tensor) error {
-	ops, err := opsOf(t.DType())
-	if err != nil {
-		return err
-	}
-	if (f == sparse.FormatCSR || f == sparse.FormatCSC) && t.Shape().Rank() != 2 {
-		return fmt.Errorf("%v needs a rank-2 tensor, not shape %v", f, t.Shape())
-	}
-	var a sparse.Array
-	if t.Sparse != nil {
-		a, err = t.Sparse.Convert(f)
-	} else {
-		a, err = ops.toSparse(t.Dense, f)
-	}
-	if err != nil {
-		return err
-	}
-	t.Kind = dataset.SparseKind(f)
-	return ops.writeSparse(w, a, dimNamesFor(t), t.MessageMetadata())
 }
 
 // dimNamesFor returns the tensor's dimension names when there is one per dimension.
@@ -318,18 +294,6 @@ func writeNpz(w io.Writer, tensors []tensor, compress bool) error {
 		}
 	}
 	return z.Close()
-}
-
-// writeTensor writes one dense tensor as a Tensor message.
-func writeTensor(w io.Writer, t tensor) error {
-	if _, ok := t.Dense.(*ndarray.Dense[bool]); ok {
-		return fmt.Errorf("bool tensors cannot be Arrow tensors: %w", ipc.ErrUnsupported)
-	}
-	ops, err := opsOf(t.Dense.DType())
-	if err != nil {
-		return err
-	}
-	return ops.writeTensor(w, t.Dense, dimNamesFor(t), t.MessageMetadata())
 }
 
 // writeRecord writes one record batch as an IPC file ("arrow") or stream ("arrows").
