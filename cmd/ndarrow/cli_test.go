@@ -130,7 +130,7 @@ func TestConvertTakesTheFormatFromOUT(t *testing.T) {
 
 	code, _, stderr = runCLI("convert", in, filepath.Join(dir, "y.what"))
 	assert.Equal(t, exitFail, code)
-	assert.Contains(t, stderr, "cannot tell the format from the extension; give --to (tensor, npy, npz, arrow, arrows, coo, csr, csc, csf, tfrecord, tensorproto)")
+	assert.Contains(t, stderr, "cannot tell the format from the extension; give --to (tensor, npy, npz, arrow, arrows, coo, csr, csc, csf, parquet, tfrecord, tensorproto)")
 }
 
 // TestTensorPicksOne: --tensor picks one tensor of a file of several, for convert and put.

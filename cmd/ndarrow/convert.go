@@ -19,6 +19,7 @@ import (
 
 	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/npy"
+	"github.com/ndarrow/ndarrow/parquet"
 	"github.com/ndarrow/ndarrow/sparse"
 	"github.com/ndarrow/ndarrow/tfrecord"
 )
@@ -35,6 +36,7 @@ var outputFormats = []struct{ name, what string }{
 	{"csr", "Arrow SparseTensor messages, CSR (matrices)"},
 	{"csc", "Arrow SparseTensor messages, CSC (matrices)"},
 	{"csf", "Arrow SparseTensor messages, CSF (rank 2 and more)"},
+	{"parquet", "Parquet: a column per tensor as in arrow, the Arrow schema stored (ZSTD; --parquet-compression)"},
 	{"tfrecord", "TFRecord of tf.train.Example, one per row of the tensors (equal row counts), a feature per tensor; .gz: GZIP"},
 	{"tensorproto", "TFRecord of serialized TensorProto (tf.io.parse_tensor), one per dense tensor; .gz: GZIP"},
 }
@@ -97,8 +99,14 @@ func writeFlags(fs *flag.FlagSet, stderr io.Writer, name string) func() writeOpt
 	maxDense := maxDenseFlag(fs)
 	dense := fs.Bool("dense", false, "write sparse tensors in their dense form (within --max-dense)")
 	compress := fs.Bool("compress", false, "deflate the members of an .npz archive, as numpy.savez_compressed")
+	var pqCodec parquet.Compression
+	fs.Func("parquet-compression", "the codec of Parquet output: zstd (default), snappy, gzip or none", func(s string) error {
+		c, err := parquet.ParseCompression(s)
+		pqCodec = c
+		return err
+	})
 	return func() writeOptions {
-		return writeOptions{maxDense: *maxDense, dense: *dense, compress: *compress,
+		return writeOptions{maxDense: *maxDense, dense: *dense, compress: *compress, parquetCompression: pqCodec,
 			warn: func(s string) { fmt.Fprintf(stderr, "ndarrow %s: warning: %s\n", name, s) }}
 	}
 }
@@ -181,7 +189,9 @@ type writeOptions struct {
 	dense       bool
 	compress    bool
 	compression tfrecord.Compression // of TFRecord output: what OUT's name says
-	warn        func(string)
+	// parquetCompression is the codec of Parquet output.
+	parquetCompression parquet.Compression
+	warn               func(string)
 }
 
 // forOutput returns the options with what the name of the output file out says: a .gz (or
@@ -239,6 +249,20 @@ func write(to string, w io.Writer, tensors []tensor, opts writeOptions) error {
 		return writeRecord(to, w, rec)
 	case "tfrecord", "tensorproto":
 		return writeTFRecord(to, w, tensors, opts.compression)
+	case "parquet":
+		rec, err := dataset.Batch(memory.DefaultAllocator, tensors)
+		if err != nil {
+			return err
+		}
+		defer rec.Release()
+		pw, err := parquet.NewWriter(w, rec.Schema(), parquet.WriterOptions{Compression: opts.parquetCompression})
+		if err != nil {
+			return err
+		}
+		if err := pw.Write(rec); err != nil {
+			return err
+		}
+		return pw.Close()
 	}
 	for _, t := range tensors {
 		var err error

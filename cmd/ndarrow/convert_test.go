@@ -65,7 +65,7 @@ func TestConvertFailuresLeaveNothing(t *testing.T) {
 		"scalar into a column":          {[]string{"--to", "arrows", "../../npy/testdata/numpy/f32_scalar.npy"}, "a scalar: a tensor column needs a first dimension of rows"},
 		"csr of rank 3":                 {[]string{"--to", "csr", "../../npy/testdata/numpy/u8_image.npy"}, "csr needs a rank-2 tensor, not shape (8, 8, 3)"},
 		"csc of rank 3":                 {[]string{"--to", "csc", "../../ipc/testdata/arrow-cpp-17/csf_double_3x4x5_i64.tensor"}, "csc needs a rank-2 tensor"},
-		"unknown format":                {[]string{"--to", "parquet", "../../npy/testdata/numpy/u8_image.npy"}, "unknown format"},
+		"unknown format":                {[]string{"--to", "hdf5", "../../npy/testdata/numpy/u8_image.npy"}, "unknown format"},
 		"unreadable input":              {[]string{"--to", "npy", "../../npy/testdata/numpy/object_refuse.npy"}, "never unpickled"},
 		"ragged into a tensor":          {[]string{"--to", "tensor", "../../arrowtensor/testdata/arrow-cpp-17/batch_tensors.arrow"}, "batch_tensors.tokens: a ragged array has no dense form"},
 		"ragged into coo":               {[]string{"--to", "coo", "../../arrowtensor/testdata/arrow-cpp-17/batch_tensors.arrows"}, "a ragged array has no dense form"},

@@ -132,8 +132,11 @@ func TestEveryGoldenTensorSurvives(t *testing.T) {
 			back := origin(file, orig)
 			for _, f := range outputFormats {
 				to := f.name
-				if to == "tfrecord" {
+				switch to {
+				case "tfrecord":
 					continue // Examples change dtypes and shapes: TestEveryGoldenTensorThroughExamples
+				case "parquet":
+					continue // ndarrow does not read Parquet yet: TestConvertToParquet
 				}
 				t.Run(orig.Name+"/"+filepath.Ext(file)+"/"+to, func(t *testing.T) {
 					out := filepath.Join(dir, fmt.Sprintf("%s.%s.%s", orig.Name, strings.TrimPrefix(filepath.Ext(file), "."), to))

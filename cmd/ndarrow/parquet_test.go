@@ -1,0 +1,55 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndarrow/ndarrow/ipc"
+)
+
+// TestConvertToParquet writes every golden tensor file's tensors as Parquet and checks the
+// Arrow schema stored in the footer is the one the same tensors get in an Arrow IPC file, and
+// that the rows are all there. (Reading Parquet back into tensors is not implemented yet.)
+func TestConvertToParquet(t *testing.T) {
+	dir := t.TempDir()
+	for _, in := range []string{golden + "/batch_tensors.arrow", "../../npy/testdata/numpy/f32_c_rank3.npy"} {
+		base := filepath.Join(dir, filepath.Base(in))
+		code, _, stderr := runCLI("convert", in, base+".arrow")
+		require.Equal(t, exitOK, code, stderr)
+		code, _, stderr = runCLI("convert", "--parquet-compression", "snappy", in, base+".parquet")
+		require.Equal(t, exitOK, code, stderr)
+
+		arrowFile, err := os.ReadFile(base + ".arrow")
+		require.NoError(t, err)
+		want, err := ipc.ReadSchema(arrowFile, ipc.BatchOptions{})
+		require.NoError(t, err)
+
+		pq, err := os.ReadFile(base + ".parquet")
+		require.NoError(t, err)
+		r, err := file.NewParquetReader(bytes.NewReader(pq))
+		require.NoError(t, err)
+		v := r.MetaData().KeyValueMetadata().FindValue("ARROW:schema")
+		require.NotNil(t, v)
+		msg, err := base64.StdEncoding.DecodeString(*v)
+		require.NoError(t, err)
+		got, err := ipc.ReadSchema(msg, ipc.BatchOptions{})
+		require.NoError(t, err)
+		assert.True(t, want.Equal(got), "%s: the stored schema\n%v\nis the Arrow file's\n%v", in, got, want)
+		rows := inspectJSON(t, in)[0].Shape[0]
+		assert.Equal(t, rows, r.NumRows(), in)
+		col, err := r.MetaData().RowGroup(0).ColumnChunk(0)
+		require.NoError(t, err)
+		assert.Equal(t, "SNAPPY", col.Compression().String())
+		r.Close()
+	}
+	code, _, stderr := runCLI("convert", "--parquet-compression", "lz4", golden+"/batch_tensors.arrow", filepath.Join(dir, "x.parquet"))
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "not zstd, snappy, gzip or none")
+}

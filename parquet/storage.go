@@ -1,0 +1,115 @@
+package parquet
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+)
+
+// arrow-go v17's Parquet writer implements no large_list. Parquet has one LIST type for both
+// (Arrow C++ writes a large_list as a plain LIST too): the writer writes large_list columns
+// with 32-bit offsets and stores the original Arrow schema, which restores the type on read.
+
+// storageType returns t with every large_list made a list, and whether it changed.
+func storageType(t arrow.DataType) (arrow.DataType, bool) {
+	switch l := t.(type) {
+	case *arrow.LargeListType:
+		elem, _ := storageType(l.Elem())
+		f := l.ElemField()
+		f.Type = elem
+		return arrow.ListOfField(f), true
+	case *arrow.ListType:
+		if elem, changed := storageType(l.Elem()); changed {
+			f := l.ElemField()
+			f.Type = elem
+			return arrow.ListOfField(f), true
+		}
+	case *arrow.FixedSizeListType:
+		if elem, changed := storageType(l.Elem()); changed {
+			f := l.ElemField()
+			f.Type = elem
+			return arrow.FixedSizeListOfField(l.Len(), f), true
+		}
+	}
+	return t, false
+}
+
+// storageSchema returns schema with every large_list column made a list, and whether any was.
+func storageSchema(schema *arrow.Schema) (*arrow.Schema, bool) {
+	fields := schema.Fields()
+	changed := false
+	for i, f := range fields {
+		if t, ok := storageType(f.Type); ok {
+			fields[i].Type, changed = t, true
+		}
+	}
+	if !changed {
+		return schema, false
+	}
+	md := schema.Metadata()
+	return arrow.NewSchema(fields, &md), true
+}
+
+// storageData returns d as data of type t (storageType of d's type): large_list offsets
+// narrowed to int32 into buffers from mem, everything else shared. Release the result.
+func storageData(mem memory.Allocator, d arrow.ArrayData, t arrow.DataType) (arrow.ArrayData, error) {
+	switch t := t.(type) {
+	case *arrow.ListType:
+		child, err := storageData(mem, d.Children()[0], t.Elem())
+		if err != nil {
+			return nil, err
+		}
+		defer child.Release()
+		if d.DataType().ID() == arrow.LIST {
+			return array.NewData(t, d.Len(), d.Buffers(), []arrow.ArrayData{child}, d.NullN(), d.Offset()), nil
+		}
+		// A large_list: its int64 offsets, those of the rows d holds, narrowed.
+		wide := arrow.Int64Traits.CastFromBytes(d.Buffers()[1].Bytes())[d.Offset() : d.Offset()+d.Len()+1]
+		if wide[len(wide)-1] > math.MaxInt32 {
+			return nil, fmt.Errorf("parquet: a large_list batch of %d values: write it in batches of fewer than 2^31: %w", wide[len(wide)-1], ErrUnsupported)
+		}
+		buf := memory.NewResizableBuffer(mem)
+		buf.Resize(len(wide) * 4)
+		narrow := arrow.Int32Traits.CastFromBytes(buf.Bytes())
+		for i, o := range wide {
+			narrow[i] = int32(o)
+		}
+		defer buf.Release()
+		if d.NullN() > 0 {
+			// The new offsets start at the slice's first row, its validity bitmap does not.
+			return nil, fmt.Errorf("parquet: a large_list column with nulls: %w", ErrUnsupported)
+		}
+		return array.NewData(t, d.Len(), []*memory.Buffer{nil, buf}, []arrow.ArrayData{child}, 0, 0), nil
+	case *arrow.FixedSizeListType:
+		child, err := storageData(mem, d.Children()[0], t.Elem())
+		if err != nil {
+			return nil, err
+		}
+		defer child.Release()
+		return array.NewData(t, d.Len(), d.Buffers(), []arrow.ArrayData{child}, d.NullN(), d.Offset()), nil
+	}
+	d.Retain()
+	return d, nil
+}
+
+// storageRecord returns rec with the schema storageSchema gave. Release it.
+func storageRecord(mem memory.Allocator, rec arrow.Record, schema *arrow.Schema) (arrow.Record, error) {
+	cols := make([]arrow.Array, 0, rec.NumCols())
+	defer func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
+	for i, c := range rec.Columns() {
+		d, err := storageData(mem, c.Data(), schema.Field(i).Type)
+		if err != nil {
+			return nil, err
+		}
+		cols = append(cols, array.MakeFromData(d))
+		d.Release()
+	}
+	return array.NewRecord(schema, cols, rec.NumRows()), nil
+}

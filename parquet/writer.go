@@ -1,0 +1,279 @@
+// Package parquet writes record batches of tensor columns to Parquet files through arrow-go's
+// pqarrow, with the Arrow schema stored in the footer (ARROW:schema) so that Arrow C++,
+// pyarrow and arrow-go restore arrow.fixed_shape_tensor and arrow.variable_shape_tensor
+// columns, fixed-size and large lists, on read. Engines that ignore the stored schema (DuckDB,
+// Spark) see the storage: lists of the tensors' values.
+//
+// Reading Parquet is not here yet: arrow-go's reader is not safe on untrusted input (it
+// decodes on goroutines of its own, where a panic kills the process), and ndarrow reads
+// nothing it has not verified first.
+package parquet
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/flight"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	pq "github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/compress"
+	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+)
+
+// ErrUnsupported is wrapped by errors about options or columns the writer does not take.
+var ErrUnsupported = errors.New("unsupported by ndarrow's Parquet writer")
+
+// Compression is the codec of every column chunk.
+type Compression int
+
+// The codecs the writer offers: what Spark, DuckDB, Arrow C++ and pyarrow all read.
+const (
+	Zstd Compression = iota // the default
+	Snappy
+	Uncompressed
+	Gzip
+)
+
+// String returns "zstd", "snappy", "none" or "gzip".
+func (c Compression) String() string {
+	switch c {
+	case Zstd:
+		return "zstd"
+	case Snappy:
+		return "snappy"
+	case Uncompressed:
+		return "none"
+	case Gzip:
+		return "gzip"
+	}
+	return fmt.Sprintf("Compression(%d)", int(c))
+}
+
+// ParseCompression returns the codec named s (any case; "" is the default, zstd).
+func ParseCompression(s string) (Compression, error) {
+	for _, c := range []Compression{Zstd, Snappy, Uncompressed, Gzip} {
+		if strings.EqualFold(s, c.String()) {
+			return c, nil
+		}
+	}
+	switch strings.ToLower(s) {
+	case "":
+		return Zstd, nil
+	case "uncompressed":
+		return Uncompressed, nil
+	}
+	return 0, fmt.Errorf("parquet: compression %q: not zstd, snappy, gzip or none: %w", s, ErrUnsupported)
+}
+
+func (c Compression) codec() (compress.Compression, error) {
+	switch c {
+	case Zstd:
+		return compress.Codecs.Zstd, nil
+	case Snappy:
+		return compress.Codecs.Snappy, nil
+	case Uncompressed:
+		return compress.Codecs.Uncompressed, nil
+	case Gzip:
+		return compress.Codecs.Gzip, nil
+	}
+	return 0, fmt.Errorf("parquet: %v: %w", c, ErrUnsupported)
+}
+
+// DefaultRowGroupBytes is the row-group size when WriterOptions.RowGroupBytes is zero: 128 MiB
+// of Arrow data, what Spark and DuckDB read well in parallel.
+const DefaultRowGroupBytes = 128 << 20
+
+// WriterOptions say how to write.
+type WriterOptions struct {
+	Compression Compression
+	// RowGroupBytes is the Arrow data (buffers, before encoding) a row group holds at most:
+	// a row group ends when the next row would pass it (default DefaultRowGroupBytes; a row
+	// larger than it is a row group of its own).
+	RowGroupBytes int64
+	// Allocator serves the writer's buffers (default memory.DefaultAllocator).
+	Allocator memory.Allocator
+}
+
+// Writer writes record batches of one schema to a Parquet file, batch by batch: a tensor
+// larger than memory can be written a batch at a time. Statistics are written for every
+// column; dictionary encoding is pqarrow's default.
+type Writer struct {
+	fw       *pqarrow.FileWriter
+	schema   *arrow.Schema // the batches'
+	storage  *arrow.Schema // what pqarrow writes: large_list as list (see storageSchema)
+	mem      memory.Allocator
+	maxBytes int64
+	rows     int64 // rows in the current row group
+	bytes    int64 // Arrow bytes in the current row group
+	closed   bool
+}
+
+// NewWriter returns a writer of record batches of schema to w. Close must be called to write
+// the footer.
+func NewWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions) (*Writer, error) {
+	codec, err := opts.Compression.codec()
+	if err != nil {
+		return nil, err
+	}
+	if opts.RowGroupBytes <= 0 {
+		opts.RowGroupBytes = DefaultRowGroupBytes
+	}
+	if opts.Allocator == nil {
+		opts.Allocator = memory.DefaultAllocator
+	}
+	props := pq.NewWriterProperties(
+		pq.WithCompression(codec),
+		pq.WithStats(true),
+		pq.WithAllocator(opts.Allocator),
+		pq.WithMaxRowGroupLength(1<<62), // row groups end by bytes, not rows
+		pq.WithCreatedBy("ndarrow"),
+	)
+	storage, narrowed := storageSchema(schema)
+	var arrowOpts []pqarrow.WriterOption
+	if !narrowed {
+		arrowOpts = append(arrowOpts, pqarrow.WithStoreSchema())
+	}
+	arrowProps := pqarrow.NewArrowWriterProperties(append(arrowOpts, pqarrow.WithAllocator(opts.Allocator))...)
+	fw, err := pqarrow.NewFileWriter(storage, w, props, arrowProps)
+	if err != nil {
+		return nil, fmt.Errorf("parquet: %w", err)
+	}
+	if narrowed {
+		// The original schema, large_list included, as WithStoreSchema stores a schema.
+		serialized := flight.SerializeSchema(schema, opts.Allocator)
+		if err := fw.AppendKeyValueMetadata("ARROW:schema", base64.StdEncoding.EncodeToString(serialized)); err != nil {
+			return nil, fmt.Errorf("parquet: %w", err)
+		}
+	}
+	return &Writer{fw: fw, schema: schema, storage: storage, mem: opts.Allocator, maxBytes: opts.RowGroupBytes}, nil
+}
+
+// Write adds the rows of rec, whose schema must be the writer's, ending row groups by
+// WriterOptions.RowGroupBytes.
+func (w *Writer) Write(rec arrow.Record) error {
+	if w.closed {
+		return fmt.Errorf("parquet: write after Close")
+	}
+	if !rec.Schema().Equal(w.schema) {
+		return fmt.Errorf("parquet: a batch of schema %v, the file's is %v", rec.Schema(), w.schema)
+	}
+	n := rec.NumRows()
+	if n == 0 {
+		return nil
+	}
+	perRow := max(1, recordBytes(rec)/n)
+	for lo := int64(0); lo < n; {
+		if w.rows > 0 && w.bytes+perRow > w.maxBytes {
+			w.rows, w.bytes = 0, 0 // the next WriteBuffered starts a row group
+			w.fw.NewBufferedRowGroup()
+		}
+		take := min(n-lo, max(1, (w.maxBytes-w.bytes)/perRow))
+		part := rec.NewSlice(lo, lo+take)
+		err := w.writeBuffered(part)
+		part.Release()
+		if err != nil {
+			return err
+		}
+		w.rows += take
+		w.bytes += take * perRow
+		lo += take
+	}
+	return nil
+}
+
+// writeBuffered hands pqarrow the rows of part, in the storage schema.
+func (w *Writer) writeBuffered(part arrow.Record) error {
+	if w.storage != w.schema {
+		stored, err := storageRecord(w.mem, part, w.storage)
+		if err != nil {
+			return err
+		}
+		defer stored.Release()
+		part = stored
+	}
+	if err := w.fw.WriteBuffered(part); err != nil {
+		return fmt.Errorf("parquet: %w", err)
+	}
+	return nil
+}
+
+// recordBytes returns the bytes of Arrow data the rows of rec hold (only the part of each
+// buffer a slice views): what sizes row groups.
+func recordBytes(rec arrow.Record) int64 {
+	var n int64
+	for _, c := range rec.Columns() {
+		d := c.Data()
+		n += rangeBytes(d.DataType(), d, int64(d.Offset()), int64(d.Len()))
+	}
+	return n
+}
+
+// rangeBytes returns the bytes elements [off, off+n) of d, of type t, take in its buffers and
+// its children's.
+func rangeBytes(t arrow.DataType, d arrow.ArrayData, off, n int64) int64 {
+	validity := (n + 7) / 8
+	switch t := t.(type) {
+	case arrow.ExtensionType:
+		return rangeBytes(t.StorageType(), d, off, n)
+	case *arrow.BooleanType:
+		return 2 * validity
+	case arrow.FixedWidthDataType:
+		return validity + n*int64(t.BitWidth()/8)
+	case *arrow.ListType, *arrow.LargeListType, *arrow.StringType, *arrow.BinaryType, *arrow.LargeStringType, *arrow.LargeBinaryType:
+		lo, hi, width := offsetsRange(t, d, off, n)
+		size := validity + (n+1)*width
+		if list, ok := t.(arrow.ListLikeType); ok {
+			return size + rangeBytes(list.Elem(), d.Children()[0], lo, hi-lo)
+		}
+		return size + hi - lo
+	case *arrow.FixedSizeListType:
+		size := int64(t.Len())
+		return validity + rangeBytes(t.Elem(), d.Children()[0], off*size, n*size)
+	case *arrow.StructType:
+		size := validity
+		for i, f := range t.Fields() {
+			size += rangeBytes(f.Type, d.Children()[i], off, n)
+		}
+		return size
+	}
+	var size int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			size += int64(b.Len())
+		}
+	}
+	return size
+}
+
+// offsetsRange returns the range of child elements (or bytes) rows [off, off+n) of an
+// offsets-based array cover, and the offsets' width.
+func offsetsRange(t arrow.DataType, d arrow.ArrayData, off, n int64) (lo, hi, width int64) {
+	b := d.Buffers()[1]
+	if b == nil || n == 0 {
+		return 0, 0, 4
+	}
+	switch t.ID() {
+	case arrow.LARGE_LIST, arrow.LARGE_STRING, arrow.LARGE_BINARY:
+		o := arrow.Int64Traits.CastFromBytes(b.Bytes())
+		return o[off], o[off+n], 8
+	}
+	o := arrow.Int32Traits.CastFromBytes(b.Bytes())
+	return int64(o[off]), int64(o[off+n]), 4
+}
+
+// Close writes the last row group and the footer (with the Arrow schema). It does not close
+// the io.Writer NewWriter was given.
+func (w *Writer) Close() error {
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	if err := w.fw.Close(); err != nil {
+		return fmt.Errorf("parquet: %w", err)
+	}
+	return nil
+}
