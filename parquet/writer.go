@@ -94,13 +94,17 @@ type WriterOptions struct {
 	// a row group ends when the next row would pass it (default DefaultRowGroupBytes; a row
 	// larger than it is a row group of its own).
 	RowGroupBytes int64
+	// Dictionary turns dictionary encoding on (pqarrow's and Arrow C++'s default). It is off
+	// by default: tensor values (embeddings, pixels) seldom repeat, and trying costs writes
+	// three times the time.
+	Dictionary bool
 	// Allocator serves the writer's buffers (default memory.DefaultAllocator).
 	Allocator memory.Allocator
 }
 
 // Writer writes record batches of one schema to a Parquet file, batch by batch: a tensor
-// larger than memory can be written a batch at a time. Statistics are written for every
-// column; dictionary encoding is pqarrow's default.
+// larger than memory can be written a batch at a time (a row group is held in memory until it
+// is complete). Statistics are written for every column.
 type Writer struct {
 	fw       *pqarrow.FileWriter
 	schema   *arrow.Schema // the batches'
@@ -131,6 +135,7 @@ func NewWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions) (*Writer, 
 		pq.WithAllocator(opts.Allocator),
 		pq.WithMaxRowGroupLength(1<<62), // row groups end by bytes, not rows
 		pq.WithCreatedBy("ndarrow"),
+		pq.WithDictionaryDefault(opts.Dictionary),
 	)
 	storage, narrowed := storageSchema(schema)
 	var arrowOpts []pqarrow.WriterOption
