@@ -71,48 +71,47 @@ func BenchmarkWriteTensorColumn(b *testing.B) {
 		name := fmt.Sprintf("%dMiB", n>>20)
 		for _, c := range []parquet.Compression{parquet.Uncompressed, parquet.Zstd, parquet.Snappy} {
 			b.Run(name+"/parquet-"+c.String(), func(b *testing.B) {
-				b.SetBytes(n)
-				var peak uint64
-				for range b.N {
-					stop := peakHeap()
+				measureWrite(b, n, func() error {
 					w, err := parquet.NewWriter(io.Discard, rec.Schema(), parquet.WriterOptions{Compression: c})
 					if err != nil {
-						b.Fatal(err)
+						return err
 					}
 					if err := w.Write(rec); err != nil {
-						b.Fatal(err)
+						return err
 					}
-					if err := w.Close(); err != nil {
-						b.Fatal(err)
-					}
-					peak = max(peak, stop())
-				}
-				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
-				b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+					return w.Close()
+				})
 			})
 		}
 		b.Run(name+"/arrow-ipc-file", func(b *testing.B) {
-			b.SetBytes(n)
-			var peak uint64
-			for range b.N {
-				stop := peakHeap()
+			measureWrite(b, n, func() error {
 				w, err := arrowipc.NewFileWriter(&discardSeeker{}, arrowipc.WithSchema(rec.Schema()))
 				if err != nil {
-					b.Fatal(err)
+					return err
 				}
 				if err := w.Write(rec); err != nil {
-					b.Fatal(err)
+					return err
 				}
-				if err := w.Close(); err != nil {
-					b.Fatal(err)
-				}
-				peak = max(peak, stop())
-			}
-			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
-			b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+				return w.Close()
+			})
 		})
 		rec.Release()
 	}
+}
+
+// measureWrite runs write b.N times and reports GB/s of n payload bytes and the peak heap.
+func measureWrite(b *testing.B, n int64, write func() error) {
+	b.SetBytes(n)
+	var peak uint64
+	for range b.N {
+		stop := peakHeap()
+		if err := write(); err != nil {
+			b.Fatal(err)
+		}
+		peak = max(peak, stop())
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
 }
 
 // discardSeeker is io.Discard for the IPC file writer, which wants an io.WriteSeeker: it
