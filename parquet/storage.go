@@ -6,12 +6,15 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
 // arrow-go v17's Parquet writer implements no large_list. Parquet has one LIST type for both
 // (Arrow C++ writes a large_list as a plain LIST too): the writer writes large_list columns
 // with 32-bit offsets and stores the original Arrow schema, which restores the type on read.
+// It also writes a sliced fixed-size list from its child's start: every batch handed to it
+// has its fixed-size lists (arrow.fixed_shape_tensor's storage) moved to offset 0 first.
 
 // storageType returns t with every large_list made a list, and whether it changed.
 func storageType(t arrow.DataType) (arrow.DataType, bool) {
@@ -84,15 +87,37 @@ func storageData(mem memory.Allocator, d arrow.ArrayData, t arrow.DataType) (arr
 		}
 		return array.NewData(t, d.Len(), []*memory.Buffer{nil, buf}, []arrow.ArrayData{child}, 0, 0), nil
 	case *arrow.FixedSizeListType:
-		child, err := storageData(mem, d.Children()[0], t.Elem())
-		if err != nil {
-			return nil, err
+		return fixedSizeListAtZero(mem, d, t, t)
+	case arrow.ExtensionType:
+		if fsl, ok := t.StorageType().(*arrow.FixedSizeListType); ok {
+			return fixedSizeListAtZero(mem, d, t, fsl)
 		}
-		defer child.Release()
-		return array.NewData(t, d.Len(), d.Buffers(), []arrow.ArrayData{child}, d.NullN(), d.Offset()), nil
 	}
 	d.Retain()
 	return d, nil
+}
+
+// fixedSizeListAtZero returns fixed-size-list data d (of type t, storage fsl) with offset 0
+// and its child sliced to the rows d holds: arrow-go v17's Parquet writer ignores the offset of
+// a sliced fixed-size list and writes the child from its start. The child is a view; a
+// validity bitmap is copied to start at the first row.
+func fixedSizeListAtZero(mem memory.Allocator, d arrow.ArrayData, t arrow.DataType, fsl *arrow.FixedSizeListType) (arrow.ArrayData, error) {
+	n, off := int(fsl.Len()), d.Offset()
+	child := array.NewSliceData(d.Children()[0], int64(off*n), int64((off+d.Len())*n))
+	defer child.Release()
+	stored, err := storageData(mem, child, fsl.Elem())
+	if err != nil {
+		return nil, err
+	}
+	defer stored.Release()
+	var validity *memory.Buffer
+	if d.NullN() > 0 && d.Buffers()[0] != nil {
+		validity = memory.NewResizableBuffer(mem)
+		validity.Resize(int(bitutil.BytesForBits(int64(d.Len()))))
+		bitutil.CopyBitmap(d.Buffers()[0].Bytes(), off, d.Len(), validity.Bytes(), 0)
+		defer validity.Release()
+	}
+	return array.NewData(t, d.Len(), []*memory.Buffer{validity}, []arrow.ArrayData{stored}, d.NullN(), 0), nil
 }
 
 // storageRecord returns rec with the schema storageSchema gave. Release it.

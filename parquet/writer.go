@@ -103,16 +103,18 @@ type WriterOptions struct {
 }
 
 // Writer writes record batches of one schema to a Parquet file, batch by batch: a tensor
-// larger than memory can be written a batch at a time (a row group is held in memory until it
-// is complete). Statistics are written for every column.
+// larger than memory can be written a batch at a time. A batch's whole row groups are written
+// straight through; the rows that begin a row group later batches complete are held in
+// memory until it is. Statistics are written for every column.
 type Writer struct {
 	fw       *pqarrow.FileWriter
 	schema   *arrow.Schema // the batches'
 	storage  *arrow.Schema // what pqarrow writes: large_list as list (see storageSchema)
 	mem      memory.Allocator
 	maxBytes int64
-	rows     int64 // rows in the current row group
-	bytes    int64 // Arrow bytes in the current row group
+	rows     int64 // rows in the current buffered row group
+	bytes    int64 // Arrow bytes in the current buffered row group
+	fresh    bool  // the next buffered write starts a new row group
 	closed   bool
 }
 
@@ -154,7 +156,7 @@ func NewWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions) (*Writer, 
 			return nil, fmt.Errorf("parquet: %w", err)
 		}
 	}
-	return &Writer{fw: fw, schema: schema, storage: storage, mem: opts.Allocator, maxBytes: opts.RowGroupBytes}, nil
+	return &Writer{fw: fw, schema: schema, storage: storage, mem: opts.Allocator, maxBytes: opts.RowGroupBytes, fresh: true}, nil
 }
 
 // Write adds the rows of rec, whose schema must be the writer's, ending row groups by
@@ -173,34 +175,48 @@ func (w *Writer) Write(rec arrow.Record) error {
 	perRow := max(1, recordBytes(rec)/n)
 	for lo := int64(0); lo < n; {
 		if w.rows > 0 && w.bytes+perRow > w.maxBytes {
-			w.rows, w.bytes = 0, 0 // the next WriteBuffered starts a row group
-			w.fw.NewBufferedRowGroup()
+			w.rows, w.bytes, w.fresh = 0, 0, true // the group is full
 		}
 		take := min(n-lo, max(1, (w.maxBytes-w.bytes)/perRow))
 		part := rec.NewSlice(lo, lo+take)
-		err := w.writeBuffered(part)
+		var err error
+		if w.rows == 0 && lo+take < n {
+			// A whole row group in one part: written straight through, column by column,
+			// not held in memory as a buffered row group is.
+			err = w.write(part, false)
+			w.fresh = true
+		} else {
+			if w.fresh {
+				w.fw.NewBufferedRowGroup()
+				w.fresh = false
+			}
+			err = w.write(part, true)
+			w.rows += take
+			w.bytes += take * perRow
+		}
 		part.Release()
 		if err != nil {
 			return err
 		}
-		w.rows += take
-		w.bytes += take * perRow
 		lo += take
 	}
 	return nil
 }
 
-// writeBuffered hands pqarrow the rows of part, in the storage schema.
-func (w *Writer) writeBuffered(part arrow.Record) error {
-	if w.storage != w.schema {
-		stored, err := storageRecord(w.mem, part, w.storage)
-		if err != nil {
-			return err
-		}
-		defer stored.Release()
-		part = stored
+// write hands pqarrow the rows of part, in the storage schema: into the buffered row group,
+// or as a row group of their own.
+func (w *Writer) write(part arrow.Record, buffered bool) error {
+	stored, err := storageRecord(w.mem, part, w.storage)
+	if err != nil {
+		return err
 	}
-	if err := w.fw.WriteBuffered(part); err != nil {
+	defer stored.Release()
+	part = stored
+	write := w.fw.Write
+	if buffered {
+		write = w.fw.WriteBuffered
+	}
+	if err := write(part); err != nil {
 		return fmt.Errorf("parquet: %w", err)
 	}
 	return nil

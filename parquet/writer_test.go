@@ -3,6 +3,7 @@ package parquet_test
 import (
 	"bytes"
 	"encoding/base64"
+	"fmt"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -130,24 +131,32 @@ func TestRowGroupsEndByBytes(t *testing.T) {
 	defer mem.AssertSize(t, 0)
 	rec := table(t, mem, 1000)
 	defer rec.Release()
-	var buf bytes.Buffer
-	// images: 24 bytes a row; ids: an offset and 1.5 int64 on average: 44 KiB in all.
-	w, err := parquet.NewWriter(&buf, rec.Schema(), parquet.WriterOptions{RowGroupBytes: 8 << 10, Allocator: mem})
+	orig, err := dataset.FromRecords(rec.Schema(), []arrow.Record{rec}, "f")
 	require.NoError(t, err)
-	for lo := int64(0); lo < 1000; lo += 100 { // streaming: batch by batch
-		part := rec.NewSlice(lo, lo+100)
-		require.NoError(t, w.Write(part))
-		part.Release()
-	}
-	require.NoError(t, w.Close())
-	r := opened(t, buf.Bytes())
-	defer r.Close()
-	assert.EqualValues(t, 1000, r.NumRows())
-	groups := r.NumRowGroups()
-	assert.Greater(t, groups, 3, "about 44 KiB of Arrow data in row groups of 8 KiB")
-	assert.Less(t, groups, 20)
-	for g := range groups {
-		assert.LessOrEqual(t, r.MetaData().RowGroup(g).NumRows(), int64(8<<10/24), "row group %d", g)
+	// images: 24 bytes a row; ids: an offset and 1.5 int64 on average: 44 KiB in all.
+	for _, batch := range []int64{100, 1000, 7} { // small batches, one big one, odd sizes
+		t.Run(fmt.Sprint(batch), func(t *testing.T) {
+			var buf bytes.Buffer
+			w, err := parquet.NewWriter(&buf, rec.Schema(), parquet.WriterOptions{RowGroupBytes: 8 << 10, Allocator: mem})
+			require.NoError(t, err)
+			for lo := int64(0); lo < 1000; lo += batch { // streaming: batch by batch
+				part := rec.NewSlice(lo, min(1000, lo+batch))
+				require.NoError(t, w.Write(part))
+				part.Release()
+			}
+			require.NoError(t, w.Close())
+			r := opened(t, buf.Bytes())
+			defer r.Close()
+			assert.EqualValues(t, 1000, r.NumRows())
+			groups := r.NumRowGroups()
+			assert.Greater(t, groups, 3, "about 44 KiB of Arrow data in row groups of 8 KiB")
+			assert.Less(t, groups, 20)
+			for g := range groups {
+				assert.LessOrEqual(t, r.MetaData().RowGroup(g).NumRows(), int64(8<<10/24), "row group %d", g)
+			}
+			assert.Equal(t, orig[0].Dense.(*ndarray.Dense[float32]).Ravel(), leaves[float32](t, r, 0), "every value, in order")
+			assert.Equal(t, orig[1].Ragged.(*ragged.Array[int64]).FlatValues(), leaves[int64](t, r, 1))
+		})
 	}
 }
 
