@@ -88,13 +88,57 @@ func storageData(mem memory.Allocator, d arrow.ArrayData, t arrow.DataType) (arr
 		return array.NewData(t, d.Len(), []*memory.Buffer{nil, buf}, []arrow.ArrayData{child}, 0, 0), nil
 	case *arrow.FixedSizeListType:
 		return fixedSizeListAtZero(mem, d, t, t)
+	case *arrow.StructType:
+		return structAtZero(mem, d, t, t)
 	case arrow.ExtensionType:
-		if fsl, ok := t.StorageType().(*arrow.FixedSizeListType); ok {
-			return fixedSizeListAtZero(mem, d, t, fsl)
+		switch st := t.StorageType().(type) {
+		case *arrow.FixedSizeListType:
+			return fixedSizeListAtZero(mem, d, t, st)
+		case *arrow.StructType:
+			return structAtZero(mem, d, t, st)
 		}
 	}
 	d.Retain()
 	return d, nil
+}
+
+// structAtZero returns struct data d (of type t, storage st) with offset 0 and each child
+// sliced to the rows d holds, and those children's fixed-size lists moved to offset 0 too
+// (arrow.variable_shape_tensor's shapes are one). A validity bitmap is copied.
+func structAtZero(mem memory.Allocator, d arrow.ArrayData, t arrow.DataType, st *arrow.StructType) (arrow.ArrayData, error) {
+	off, n := int64(d.Offset()), int64(d.Len())
+	children := make([]arrow.ArrayData, 0, len(d.Children()))
+	defer func() {
+		for _, c := range children {
+			c.Release()
+		}
+	}()
+	for i, c := range d.Children() {
+		sliced := array.NewSliceData(c, off, off+n)
+		stored, err := storageData(mem, sliced, st.Field(i).Type)
+		sliced.Release()
+		if err != nil {
+			return nil, err
+		}
+		children = append(children, stored)
+	}
+	validity := bitmapAtZero(mem, d)
+	if validity != nil {
+		defer validity.Release()
+	}
+	return array.NewData(t, d.Len(), []*memory.Buffer{validity}, children, d.NullN(), 0), nil
+}
+
+// bitmapAtZero returns a copy of d's validity bitmap starting at its first row, or nil when
+// d has no nulls. Release it.
+func bitmapAtZero(mem memory.Allocator, d arrow.ArrayData) *memory.Buffer {
+	if d.NullN() == 0 || d.Buffers()[0] == nil {
+		return nil
+	}
+	validity := memory.NewResizableBuffer(mem)
+	validity.Resize(int(bitutil.BytesForBits(int64(d.Len()))))
+	bitutil.CopyBitmap(d.Buffers()[0].Bytes(), d.Offset(), d.Len(), validity.Bytes(), 0)
+	return validity
 }
 
 // fixedSizeListAtZero returns fixed-size-list data d (of type t, storage fsl) with offset 0
@@ -110,11 +154,8 @@ func fixedSizeListAtZero(mem memory.Allocator, d arrow.ArrayData, t arrow.DataTy
 		return nil, err
 	}
 	defer stored.Release()
-	var validity *memory.Buffer
-	if d.NullN() > 0 && d.Buffers()[0] != nil {
-		validity = memory.NewResizableBuffer(mem)
-		validity.Resize(int(bitutil.BytesForBits(int64(d.Len()))))
-		bitutil.CopyBitmap(d.Buffers()[0].Bytes(), off, d.Len(), validity.Bytes(), 0)
+	validity := bitmapAtZero(mem, d)
+	if validity != nil {
 		defer validity.Release()
 	}
 	return array.NewData(t, d.Len(), []*memory.Buffer{validity}, []arrow.ArrayData{stored}, d.NullN(), 0), nil

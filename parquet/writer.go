@@ -1,12 +1,15 @@
-// Package parquet writes record batches of tensor columns to Parquet files through arrow-go's
-// pqarrow, with the Arrow schema stored in the footer (ARROW:schema) so that Arrow C++,
-// pyarrow and arrow-go restore arrow.fixed_shape_tensor and arrow.variable_shape_tensor
-// columns, fixed-size and large lists, on read. Engines that ignore the stored schema (DuckDB,
-// Spark) see the storage: lists of the tensors' values.
+// Package parquet writes record batches of tensor columns to Parquet files and reads them
+// back, through arrow-go's pqarrow, with the Arrow schema stored in the footer (ARROW:schema)
+// so that Arrow C++, pyarrow and this package restore arrow.fixed_shape_tensor and
+// arrow.variable_shape_tensor columns, fixed-size and large lists. Engines that ignore the
+// stored schema (DuckDB, Spark) see the storage: lists of the tensors' values.
 //
-// Reading Parquet is not here yet: arrow-go's reader is not safe on untrusted input (it
-// decodes on goroutines of its own, where a panic kills the process), and ndarrow reads
-// nothing it has not verified first.
+// arrow-go's reader is not safe on untrusted input by itself: ReadTable decodes on goroutines
+// of its own (a panic there kills the process), its Thrift code sizes slices from counts in
+// the footer, and its decoders size buffers from page headers. Reader checks the footer and
+// every page header first, decodes on the caller's goroutine, column by column, and turns a
+// panic into an error. Importing this package registers, with arrow-go's codec registry,
+// ZSTD, Snappy, GZIP and Brotli decoders that write no more than a page declares.
 package parquet
 
 import (
@@ -24,8 +27,9 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 )
 
-// ErrUnsupported is wrapped by errors about options or columns the writer does not take.
-var ErrUnsupported = errors.New("unsupported by ndarrow's Parquet writer")
+// ErrUnsupported is wrapped by errors about options, columns, codecs and encodings the
+// writer or the reader does not take.
+var ErrUnsupported = errors.New("unsupported by ndarrow's Parquet support")
 
 // Compression is the codec of every column chunk.
 type Compression int

@@ -1,0 +1,162 @@
+package parquet_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndarrow/ndarrow/limits"
+	"github.com/ndarrow/ndarrow/parquet"
+)
+
+// readFile reads every row group of the Parquet file b, returning the rows read, the columns
+// read and the first error.
+func readFile(b []byte, mem memory.Allocator) (rows int64, cols int, err error) {
+	r, err := parquet.NewReader(b, parquet.ReaderOptions{Allocator: mem})
+	if err != nil {
+		return 0, 0, err
+	}
+	for i := range r.NumRowGroups() {
+		rec, err := r.ReadRowGroup(i)
+		if err != nil {
+			return rows, len(r.Schema().Fields()), err
+		}
+		rows += rec.NumRows()
+		rec.Release()
+	}
+	return rows, len(r.Schema().Fields()), nil
+}
+
+// TestCorpus reads every file of Apache's parquet-testing (valid files and bad_data): each
+// gives its values or an error wrapping one of the reader's sentinels, never a panic.
+func TestCorpus(t *testing.T) {
+	type outcome struct {
+		rows, cols int64
+		err        error
+		leaks      bool // arrow-go v17's page reader keeps a page buffer (of Go memory) of these
+	}
+	want := map[string]outcome{
+		"bad_data/ARROW-GH-41321.parquet":                {err: parquet.ErrInvalid},
+		"bad_data/ARROW-GH-43605.parquet":                {err: parquet.ErrInvalid},
+		"bad_data/ARROW-GH-45185.parquet":                {err: parquet.ErrInvalid},
+		"bad_data/ARROW-GH-47662.parquet":                {err: parquet.ErrInvalid},
+		"bad_data/ARROW-RS-GH-6229-DICTHEADER.parquet":   {err: parquet.ErrInvalid},
+		"bad_data/ARROW-RS-GH-6229-LEVELS.parquet":       {rows: 1, cols: 0}, // its one column is a list of structs
+		"bad_data/PARQUET-1481.parquet":                  {err: parquet.ErrInvalid},
+		"data/alltypes_plain.parquet":                    {rows: 8, cols: 11},
+		"data/alltypes_plain.snappy.parquet":             {rows: 2, cols: 11},
+		"data/byte_stream_split.zstd.parquet":            {err: parquet.ErrUnsupported}, // arrow-go v17 decodes none of it
+		"data/concatenated_gzip_members.parquet":         {rows: 513, cols: 1, leaks: true},
+		"data/datapage_v2.snappy.parquet":                {err: parquet.ErrUnsupported}, // DELTA_BINARY_PACKED
+		"data/datapage_v2_empty_datapage.snappy.parquet": {rows: 1, cols: 1, leaks: true},
+		"data/dict-page-offset-zero.parquet":             {rows: 39, cols: 1},
+		"data/fixed_length_byte_array.parquet":           {rows: 1000, cols: 1},
+		"data/float16_nonzeros_and_nans.parquet":         {rows: 8, cols: 1},
+		"data/float16_zeros_and_nans.parquet":            {rows: 3, cols: 1},
+		"data/hadoop_lz4_compressed.parquet":             {err: parquet.ErrUnsupported},
+		"data/list_columns.parquet":                      {rows: 3, cols: 2},
+		"data/lz4_raw_compressed.parquet":                {err: parquet.ErrUnsupported},
+		"data/nation.dict-malformed.parquet":             {rows: 25, cols: 4},
+		"data/nested_lists.snappy.parquet":               {rows: 3, cols: 2},
+		"data/nested_structs.rust.parquet":               {rows: 1, cols: 36},
+		"data/nonnullable.impala.parquet":                {rows: 1, cols: 3},
+		"data/null_list.parquet":                         {rows: 1, cols: 1},
+		"data/nullable.impala.parquet":                   {rows: 7, cols: 3},
+		"data/old_list_structure.parquet":                {rows: 1, cols: 0}, // pqarrow makes it a list of structs
+		"data/page_v2_empty_compressed.parquet":          {rows: 10, cols: 1, leaks: true},
+		"data/repeated_no_annotation.parquet":            {rows: 6, cols: 1},
+		"data/repeated_primitive_no_list.parquet":        {rows: 4, cols: 3}, // and a struct
+		"data/rle-dict-snappy-checksum.parquet":          {rows: 1000, cols: 2, leaks: true},
+	}
+	paths, err := filepath.Glob("testdata/parquet-testing/*/*.parquet")
+	require.NoError(t, err)
+	require.Len(t, paths, len(want), "every corpus file has an expected outcome")
+	for _, p := range paths {
+		name, _ := filepath.Rel("testdata/parquet-testing", p)
+		t.Run(name, func(t *testing.T) {
+			w, ok := want[filepath.ToSlash(name)]
+			require.True(t, ok, "no expected outcome")
+			b, err := os.ReadFile(p)
+			require.NoError(t, err)
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			rows, cols, err := readFile(b, mem)
+			if w.err != nil {
+				require.Error(t, err)
+				assert.ErrorIs(t, err, w.err)
+				t.Log(err)
+				return
+			}
+			require.NoError(t, err)
+			if !w.leaks {
+				mem.AssertSize(t, 0)
+			}
+			assert.Equal(t, w.rows, rows)
+			assert.Equal(t, w.cols, int64(cols))
+		})
+	}
+}
+
+// TestCorpusValues checks values of a few corpus files against what parquet-testing's
+// documentation and the files' writers say they hold.
+func TestCorpusValues(t *testing.T) {
+	read := func(t *testing.T, name string) arrow.Record {
+		b, err := os.ReadFile(filepath.Join("testdata/parquet-testing/data", name))
+		require.NoError(t, err)
+		r, err := parquet.NewReader(b, parquet.ReaderOptions{})
+		require.NoError(t, err)
+		rec, err := r.ReadRowGroup(0)
+		require.NoError(t, err)
+		return rec
+	}
+	rec := read(t, "alltypes_plain.parquet")
+	assert.Equal(t, []int32{4, 5, 6, 7, 2, 3, 0, 1}, rec.Column(0).(*array.Int32).Int32Values())
+	rec = read(t, "list_columns.parquet")
+	assert.Equal(t, `[[1 2 3] [(null) 1] [4]]`, rec.Column(0).String())
+	rec = read(t, "repeated_no_annotation.parquet")
+	assert.Equal(t, int64(6), rec.NumRows())
+	rec = read(t, "null_list.parquet")
+	assert.Equal(t, `[[]]`, rec.Column(0).String())
+}
+
+func TestLimits(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rec := everyTensorColumn(t, mem, 100)
+	defer rec.Release()
+	b := writeParquet(t, rec, parquet.WriterOptions{Allocator: mem, Compression: parquet.Uncompressed})
+	for _, c := range []struct {
+		name string
+		lim  limits.Limits
+	}{
+		{"footer", limits.Limits{MaxMetadataSize: 100}},
+		{"copies", limits.Limits{MaxCopySize: 1000}},
+		{"values", limits.Limits{MaxElements: 50}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := parquet.NewReader(b, parquet.ReaderOptions{Allocator: mem, Limits: c.lim})
+			if err == nil {
+				var rec arrow.Record
+				rec, err = r.ReadRowGroup(0)
+				if rec != nil {
+					rec.Release()
+				}
+			}
+			assert.ErrorIs(t, err, limits.ErrExceeded)
+		})
+	}
+}
+
+func TestNotParquet(t *testing.T) {
+	for _, b := range [][]byte{nil, []byte("PAR1"), []byte("PAR1\x00\x00\x00\x00PAR1"), []byte("PAR1\xff\xff\xff\x7fPAR1"), []byte("hello, world, not parquet")} {
+		_, err := parquet.NewReader(b, parquet.ReaderOptions{})
+		assert.True(t, errors.Is(err, parquet.ErrInvalid), "%q: %v", b, err)
+	}
+	assert.False(t, parquet.IsParquet([]byte("PAR1")))
+}

@@ -1,0 +1,475 @@
+package parquet
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	pq "github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/apache/arrow/go/v17/parquet/metadata"
+	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+
+	"github.com/ndarrow/ndarrow/internal/sentinel"
+	"github.com/ndarrow/ndarrow/ipc"
+	"github.com/ndarrow/ndarrow/limits"
+)
+
+// ErrInvalid is wrapped by every error about a malformed Parquet file; it matches
+// arrow.ErrInvalid too.
+var ErrInvalid = sentinel.New("invalid Parquet file", arrow.ErrInvalid)
+
+// ReaderOptions configure a Reader; the zero value reads every column within the default
+// limits.
+type ReaderOptions struct {
+	// Allocator allocates the decoded columns; nil means memory.DefaultAllocator.
+	Allocator memory.Allocator
+	// Limits bound the footer (MaxMetadataSize), the values of one column chunk (MaxElements)
+	// and the bytes decoding one row group may allocate (MaxCopySize, counting the column
+	// chunks read, decompression buffers, values and levels).
+	Limits limits.Limits
+	// Columns selects top-level columns by name, in the order given; nil reads every column
+	// the reader can read (see Reader.Skipped).
+	Columns []string
+}
+
+// Reader reads the record batches of a Parquet file held in memory, one row group at a
+// time, through arrow-go's pqarrow — but only after checking the footer and, before each row
+// group, every page header it will decode against the file and the limits, and only on the
+// caller's goroutine: a panic in arrow-go's decoders becomes an error wrapping ErrInvalid.
+//
+// The Arrow schema a writer stored under ARROW:schema (Arrow C++, pyarrow, arrow-go and this
+// package's Writer store it) is decoded by ipc's verified decoder and applied: extension types
+// such as arrow.fixed_shape_tensor, fixed-size lists, large lists and field metadata come
+// back. Without it the columns have the types Parquet's schema gives (a LIST is a list).
+//
+// Values are decoded into memory from the Allocator: Parquet's encodings leave nothing to
+// view in place. A Reader is not safe for concurrent use.
+type Reader struct {
+	b       []byte
+	md      *metadata.FileMetaData
+	fr      *pqarrow.FileReader
+	lim     limits.Limits
+	mem     memory.Allocator
+	schema  *arrow.Schema
+	cols    []column
+	skipped []error
+}
+
+// column is a top-level column the reader reads.
+type column struct {
+	field  arrow.Field // with the stored type, when it fits what Parquet holds
+	pqType arrow.DataType
+	index  int   // in the pqarrow manifest
+	leaves []int // Parquet leaf columns
+	parts  []int // for a struct of lists (arrow.variable_shape_tensor): each child's manifest index
+}
+
+// IsParquet reports whether b starts and ends with Parquet's magic bytes.
+func IsParquet(b []byte) bool {
+	return len(b) >= 12 && string(b[:4]) == magic && string(b[len(b)-4:]) == magic
+}
+
+// NewReader checks the footer of the Parquet file b and returns a reader of its columns. b
+// must not change while the reader or anything it returned is in use.
+func NewReader(b []byte, opts ReaderOptions) (r *Reader, err error) {
+	defer recoverInvalid("footer", &err)
+	lim := opts.Limits.WithDefaults()
+	footer, err := footerOf(b, lim)
+	if err != nil {
+		return nil, err
+	}
+	md, err := metadata.NewFileMetaData(footer, nil)
+	if err != nil {
+		return nil, fmt.Errorf("parquet: footer: %v: %w", err, ErrInvalid)
+	}
+	if err := checkRowGroups(md, lim); err != nil {
+		return nil, err
+	}
+	stored, err := storedSchema(md, lim)
+	if err != nil {
+		return nil, err
+	}
+	mem := opts.Allocator
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	pf, err := file.NewParquetReader(bytes.NewReader(b), file.WithMetadata(md),
+		file.WithReadProps(pq.NewReaderProperties(mem)))
+	if err != nil {
+		return nil, fmt.Errorf("parquet: %v: %w", err, ErrInvalid)
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, mem)
+	if err != nil {
+		return nil, fmt.Errorf("parquet: schema: %v: %w", err, ErrInvalid)
+	}
+	r = &Reader{b: b, md: md, fr: fr, lim: lim, mem: mem}
+	if err := r.plan(stored, opts.Columns); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// checkRowGroups checks what the footer says of each row group against the schema and lim.
+func checkRowGroups(md *metadata.FileMetaData, lim limits.Limits) error {
+	leaves := md.Schema.NumColumns()
+	for i, rg := range md.FileMetaData.RowGroups {
+		if rg == nil {
+			return fmt.Errorf("parquet: row group %d missing: %w", i, ErrInvalid)
+		}
+		if rg.NumRows < 0 {
+			return fmt.Errorf("parquet: row group %d of %d rows: %w", i, rg.NumRows, ErrInvalid)
+		}
+		if rg.NumRows > lim.MaxElements {
+			return fmt.Errorf("parquet: row group %d of %d rows, more than MaxElements %d: %w", i, rg.NumRows, lim.MaxElements, limits.ErrExceeded)
+		}
+		if len(rg.Columns) != leaves {
+			return fmt.Errorf("parquet: row group %d has %d column chunks for %d columns: %w", i, len(rg.Columns), leaves, ErrInvalid)
+		}
+		for j, cc := range rg.Columns {
+			if cc == nil {
+				return fmt.Errorf("parquet: row group %d column %d missing: %w", i, j, ErrInvalid)
+			}
+		}
+	}
+	return nil
+}
+
+// arrowSchemaKey is the footer key under which Arrow writers store the Arrow schema.
+const arrowSchemaKey = "ARROW:schema"
+
+// storedSchema decodes the Arrow schema stored under ARROW:schema, or returns nil when there
+// is none. arrow-go's reader is handed the footer without it: its own use of it builds no
+// extension type with nested storage and decodes the IPC message unverified.
+func storedSchema(md *metadata.FileMetaData, lim limits.Limits) (*arrow.Schema, error) {
+	kv := md.FileMetaData.KeyValueMetadata
+	var encoded *string
+	rest := kv[:0:0]
+	for _, e := range kv {
+		if e != nil && e.Key == arrowSchemaKey {
+			encoded = e.Value
+			continue
+		}
+		rest = append(rest, e)
+	}
+	md.FileMetaData.KeyValueMetadata = rest
+	if encoded == nil {
+		return nil, nil
+	}
+	msg, err := base64.StdEncoding.DecodeString(*encoded)
+	if err != nil {
+		// Arrow C++ before 1.0 stored it without padding.
+		if msg, err = base64.RawStdEncoding.DecodeString(*encoded); err != nil {
+			return nil, fmt.Errorf("parquet: %s: %v: %w", arrowSchemaKey, err, ErrInvalid)
+		}
+	}
+	schema, err := ipc.ReadSchema(msg, ipc.BatchOptions{Limits: lim, SkipUnsupported: true})
+	if err != nil {
+		return nil, fmt.Errorf("parquet: %s: %w", arrowSchemaKey, err)
+	}
+	return schema, nil
+}
+
+// plan chooses the columns to read and the type each is read as.
+func (r *Reader) plan(stored *arrow.Schema, names []string) error {
+	man := r.fr.Manifest
+	if stored != nil && len(stored.Fields()) != len(man.Fields) {
+		stored = nil // written for another schema: ignored, as Arrow C++ does
+	}
+	var all []column
+	byName := map[string]int{}
+	for i := range man.Fields {
+		sf := &man.Fields[i]
+		col := column{field: *sf.Field, pqType: sf.Field.Type, index: i, leaves: leavesOf(sf)}
+		if stored != nil {
+			if want := stored.Field(i); want.Name == sf.Field.Name && fits(sf.Field.Type, want.Type) {
+				col.field = want
+			}
+		}
+		if err := r.readable(&col, sf); err != nil {
+			r.skipped = append(r.skipped, fmt.Errorf("parquet: column %s: %w", sf.Field.Name, err))
+			col.index = -1
+		}
+		all = append(all, col)
+		if _, dup := byName[sf.Field.Name]; !dup {
+			byName[sf.Field.Name] = len(all) - 1
+		}
+	}
+	if names == nil {
+		for _, c := range all {
+			if c.index >= 0 {
+				r.cols = append(r.cols, c)
+			}
+		}
+	} else {
+		for _, n := range names {
+			i, ok := byName[n]
+			if !ok {
+				return fmt.Errorf("parquet: no column %q: %w", n, ErrNoColumn)
+			}
+			if all[i].index < 0 {
+				return fmt.Errorf("parquet: column %s: %w", n, ErrUnsupported)
+			}
+			r.cols = append(r.cols, all[i])
+		}
+	}
+	fields := make([]arrow.Field, len(r.cols))
+	for i, c := range r.cols {
+		fields[i] = c.field
+	}
+	var md *arrow.Metadata
+	if man.SchemaMeta != nil && man.SchemaMeta.Len() > 0 {
+		md = man.SchemaMeta
+	}
+	r.schema = arrow.NewSchema(fields, md)
+	return nil
+}
+
+// ErrNoColumn is wrapped by the error NewReader returns for a column name the file lacks.
+var ErrNoColumn = errors.New("no such column")
+
+// readable returns why column c cannot be read, or nil. arrow-go reads the children of a
+// struct (and a map's entries) on goroutines of its own, where a panic cannot be recovered:
+// structs are read only one level deep, as arrow.variable_shape_tensor's storage is, each
+// child on its own.
+func (r *Reader) readable(c *column, sf *pqarrow.SchemaField) error {
+	if !hasStruct(sf.Field.Type) {
+		return nil
+	}
+	st, ok := sf.Field.Type.(*arrow.StructType)
+	if !ok || len(sf.Children) == 0 {
+		return fmt.Errorf("%s holds a struct or map inside: %w", sf.Field.Type, ErrUnsupported)
+	}
+	for i := range sf.Children {
+		if hasStruct(st.Field(i).Type) {
+			return fmt.Errorf("%s holds a struct or map inside: %w", sf.Field.Type, ErrUnsupported)
+		}
+	}
+	man := r.fr.Manifest
+	for i := range sf.Children {
+		man.Fields = append(man.Fields, sf.Children[i])
+		c.parts = append(c.parts, len(man.Fields)-1)
+	}
+	return nil
+}
+
+// hasStruct reports whether t is or holds a struct or map.
+func hasStruct(t arrow.DataType) bool {
+	switch t := t.(type) {
+	case *arrow.StructType, *arrow.MapType:
+		return true
+	case arrow.ListLikeType:
+		return hasStruct(t.Elem())
+	case arrow.ExtensionType:
+		return hasStruct(t.StorageType())
+	}
+	return false
+}
+
+// leavesOf returns the Parquet leaf columns of sf (pqarrow gives a list's group the column
+// index of its leaf, so a node with children is never taken for a leaf).
+func leavesOf(sf *pqarrow.SchemaField) []int {
+	if len(sf.Children) == 0 {
+		return []int{sf.ColIndex}
+	}
+	var out []int
+	for i := range sf.Children {
+		out = append(out, leavesOf(&sf.Children[i])...)
+	}
+	return out
+}
+
+// Schema returns the schema of the columns the reader reads, with the stored Arrow types.
+func (r *Reader) Schema() *arrow.Schema { return r.schema }
+
+// Skipped returns one error per column NewReader left out (when no Columns were asked for)
+// because the reader cannot read it safely: structs inside lists, maps.
+func (r *Reader) Skipped() []error { return r.skipped }
+
+// NumRowGroups returns the number of row groups of the file.
+func (r *Reader) NumRowGroups() int { return len(r.md.FileMetaData.RowGroups) }
+
+// NumRows returns the number of rows of the file, as its footer says.
+func (r *Reader) NumRows() int64 {
+	var n int64
+	for _, rg := range r.md.FileMetaData.RowGroups {
+		n += rg.NumRows
+	}
+	return n
+}
+
+// RowGroupRows returns the number of rows of row group i, as the footer says.
+func (r *Reader) RowGroupRows(i int) int64 { return r.md.FileMetaData.RowGroups[i].NumRows }
+
+// Metadata returns the file's key-value metadata, ARROW:schema left out.
+func (r *Reader) Metadata() map[string]string {
+	out := map[string]string{}
+	for _, e := range r.md.FileMetaData.KeyValueMetadata {
+		if e != nil && e.Value != nil {
+			out[e.Key] = *e.Value
+		}
+	}
+	return out
+}
+
+// ReadRowGroup decodes row group i into a record batch of the reader's schema, after checking
+// every page header of its column chunks. The record's memory is the Allocator's: Release it.
+func (r *Reader) ReadRowGroup(i int) (rec arrow.Record, err error) {
+	if i < 0 || i >= r.NumRowGroups() {
+		return nil, fmt.Errorf("parquet: row group %d of %d", i, r.NumRowGroups())
+	}
+	rows := r.RowGroupRows(i)
+	budget := r.lim.MaxCopySize
+	for _, c := range r.cols {
+		for _, leaf := range c.leaves {
+			cost, err := checkColumnChunk(r.b, r.md, i, leaf, budget, r.lim)
+			if err != nil {
+				return nil, fmt.Errorf("parquet: row group %d, column %s (%s): %w", i, c.field.Name, r.md.Schema.Column(leaf).Path(), err)
+			}
+			if cost.levels < rows {
+				return nil, fmt.Errorf("parquet: row group %d of %d rows, column %s has %d values: %w", i, rows, r.md.Schema.Column(leaf).Path(), cost.levels, ErrInvalid)
+			}
+			budget -= cost.bytes
+		}
+	}
+	cols := make([]arrow.Array, 0, len(r.cols))
+	defer func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
+	for _, c := range r.cols {
+		arr, err := r.readColumn(c, i, rows)
+		if err != nil {
+			return nil, fmt.Errorf("parquet: row group %d, column %s: %w", i, c.field.Name, err)
+		}
+		cols = append(cols, arr)
+	}
+	return array.NewRecord(r.schema, cols, rows), nil
+}
+
+// readColumn decodes column c of row group rg and gives it its stored type.
+func (r *Reader) readColumn(c column, rg int, rows int64) (out arrow.Array, err error) {
+	if c.parts != nil {
+		return r.readStruct(c, rg, rows)
+	}
+	arr, err := r.decode(c.index, c.leaves, rg, rows)
+	if err != nil {
+		return nil, err
+	}
+	defer arr.Release()
+	return restore(r.mem, arr, c.field.Type)
+}
+
+// readStruct decodes a struct column child by child and assembles it. A null struct reads as
+// a struct of null children.
+func (r *Reader) readStruct(c column, rg int, rows int64) (arrow.Array, error) {
+	st := c.pqType.(*arrow.StructType)
+	want, _ := c.field.Type.(*arrow.StructType)
+	ext, isExt := c.field.Type.(arrow.ExtensionType)
+	if isExt {
+		want, _ = ext.StorageType().(*arrow.StructType)
+	}
+	children := make([]arrow.ArrayData, 0, len(c.parts))
+	defer func() {
+		for _, d := range children {
+			d.Release()
+		}
+	}()
+	sf := &r.fr.Manifest.Fields[c.index]
+	for k, idx := range c.parts {
+		arr, err := r.decode(idx, leavesOf(&sf.Children[k]), rg, rows)
+		if err != nil {
+			return nil, err
+		}
+		var typ arrow.DataType = st.Field(k).Type
+		if want != nil {
+			typ = want.Field(k).Type
+		}
+		restored, err := restore(r.mem, arr, typ)
+		arr.Release()
+		if err != nil {
+			return nil, err
+		}
+		children = append(children, restored.Data())
+		restored.Data().Retain()
+		restored.Release()
+	}
+	fields := make([]arrow.Field, len(children))
+	for k, d := range children {
+		fields[k] = st.Field(k)
+		fields[k].Type = d.DataType()
+		if want != nil {
+			fields[k] = want.Field(k)
+		}
+	}
+	d := array.NewData(arrow.StructOf(fields...), int(rows), []*memory.Buffer{nil}, children, 0, 0)
+	defer d.Release()
+	s := array.MakeFromData(d)
+	if !isExt {
+		return s, nil
+	}
+	defer s.Release()
+	return array.NewExtensionArrayWithStorage(ext, s), nil
+}
+
+// decode has pqarrow decode manifest field idx (whose leaves are given) of row group rg, on
+// this goroutine; a panic becomes an error wrapping ErrInvalid.
+func (r *Reader) decode(idx int, leaves []int, rg int, rows int64) (arr arrow.Array, err error) {
+	defer recoverInvalid("decoding", &err)
+	include := make(map[int]bool, len(leaves))
+	for _, l := range leaves {
+		include[l] = true
+	}
+	cr, err := r.fr.GetFieldReader(context.Background(), idx, include, []int{rg})
+	if err != nil {
+		return nil, invalid(err)
+	}
+	if cr == nil {
+		return nil, fmt.Errorf("no leaf columns: %w", ErrInvalid)
+	}
+	defer cr.Release()
+	chunked, err := cr.NextBatch(rows)
+	if err != nil {
+		return nil, invalid(err)
+	}
+	defer chunked.Release()
+	if int64(chunked.Len()) != rows {
+		return nil, fmt.Errorf("%d rows decoded of %d: %w", chunked.Len(), rows, ErrInvalid)
+	}
+	switch chunks := chunked.Chunks(); len(chunks) {
+	case 0:
+		return array.MakeArrayOfNull(r.mem, chunked.DataType(), 0), nil
+	case 1:
+		chunks[0].Retain()
+		return chunks[0], nil
+	default:
+		return array.Concatenate(chunks, r.mem)
+	}
+}
+
+// invalid wraps an error of arrow-go's decoders: ErrInvalid unless it says "unimplemented".
+func invalid(err error) error {
+	if errors.Is(err, ErrInvalid) || errors.Is(err, ErrUnsupported) {
+		return err
+	}
+	return fmt.Errorf("%v: %w", err, ErrInvalid)
+}
+
+// recoverInvalid turns a panic into *err wrapping ErrInvalid. The checks before decoding
+// are the validation; this is the net under arrow-go's decoders, which report corrupt pages
+// by panicking.
+func recoverInvalid(what string, err *error) {
+	if p := recover(); p != nil {
+		if e, ok := p.(error); ok && (errors.Is(e, ErrInvalid) || errors.Is(e, ErrUnsupported)) {
+			*err = fmt.Errorf("parquet: %s: %w", what, e)
+			return
+		}
+		*err = fmt.Errorf("parquet: %s: %v: %w", what, p, ErrInvalid)
+	}
+}
