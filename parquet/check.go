@@ -188,18 +188,26 @@ func checkColumnChunk(b []byte, md *metadata.FileMetaData, rg, col int, budget i
 		return cost, fmt.Errorf("%d values: %w", m.NumValues, ErrInvalid)
 	}
 	descr := md.Schema.Column(col)
-	width := int64(descr.PhysicalType().ByteSize())
-	isBytes := descr.PhysicalType() == pq.Types.ByteArray
-	switch {
-	case descr.PhysicalType() == pq.Types.FixedLenByteArray:
+	var width int64 // of one decoded value
+	isBytes := false
+	switch descr.PhysicalType() {
+	case pq.Types.Boolean:
+		width = 1
+	case pq.Types.Int32, pq.Types.Float:
+		width = 4
+	case pq.Types.Int64, pq.Types.Double:
+		width = 8
+	case pq.Types.Int96:
+		width = 12
+	case pq.Types.ByteArray:
+		width, isBytes = 4, true // an offset; the bytes themselves are counted from the pages
+	case pq.Types.FixedLenByteArray:
 		width = int64(descr.TypeLength())
-		if width < 0 {
+		if width <= 0 {
 			return cost, fmt.Errorf("fixed-length byte arrays of %d bytes: %w", width, ErrInvalid)
 		}
-	case isBytes:
-		width = 4 // an offset; the bytes themselves are counted from the pages
-	case width <= 0:
-		width = 1
+	default:
+		return cost, fmt.Errorf("physical type %d: %w", descr.PhysicalType(), ErrInvalid)
 	}
 	chunk := b[start : start+length]
 	cost.bytes = length // arrow-go reads the whole chunk into memory

@@ -169,8 +169,11 @@ func storedSchema(md *metadata.FileMetaData, lim limits.Limits) (*arrow.Schema, 
 		}
 	}
 	schema, err := ipc.ReadSchema(msg, ipc.BatchOptions{Limits: lim, SkipUnsupported: true})
-	if err != nil {
+	switch {
+	case errors.Is(err, limits.ErrExceeded):
 		return nil, fmt.Errorf("parquet: %s: %w", arrowSchemaKey, err)
+	case err != nil:
+		return nil, fmt.Errorf("parquet: %s: %w: %w", arrowSchemaKey, err, ErrInvalid)
 	}
 	return schema, nil
 }
@@ -320,6 +323,7 @@ func (r *Reader) Metadata() map[string]string {
 // ReadRowGroup decodes row group i into a record batch of the reader's schema, after checking
 // every page header of its column chunks. The record's memory is the Allocator's: Release it.
 func (r *Reader) ReadRowGroup(i int) (rec arrow.Record, err error) {
+	defer recoverInvalid(fmt.Sprintf("row group %d", i), &err)
 	if i < 0 || i >= r.NumRowGroups() {
 		return nil, fmt.Errorf("parquet: row group %d of %d", i, r.NumRowGroups())
 	}

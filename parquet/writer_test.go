@@ -23,7 +23,7 @@ import (
 
 // table is a record batch of tensor columns: a fixed_shape_tensor with dimension names, a
 // ragged list and a nested ragged list, rows rows.
-func table(t *testing.T, mem memory.Allocator, rows int64) arrow.Record {
+func table(t testing.TB, mem memory.Allocator, rows int64) arrow.Record {
 	images := ndarray.Must(ndarray.Must(ndarray.Arange[float32](0, float32(rows*6), 1)).Reshape(rows, 2, 3))
 	splits := make([]int64, rows+1)
 	var values []int64
