@@ -23,6 +23,7 @@ import (
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/npy"
+	"github.com/ndarrow/ndarrow/parquet"
 	"github.com/ndarrow/ndarrow/ragged"
 	"github.com/ndarrow/ndarrow/sparse"
 	"github.com/ndarrow/ndarrow/tfrecord"
@@ -31,7 +32,7 @@ import (
 // Errors for input that is none of the formats the package reads.
 var (
 	// ErrNotTensors is returned for input that is none of the formats the package reads.
-	ErrNotTensors = errors.New("not a tensor file: neither NumPy .npy or .npz, Arrow IPC nor TFRecord")
+	ErrNotTensors = errors.New("not a tensor file: neither NumPy .npy or .npz, Arrow IPC, Parquet nor TFRecord")
 	// ErrEmpty is returned for empty input. It wraps ErrNotTensors.
 	ErrEmpty = sentinel.New("the file is empty", ErrNotTensors)
 )
@@ -47,6 +48,7 @@ const (
 	FormatNpz     Format = "npz"     // NumPy .npz: a ZIP archive of .npy files
 	FormatArrow   Format = "arrow"   // Arrow IPC file
 	FormatArrows  Format = "arrows"  // Arrow IPC stream of record batches
+	FormatParquet Format = "parquet" // Parquet file
 	FormatUnknown Format = "unknown" // anything else
 )
 
@@ -59,6 +61,8 @@ func Detect(b []byte) Format {
 		return FormatNpz
 	case bytes.HasPrefix(b, []byte(ipcMagic)):
 		return FormatArrow
+	case bytes.HasPrefix(b, []byte(parquetMagic)):
+		return FormatParquet
 	}
 	if tfrecord.Probe(b) {
 		return FormatTFRecord
@@ -148,6 +152,8 @@ func Read(b []byte, base string, lim limits.Limits) ([]Tensor, error) {
 		return readNpz(b, base, lim)
 	case FormatArrow, FormatArrows:
 		return readBatches(b, base, lim)
+	case FormatParquet:
+		return readParquet(b, base, lim)
 	case FormatTFRecord:
 		return ReadTFRecord(b, base, tfrecord.None, lim)
 	}
@@ -270,9 +276,47 @@ func readBatches(b []byte, base string, lim limits.Limits) ([]Tensor, error) {
 	return FromRecords(schema, records, base)
 }
 
+// parquetMagic starts (and ends) a Parquet file.
+const parquetMagic = "PAR1"
+
+// readParquet reads the tensors of a Parquet file, every row group, through parquet.Reader:
+// decoded into memory from a Go allocator, at most lim.MaxCopySize bytes over all row groups.
+// Columns the reader cannot read (structs inside lists, maps) are left out, as are columns
+// that are not tensors.
+func readParquet(b []byte, base string, lim limits.Limits) ([]Tensor, error) {
+	lim = lim.WithDefaults()
+	r, err := parquet.NewReader(b, parquet.ReaderOptions{Allocator: memory.NewGoAllocator(), Limits: lim})
+	if err != nil {
+		return nil, err
+	}
+	var records []arrow.Record
+	defer func() {
+		for _, r := range records {
+			r.Release()
+		}
+	}()
+	var total int64
+	for i := range r.NumRowGroups() {
+		rec, err := r.ReadRowGroup(i)
+		if err != nil {
+			return nil, err
+		}
+		records = append(records, rec)
+		n, err := RecordBytes(rec)
+		if err != nil {
+			return nil, err
+		}
+		if total += n; total > lim.MaxCopySize {
+			return nil, fmt.Errorf("parquet: %d bytes decoded by row group %d, more than MaxCopySize %d: %w", total, i, lim.MaxCopySize, limits.ErrExceeded)
+		}
+	}
+	return FromRecords(r.Schema(), records, base)
+}
+
 // FromRecords returns the tensors the columns of records hold (record batches of schema,
 // as a file, a stream or a Flight stream brings them), named base.COLUMN: each
-// arrow.fixed_shape_tensor column a dense tensor of shape [rows, cell...], each list,
+// arrow.fixed_shape_tensor column a dense tensor of shape [rows, cell...] (and so each plain
+// fixed_size_list column of numbers or bools: shape [rows, n], an embedding), each list,
 // large_list, fixed_size_list or arrow.variable_shape_tensor column of numbers, bools or
 // strings a ragged one (see arrowtensor.IsRaggedType), and a sparse COO record batch (see
 // arrowtensor.COORecord) one sparse tensor named base. Other columns are not tensors and are
@@ -357,6 +401,23 @@ func (t *Tensor) readKind(md arrow.Metadata, from, to Kind, where string) error 
 // columnTensor returns the tensor of one column, given as one array per record batch, and
 // whether the column is a tensor at all.
 func columnTensor(field arrow.Field, cols []arrow.Array) (Tensor, bool, error) {
+	if fsl, ok := field.Type.(*arrow.FixedSizeListType); ok {
+		if typ, err := arrowtensor.NewFixedShapeTensorType(fsl.Elem(), []int64{int64(fsl.Len())}, nil, nil); err == nil {
+			// a plain fixed-size list of numbers is a tensor of one dimension per row: viewed
+			// as an arrow.fixed_shape_tensor column of that shape
+			views := make([]arrow.Array, len(cols))
+			for i, c := range cols {
+				d := c.Data() // its child's field name and nullability may differ from the storage type's
+				sd := array.NewData(typ.StorageType(), d.Len(), d.Buffers(), d.Children(), d.NullN(), d.Offset())
+				storage := array.MakeFromData(sd)
+				sd.Release()
+				views[i] = array.NewExtensionArrayWithStorage(typ, storage)
+				storage.Release()
+				defer views[i].Release()
+			}
+			field.Type, cols = typ, views
+		}
+	}
 	_, isVarShape := field.Type.(*arrowtensor.VariableShapeTensorType)
 	typ, isFixed := field.Type.(*arrowtensor.FixedShapeTensorType)
 	if !isFixed && !isVarShape && !arrowtensor.IsRaggedType(field.Type) {

@@ -226,7 +226,11 @@ func (r *Reader) plan(stored *arrow.Schema, names []string) error {
 		fields[i] = c.field
 	}
 	var md *arrow.Metadata
-	if man.SchemaMeta != nil && man.SchemaMeta.Len() > 0 {
+	switch {
+	case stored != nil && stored.Metadata().Len() > 0:
+		m := stored.Metadata()
+		md = &m
+	case stored == nil && man.SchemaMeta != nil && man.SchemaMeta.Len() > 0:
 		md = man.SchemaMeta
 	}
 	r.schema = arrow.NewSchema(fields, md)

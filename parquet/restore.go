@@ -117,6 +117,17 @@ func restoreData(mem memory.Allocator, d arrow.ArrayData, want arrow.DataType) (
 	return nil, fmt.Errorf("%s cannot be read as %s: %w", got, want, ErrInvalid)
 }
 
+// sliceData returns rows [lo, hi) of d, a view. Unlike array.NewSliceData it keeps a null
+// count of zero (and drops the validity bitmap, whose bits pqarrow leaves unset when no value
+// is null) instead of recounting it from the bitmap.
+func sliceData(d arrow.ArrayData, lo, hi int64) arrow.ArrayData {
+	if d.NullN() != 0 {
+		return array.NewSliceData(d, lo, hi)
+	}
+	bufs := append([]*memory.Buffer{nil}, d.Buffers()[1:]...)
+	return array.NewData(d.DataType(), int(hi-lo), bufs, d.Children(), 0, d.Offset()+int(lo))
+}
+
 // widenOffsets returns the first n int32 offsets of buf as int64, in a buffer from mem.
 func widenOffsets(mem memory.Allocator, buf *memory.Buffer, n int) *memory.Buffer {
 	out := memory.NewResizableBuffer(mem)
@@ -158,7 +169,7 @@ func fixedSizeList(mem memory.Allocator, d arrow.ArrayData, want *arrow.FixedSiz
 			return nil, fmt.Errorf("row %d holds %d values, not %d: %w", row, got, n, ErrInvalid)
 		}
 	}
-	values := array.NewSliceData(d.Children()[0], int64(offsets[0]), int64(offsets[d.Len()]))
+	values := sliceData(d.Children()[0], int64(offsets[0]), int64(offsets[d.Len()]))
 	defer values.Release()
 	child, err := restoreData(mem, values, want.Elem())
 	if err != nil {

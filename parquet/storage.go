@@ -40,13 +40,19 @@ func storageType(t arrow.DataType) (arrow.DataType, bool) {
 	return t, false
 }
 
-// storageSchema returns schema with every large_list column made a list, and whether any was.
+// storageSchema returns schema with every large_list column made a list and every column
+// nullable, and whether anything changed. arrow-go v17 writes the elements of a fixed-size
+// list inside a required column as nulls; Arrow C++ writes every column optional anyway, and
+// the stored Arrow schema keeps the original nullability.
 func storageSchema(schema *arrow.Schema) (*arrow.Schema, bool) {
 	fields := schema.Fields()
 	changed := false
 	for i, f := range fields {
 		if t, ok := storageType(f.Type); ok {
 			fields[i].Type, changed = t, true
+		}
+		if !f.Nullable {
+			fields[i].Nullable, changed = true, true
 		}
 	}
 	if !changed {
@@ -114,7 +120,7 @@ func structAtZero(mem memory.Allocator, d arrow.ArrayData, t arrow.DataType, st 
 		}
 	}()
 	for i, c := range d.Children() {
-		sliced := array.NewSliceData(c, off, off+n)
+		sliced := sliceData(c, off, off+n)
 		stored, err := storageData(mem, sliced, st.Field(i).Type)
 		sliced.Release()
 		if err != nil {
@@ -147,7 +153,7 @@ func bitmapAtZero(mem memory.Allocator, d arrow.ArrayData) *memory.Buffer {
 // validity bitmap is copied to start at the first row.
 func fixedSizeListAtZero(mem memory.Allocator, d arrow.ArrayData, t arrow.DataType, fsl *arrow.FixedSizeListType) (arrow.ArrayData, error) {
 	n, off := int(fsl.Len()), d.Offset()
-	child := array.NewSliceData(d.Children()[0], int64(off*n), int64((off+d.Len())*n))
+	child := sliceData(d.Children()[0], int64(off*n), int64((off+d.Len())*n))
 	defer child.Release()
 	stored, err := storageData(mem, child, fsl.Elem())
 	if err != nil {

@@ -185,7 +185,7 @@ func TestOneErrorLinePerFailure(t *testing.T) {
 		write("empty.npy", nil):                      "the file is empty",
 		write("cut.tensor", tensor[:40]):             "the file ends inside its first message's metadata",
 		write("cut.npy", []byte("\x93NUM")):          "the file ends inside its magic",
-		write("notes.txt", []byte("hello\n")):        "not a tensor file: neither NumPy .npy or .npz, Arrow IPC nor TFRecord",
+		write("notes.txt", []byte("hello\n")):        "not a tensor file: neither NumPy .npy or .npz, Arrow IPC, Parquet nor TFRecord",
 		write("body.tensor", tensor[:len(tensor)-5]): "input ends inside the body",
 	} {
 		code, stdout, stderr := runCLI("inspect", path)

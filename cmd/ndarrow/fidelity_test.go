@@ -31,18 +31,18 @@ func goldenTensorFiles(t *testing.T) []string {
 }
 
 // holds reports whether format to can hold tensor in at all: a ragged tensor only goes into
-// record batches; bool tensors only into .npy (Arrow tensors have no bool); a scalar into no
+// record batches (Arrow IPC, Parquet); bool tensors only into .npy (Arrow tensors have no bool); a scalar into no
 // column; CSR and CSC are matrices, and CSF needs rank 2 or more.
 func holds(to string, in inspection) bool {
 	rank := len(in.Shape)
 	switch {
 	case in.Kind == "ragged":
-		return to == "arrow" || to == "arrows"
+		return recordFormat(to)
 	case to == "npy" || to == "npz" || to == "tensorproto":
 		return true
 	case in.DType == "bool":
 		return false
-	case to == "arrow" || to == "arrows":
+	case recordFormat(to):
 		return rank > 0
 	case to == "csr" || to == "csc":
 		return rank == 2
@@ -51,6 +51,9 @@ func holds(to string, in inspection) bool {
 	}
 	return true
 }
+
+// recordFormat reports whether to writes record batches: Arrow IPC files and streams, Parquet.
+func recordFormat(to string) bool { return to == "arrow" || to == "arrows" || to == "parquet" }
 
 // sparseFormats are the output formats that write SparseTensor messages of one format.
 var sparseFormats = []string{"coo", "csr", "csc", "csf"}
@@ -62,7 +65,7 @@ func numpyFormat(to string) bool { return to == "npy" || to == "npz" }
 func denseFormat(to string) bool { return numpyFormat(to) || to == "tensorproto" }
 
 // after returns what inspect says of tensor in written in format to. Formats that hold all of
-// it (tensor, arrow, arrows) keep everything but the file's name; a .npy or .npz file holds
+// it (tensor, arrow, arrows, parquet) keep everything but the file's name; a .npy or .npz file holds
 // dense tensors and no names; a sparse format stores no more entries than the tensor had.
 // looseNNZ says the stored entries may be fewer than in.NNZ (zeros are not stored).
 func after(to string, in inspection) (want inspection, looseNNZ bool) {
@@ -135,8 +138,6 @@ func TestEveryGoldenTensorSurvives(t *testing.T) {
 				switch to {
 				case "tfrecord":
 					continue // Examples change dtypes and shapes: TestEveryGoldenTensorThroughExamples
-				case "parquet":
-					continue // ndarrow does not read Parquet yet: TestConvertToParquet
 				}
 				t.Run(orig.Name+"/"+filepath.Ext(file)+"/"+to, func(t *testing.T) {
 					out := filepath.Join(dir, fmt.Sprintf("%s.%s.%s", orig.Name, strings.TrimPrefix(filepath.Ext(file), "."), to))
@@ -192,7 +193,9 @@ func TestEveryGoldenTensorSurvives(t *testing.T) {
 }
 
 // holdsAll reports whether a format keeps every kind of tensor it can hold.
-func holdsAll(to string) bool { return to == "tensor" || to == "arrow" || to == "arrows" }
+func holdsAll(to string) bool {
+	return to == "tensor" || to == "arrow" || to == "arrows" || to == "parquet"
+}
 
 // TestEveryGoldenTensorSurvivesFlight puts every golden tensor a Flight server can hold
 // (everything but bool tensors and scalars), checks that ls --json says what inspect --json

@@ -22,7 +22,8 @@ import (
 )
 
 // The golden files live beside the packages that read them; the CLI tests use the same copies.
-var goldenDirs = []string{"../../ipc/testdata/arrow-cpp-17", "../../npy/testdata/numpy", "../../arrowtensor/testdata/arrow-cpp-17"}
+var goldenDirs = []string{"../../ipc/testdata/arrow-cpp-17", "../../npy/testdata/numpy", "../../arrowtensor/testdata/arrow-cpp-17",
+	"../../parquet/testdata/arrow-cpp-17-parquet"}
 
 // goldenExpectations returns every expected.jsonl line by name, with the file it came from.
 func goldenExpectations(t *testing.T) map[string]map[string]any {
@@ -49,7 +50,7 @@ func TestInspectGoldenFiles(t *testing.T) {
 		require.NoError(t, err)
 		for _, path := range files {
 			ext := filepath.Ext(path)
-			if ext != ".tensor" && ext != ".npy" && ext != ".arrow" && ext != ".arrows" {
+			if ext != ".tensor" && ext != ".npy" && ext != ".arrow" && ext != ".arrows" && ext != ".parquet" {
 				continue
 			}
 			base := strings.TrimSuffix(filepath.Base(path), ext)
