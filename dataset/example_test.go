@@ -5,10 +5,13 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
 	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/npy"
+	"github.com/ndarrow/ndarrow/parquet"
 )
 
 // Read a directory of files as one dataset, under the names ndarrow serve gives them.
@@ -40,4 +43,35 @@ func ExampleOpenDir() {
 	// train.x float32 (4, 3)
 	// train.y int64 (4,)
 	// 0 skipped
+}
+
+// Read a partitioned Parquet table — part files in Hive-style key=value folders, as Spark,
+// Ray and DuckDB write them — as one tensor per column, the parts' rows in path order.
+func ExampleOpenDir_parquet() {
+	dir, _ := os.MkdirTemp("", "dataset")
+	defer os.RemoveAll(dir)
+	for i, part := range []string{"day=1/part-0.parquet", "day=2/part-0.parquet"} {
+		emb := ndarray.Full(float32(i), 3, 4) // three embeddings of 4 values
+		rec, _ := dataset.Batch(memory.DefaultAllocator, []dataset.Tensor{{Name: "emb", Dense: emb}})
+		path := filepath.Join(dir, "embeddings", part)
+		_ = os.MkdirAll(filepath.Dir(path), 0o755)
+		f, _ := os.Create(path)
+		w, _ := parquet.NewWriter(f, rec.Schema(), parquet.WriterOptions{})
+		_ = w.Write(rec)
+		_ = w.Close()
+		_ = f.Close()
+		rec.Release()
+	}
+	_ = os.WriteFile(filepath.Join(dir, "embeddings", "_SUCCESS"), nil, 0o644)
+
+	d, err := dataset.OpenDir(dir, limits.Limits{})
+	if err != nil {
+		panic(err)
+	}
+	defer d.Release()
+	for _, t := range d.Tensors {
+		fmt.Println(t.Name, t.Kind, t.DType(), t.Shape())
+	}
+	// Output:
+	// embeddings.emb dense float32 (6, 4)
 }

@@ -109,14 +109,27 @@ type File struct {
 // whose first record's CRCs verify. The File holds one reference to the mapping; Release it
 // when the tensors are no longer used.
 func Open(path string, lim limits.Limits) (*File, error) {
+	return openNamed(path, BaseName(path), lim)
+}
+
+// openNamed opens the file at path as Open does, naming its tensors after base.
+func openNamed(path, base string, lim limits.Limits) (*File, error) {
 	if IsTFRecordName(path) {
-		return OpenTFRecord(path, tfrecord.CompressionOf(path), lim)
+		return mapped(path, func(b []byte) ([]Tensor, error) {
+			return ReadTFRecord(b, base, tfrecord.CompressionOf(path), lim)
+		})
 	}
+	return mapped(path, func(b []byte) ([]Tensor, error) { return Read(b, base, lim) })
+}
+
+// mapped maps the file at path into memory and reads its tensors with read: the one place
+// the package opens a file.
+func mapped(path string, read func(b []byte) ([]Tensor, error)) (*File, error) {
 	m, err := mmap.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	tensors, err := Read(m.Bytes(), BaseName(path), lim)
+	tensors, err := read(m.Bytes())
 	if err != nil {
 		m.Release()
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -405,8 +405,9 @@ func TestNpzArchives(t *testing.T) {
 }
 
 // TestOpenDir reads a directory as one dataset: tensor files in name order under their
-// names, other files and subdirectories left alone, unreadable files and names given twice
-// reported in Skipped, each tensor's file retained beyond the Dir's Release.
+// names, other files left alone, unreadable files and parts that do not join (a name given
+// twice with another dtype) reported in Skipped, each tensor's file retained beyond the Dir's
+// Release.
 func TestOpenDir(t *testing.T) {
 	dir := t.TempDir()
 	put := func(name, src string) {
@@ -429,9 +430,10 @@ func TestOpenDir(t *testing.T) {
 	}
 	assert.Equal(t, []string{"a", "b.arr_0", "b.arr_1"}, names)
 	require.Len(t, d.Skipped, 2)
-	assert.ErrorContains(t, d.Skipped[0], "a.tensor: the name a is taken by "+filepath.Join(dir, "a.npy"))
-	assert.ErrorIs(t, d.Skipped[1], npy.ErrUnsupported)
-	assert.ErrorContains(t, d.Skipped[1], "c.npy")
+	assert.ErrorIs(t, d.Skipped[0], npy.ErrUnsupported)
+	assert.ErrorContains(t, d.Skipped[0], "c.npy")
+	assert.ErrorContains(t, d.Skipped[1], filepath.Join(dir, "a.tensor")+": a does not join the part in "+filepath.Join(dir, "a.npy"))
+	assert.ErrorIs(t, d.Skipped[1], ndarray.ErrDType)
 
 	f := d.File("b.arr_1")
 	require.NotNil(t, f)

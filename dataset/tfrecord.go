@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ndarrow/ndarrow/internal/mmap"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/tfrecord"
 )
@@ -37,16 +36,7 @@ func IsTFRecordName(path string) bool {
 // OpenTFRecord maps the file at path into memory and reads it as a TFRecord file compressed as
 // c, within lim: see ReadTFRecord. Open calls it for names IsTFRecordName accepts.
 func OpenTFRecord(path string, c tfrecord.Compression, lim limits.Limits) (*File, error) {
-	m, err := mmap.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	tensors, err := ReadTFRecord(m.Bytes(), BaseName(path), c, lim)
-	if err != nil {
-		m.Release()
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return &File{Path: path, Tensors: tensors, mapping: m}, nil
+	return mapped(path, func(b []byte) ([]Tensor, error) { return ReadTFRecord(b, BaseName(path), c, lim) })
 }
 
 // ReadTFRecord reads the records of a TFRecord file b, compressed as c, into tensors named

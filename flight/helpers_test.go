@@ -77,6 +77,7 @@ func dial(t testing.TB, uri string, opts ClientOptions) *Client {
 type expectedLine struct {
 	Name   string  `json:"name"`
 	Shape  []int64 `json:"shape"`
+	NRows  int64   `json:"nrows"` // of a ragged tensor
 	SHA256 string  `json:"sha256"`
 }
 

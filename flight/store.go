@@ -121,11 +121,11 @@ func (s *Store) put(name string, e *entry) {
 	}
 }
 
-// AddDir adds the tensors of every tensor file in dir (not its subdirectories), memory-mapped
-// and read within lim, under the names dataset.OpenDir gives them, and returns the names
-// added. Files that cannot be read, names that several files give (the first file's tensor
-// kept) and tensors Flight cannot carry are reported in the returned error (errors.Join of one
-// per problem) after the others are added.
+// AddDir adds the tensors of every tensor file under dir (Parquet, Arrow IPC, .npy/.npz and
+// TFRecord; subdirectories are tables whose parts are joined), memory-mapped and read within
+// lim, as dataset.OpenDir reads them and under the names it gives, and returns the names
+// added. Files that cannot be read, parts that do not join and tensors Flight cannot carry are
+// reported in the returned error (errors.Join of one per problem) after the others are added.
 func (s *Store) AddDir(dir string, lim limits.Limits) ([]string, error) {
 	d, err := dataset.OpenDir(dir, lim)
 	if err != nil {

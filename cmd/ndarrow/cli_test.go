@@ -71,8 +71,9 @@ func TestServeIgnoresFilesThatAreNotTensors(t *testing.T) {
 	for _, ext := range []string{".bin", ".jsonl"} {
 		assert.NotContains(t, s.stderr.String(), ext, "no word about files that are not tensor files")
 	}
-	// batch_tensors.arrows holds the tensors of batch_tensors.arrow, under the same names.
-	assert.Equal(t, 5, strings.Count(s.stderr.String(), "is taken by"), s.stderr.String())
+	// batch_tensors.arrows holds the tensors of batch_tensors.arrow, under the same names:
+	// joined, with no word either.
+	assert.Empty(t, s.stderr.String())
 	assert.Contains(t, s.stdout.String(), "serving 33 tensors")
 
 	dir := t.TempDir()
@@ -273,9 +274,11 @@ func TestInspectSaysWhenAFileHoldsNoTensors(t *testing.T) {
 }
 
 // TestDirectoryIsOneDataset: a directory given to inspect, convert or put is every tensor file
-// in it, under the names serve gives them (ls lists the same); files that are not tensor
-// files, hidden files and subdirectories are left alone; a broken file is one error line for
-// inspect and fails convert and put, which take a dataset whole.
+// under it, under the names serve gives them (ls lists the same): a subdirectory's files
+// (Hive-style key=value folders inside it included) are one table named after it, their
+// tensors joined in path order; files that are not tensor files and hidden files are left
+// alone; a broken file is one error line for inspect and fails convert and put, which take a
+// dataset whole.
 func TestDirectoryIsOneDataset(t *testing.T) {
 	dir := t.TempDir()
 	copyIn := func(src, name string) {
@@ -289,9 +292,14 @@ func TestDirectoryIsOneDataset(t *testing.T) {
 	copyIn("../../npy/testdata/numpy-npz/positional.npz", "positional.npz")
 	copyIn("../../npy/testdata/numpy/u8_image.npy", ".hidden.npy")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not tensors\n"), 0o644))
-	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
-	copyIn("../../npy/testdata/numpy/f32_scalar.npy", "sub/f32_scalar.npy")
-	want := []string{"dense_float_rank3", "multi_3.0", "multi_3.1", "multi_3.2", "positional.arr_0", "positional.arr_1", "u8_image"}
+	for _, part := range []string{"sub/day=1", "sub/day=2", "sub/_temporary"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, part), 0o755))
+	}
+	copyIn("../../npy/testdata/numpy/u8_image.npy", "sub/day=1/part-0.npy")
+	copyIn("../../npy/testdata/numpy/u8_image.npy", "sub/day=2/part-0.npy")
+	copyIn("../../npy/testdata/numpy/u8_image.npy", "sub/day=2/part-1.npy")
+	copyIn("../../npy/testdata/numpy/f32_scalar.npy", "sub/_temporary/part-9.npy")
+	want := []string{"dense_float_rank3", "multi_3.0", "multi_3.1", "multi_3.2", "positional.arr_0", "positional.arr_1", "sub", "u8_image"}
 
 	names := func(lines []inspection) []string {
 		var out []string
@@ -300,7 +308,9 @@ func TestDirectoryIsOneDataset(t *testing.T) {
 		}
 		return out
 	}
-	assert.Equal(t, want, names(inspectJSON(t, dir)))
+	described := inspectJSON(t, dir)
+	assert.Equal(t, want, names(described))
+	assert.Equal(t, []int64{24, 8, 3}, described[6].Shape, "three parts of 8 rows joined")
 
 	s := startServe(t, dir)
 	code, stdout, stderr := runCLI("ls", "--json", s.uri)

@@ -1,0 +1,120 @@
+package dataset_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/limits"
+	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/parquet"
+	"github.com/ndarrow/ndarrow/ragged"
+)
+
+// writeTable writes a Parquet file at path of rows rows: an embedding column emb (float32
+// [rows, 4], values from first on) and a ragged column ids.
+func writeTable(t *testing.T, path string, first float32, rows int64) {
+	emb := ndarray.Must(ndarray.Must(ndarray.Arange(first, first+float32(rows*4), 1)).Reshape(rows, 4))
+	splits := make([]int64, rows+1)
+	var vals []int64
+	for i := range rows {
+		vals = append(vals, int64(first)+i)
+		splits[i+1] = int64(len(vals))
+	}
+	ids, err := ragged.FromRowSplits(vals, splits)
+	require.NoError(t, err)
+	rec, err := dataset.Batch(memory.DefaultAllocator, []dataset.Tensor{
+		{Name: "emb", Kind: dataset.KindFixedShape, Dense: emb},
+		{Name: "ids", Kind: dataset.KindRagged, Ragged: ids},
+	})
+	require.NoError(t, err)
+	defer rec.Release()
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	defer f.Close()
+	w, err := parquet.NewWriter(f, rec.Schema(), parquet.WriterOptions{})
+	require.NoError(t, err)
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close())
+}
+
+func names(d *dataset.Dir) []string {
+	var out []string
+	for _, t := range d.Tensors {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+// TestOpenDirJoinsTheParts: the Parquet files of a table (a subdirectory, Hive-style
+// partitions inside it) are one tensor per column, rows in path order; a directory that is
+// itself partitioned is one table named after it; Spark's _SUCCESS and hidden files are left
+// alone.
+func TestOpenDirJoinsTheParts(t *testing.T) {
+	dir := t.TempDir()
+	writeTable(t, filepath.Join(dir, "events", "day=2", "part-0.parquet"), 100, 2)
+	writeTable(t, filepath.Join(dir, "events", "day=1", "part-1.parquet"), 10, 3)
+	writeTable(t, filepath.Join(dir, "events", "day=1", "part-0.parquet"), 0, 1)
+	writeTable(t, filepath.Join(dir, "loose.parquet"), 7, 1)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "events", "_SUCCESS"), nil, 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "events", ".staging"), 0o755))
+	writeTable(t, filepath.Join(dir, "events", ".staging", "part-9.parquet"), 99, 9)
+
+	d, err := dataset.OpenDir(dir, limits.Limits{})
+	require.NoError(t, err)
+	defer d.Release()
+	assert.Empty(t, d.Skipped)
+	assert.Equal(t, []string{"events.emb", "events.ids", "loose.emb", "loose.ids"}, names(d))
+	emb := d.Tensors[0]
+	assert.Equal(t, ndarray.Shape{6, 4}, emb.Shape(), "1 + 3 + 2 rows")
+	got := emb.Dense.(*ndarray.Dense[float32]).Ravel()
+	assert.Equal(t, []float32{0, 1, 2, 3, 10, 11}, got[:6], "day=1/part-0 first, then day=1/part-1")
+	assert.Equal(t, float32(100), got[16], "day=2 last")
+	ids := d.Tensors[1].Ragged.(*ragged.Array[int64])
+	assert.Equal(t, []int64{0, 10, 11, 12, 100, 101}, ids.FlatValues())
+
+	// The partitioned directory itself: one table named after it.
+	d2, err := dataset.OpenDir(filepath.Join(dir, "events"), limits.Limits{})
+	require.NoError(t, err)
+	defer d2.Release()
+	assert.Equal(t, []string{"events.emb", "events.ids"}, names(d2))
+	assert.Equal(t, int64(6), d2.Tensors[0].Rows())
+}
+
+// TestOpenDirBoundsTheJoin: a join that would copy more than MaxCopySize leaves the part out.
+func TestOpenDirBoundsTheJoin(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile("../npy/testdata/numpy/u8_image.npy") // 192 bytes of values, viewed
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "t"), 0o755))
+	for _, name := range []string{"a.npy", "b.npy", "c.npy"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "t", name), b, 0o644))
+	}
+	d, err := dataset.OpenDir(dir, limits.Limits{MaxCopySize: 400})
+	require.NoError(t, err)
+	defer d.Release()
+	require.Len(t, d.Skipped, 1)
+	assert.ErrorIs(t, d.Skipped[0], limits.ErrExceeded)
+	assert.ErrorContains(t, d.Skipped[0], "c.npy")
+	assert.Equal(t, ndarray.Shape{16, 8, 3}, d.Tensors[0].Shape(), "a and b joined")
+}
+
+// TestParquetColumnsAreTensors: every tensor column kind through a Parquet file.
+func TestParquetColumnsAreTensors(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.parquet")
+	writeTable(t, path, 0, 3)
+	f, err := dataset.Open(path, limits.Limits{})
+	require.NoError(t, err)
+	defer f.Release()
+	require.Len(t, f.Tensors, 2)
+	assert.Equal(t, dataset.KindFixedShape, f.Tensors[0].Kind)
+	assert.Equal(t, "emb", f.Tensors[0].Column)
+	assert.Equal(t, dataset.KindRagged, f.Tensors[1].Kind)
+	assert.Equal(t, ndarray.Float32, f.Tensors[0].DType())
+}
