@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/parquet/file"
@@ -52,4 +53,39 @@ func TestConvertToParquet(t *testing.T) {
 	code, _, stderr := runCLI("convert", "--parquet-compression", "lz4", golden+"/batch_tensors.arrow", filepath.Join(dir, "x.parquet"))
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "not zstd, snappy, gzip or none")
+}
+
+// TestServeParquetDataset: a directory holding a table of Parquet parts in Hive-style
+// folders serves one tensor per column, the parts' rows joined, to ls and get; a Parquet
+// file the reader refuses is one line naming it.
+func TestServeParquetDataset(t *testing.T) {
+	dir := t.TempDir()
+	for _, part := range []string{"day=1/part-0.parquet", "day=2/part-0.parquet"} {
+		out := filepath.Join(dir, "batches", part)
+		require.NoError(t, os.MkdirAll(filepath.Dir(out), 0o755))
+		code, _, stderr := runCLI("convert", golden+"/batch_tensors.arrow", out)
+		require.Equal(t, exitOK, code, stderr)
+	}
+	s := startServe(t, dir)
+	code, stdout, stderr := runCLI("ls", s.uri)
+	require.Equal(t, exitOK, code, stderr)
+	for _, name := range []string{"batches.images", "batches.perm", "batches.tokens", "batches.ids", "batches.nested"} {
+		assert.Contains(t, stdout, name)
+	}
+	want := inspectJSON(t, golden+"/batch_tensors.arrow")[0] // images, 7 rows
+	got := filepath.Join(t.TempDir(), "images.arrow")
+	code, _, stderr = runCLI("get", s.uri, "batches.images", got)
+	require.Equal(t, exitOK, code, stderr)
+	back := inspectJSON(t, got)[0]
+	assert.Equal(t, append([]int64{2 * want.Shape[0]}, want.Shape[1:]...), back.Shape, "both parts' rows")
+	assert.Equal(t, want.Kind, back.Kind)
+	assert.Equal(t, want.DimNames, back.DimNames)
+
+	bad := filepath.Join(dir, "bad.parquet")
+	require.NoError(t, os.WriteFile(bad, []byte("PAR1 not really parquet PAR1"), 0o644))
+	code, _, stderr = runCLI("inspect", bad)
+	assert.Equal(t, exitFail, code)
+	assert.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
+	assert.Contains(t, stderr, bad)
+	assert.Contains(t, stderr, "invalid Parquet file")
 }
