@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow/go/v17/arrow"
 	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
@@ -52,24 +53,34 @@ func peakHeap() (stop func() uint64) {
 	}
 }
 
+// benchSizes are the column sizes benchmarked: 64 MiB, and 1 GiB unless -short.
+func benchSizes() []int64 {
+	if testing.Short() {
+		return []int64{64 << 20}
+	}
+	return []int64{64 << 20, 1 << 30}
+}
+
+// tensorColumn returns a record batch of one float32 arrow.fixed_shape_tensor column
+// [n/1024, 256] (n bytes of values, 1 KiB rows). Release it.
+func tensorColumn(b *testing.B, n int64) arrow.Record {
+	d := ndarray.New[float32](n/1024, 256)
+	for i := range d.Ravel() {
+		d.Ravel()[i] = float32(i%4096) * 0.25
+	}
+	rec, err := dataset.Batch(memory.DefaultAllocator, []dataset.Tensor{{Name: "emb", Kind: dataset.KindFixedShape, Dense: d}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return rec
+}
+
 // BenchmarkWriteTensorColumn writes one float32 arrow.fixed_shape_tensor column of
 // [rows, 256] (1 KiB rows) as Parquet with each codec, against the same record batch written
 // as an Arrow IPC file; GB/s counts the float32 payload, peak-MiB the heap above the start.
 func BenchmarkWriteTensorColumn(b *testing.B) {
-	sizes := []int64{64 << 20}
-	if !testing.Short() {
-		sizes = append(sizes, 1<<30)
-	}
-	for _, n := range sizes {
-		rows := n / 1024
-		d := ndarray.New[float32](rows, 256)
-		for i := range d.Ravel() {
-			d.Ravel()[i] = float32(i%4096) * 0.25
-		}
-		rec, err := dataset.Batch(memory.DefaultAllocator, []dataset.Tensor{{Name: "emb", Kind: dataset.KindFixedShape, Dense: d}})
-		if err != nil {
-			b.Fatal(err)
-		}
+	for _, n := range benchSizes() {
+		rec := tensorColumn(b, n)
 		name := fmt.Sprintf("%dMiB", n>>20)
 		for _, c := range []parquet.Compression{parquet.Uncompressed, parquet.Zstd, parquet.Snappy} {
 			b.Run(name+"/parquet-"+c.String(), func(b *testing.B) {
@@ -135,20 +146,8 @@ func (d *discardSeeker) Seek(offset int64, whence int) (int64, error) {
 // through ndarrow's decoder (views, no copy); GB/s counts the float32 payload, peak-MiB the
 // heap above the start (the files themselves are allocated before).
 func BenchmarkReadTensorColumn(b *testing.B) {
-	sizes := []int64{64 << 20}
-	if !testing.Short() {
-		sizes = append(sizes, 1<<30)
-	}
-	for _, n := range sizes {
-		rows := n / 1024
-		d := ndarray.New[float32](rows, 256)
-		for i := range d.Ravel() {
-			d.Ravel()[i] = float32(i%4096) * 0.25
-		}
-		rec, err := dataset.Batch(memory.DefaultAllocator, []dataset.Tensor{{Name: "emb", Kind: dataset.KindFixedShape, Dense: d}})
-		if err != nil {
-			b.Fatal(err)
-		}
+	for _, n := range benchSizes() {
+		rec := tensorColumn(b, n)
 		name := fmt.Sprintf("%dMiB", n>>20)
 		for _, c := range []parquet.Compression{parquet.Uncompressed, parquet.Zstd, parquet.Snappy} {
 			var buf bytes.Buffer
