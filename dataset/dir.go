@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/ndarrow/ndarrow/limits"
@@ -117,7 +118,7 @@ func join(parts []Tensor, paths []string, maxBytes int64) (Tensor, []error) {
 			skipped = append(skipped, fmt.Errorf("%s: %s: joining it would copy more than MaxCopySize %d bytes: %w", paths[i+1], p.Name, maxBytes, limits.ErrExceeded))
 			continue
 		}
-		if _, err := Concat([]Tensor{kept[0], p}); err != nil {
+		if err := joinable(kept[0], p); err != nil {
 			skipped = append(skipped, fmt.Errorf("%s: %s does not join the part in %s: %w", paths[i+1], p.Name, paths[0], err))
 			continue
 		}
@@ -129,6 +130,25 @@ func join(parts []Tensor, paths []string, maxBytes int64) (Tensor, []error) {
 		return parts[0], append(skipped, fmt.Errorf("%s: %w", paths[0], err))
 	}
 	return t, skipped
+}
+
+// joinable returns why Concat would refuse to put part after first, or nil: parts join when
+// both are dense (or both ragged) of one dtype and the same shape past the rows; a sparse
+// tensor is never split.
+func joinable(first, part Tensor) error {
+	switch {
+	case first.Sparse != nil || part.Sparse != nil:
+		return fmt.Errorf("a sparse tensor in several parts: %w", ndarray.ErrShape)
+	case (first.Dense == nil) != (part.Dense == nil):
+		return fmt.Errorf("%s and %s: %w", first.ImpliedKind(), part.ImpliedKind(), ndarray.ErrShape)
+	case first.DType() != part.DType():
+		return fmt.Errorf("%v and %v: %w", first.DType(), part.DType(), ndarray.ErrDType)
+	}
+	a, b := first.Shape(), part.Shape()
+	if len(a) == 0 || len(a) != len(b) || first.Dense != nil && !slices.Equal(a[1:], b[1:]) {
+		return fmt.Errorf("shapes %v and %v: %w", a, b, ndarray.ErrShape)
+	}
+	return nil
 }
 
 // tensorBytes is the memory a tensor's values take.

@@ -461,7 +461,8 @@ func (r *Reader) decode(idx int, leaves []int, rg int, rows int64) (arr arrow.Ar
 	}
 }
 
-// invalid wraps an error of arrow-go's decoders: ErrInvalid unless it says "unimplemented".
+// invalid wraps an error of arrow-go's decoders in ErrInvalid, unless it carries one of the
+// package's sentinels already.
 func invalid(err error) error {
 	if errors.Is(err, ErrInvalid) || errors.Is(err, ErrUnsupported) {
 		return err
