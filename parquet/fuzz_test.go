@@ -16,11 +16,11 @@ import (
 // fuzzLimits keep a fuzzed input's work small.
 var fuzzLimits = limits.Limits{MaxMetadataSize: 1 << 20, MaxElements: 1 << 20, MaxCopySize: 16 << 20}
 
-// seedFiles returns the golden files and the files of parquet-testing, those of at most
+// seedFiles returns the golden files, DuckDB's and the files of parquet-testing, those of at most
 // maxSeed bytes when maxSeed > 0 (large seeds make the fuzzer spend its time minimizing).
 func seedFiles(t testing.TB, maxSeed int) [][]byte {
 	var out [][]byte
-	for _, pattern := range []string{"testdata/arrow-cpp-17-parquet/*.parquet", "testdata/parquet-testing/*/*.parquet"} {
+	for _, pattern := range []string{"testdata/arrow-cpp-17-parquet/*.parquet", "testdata/duckdb/*.parquet", "testdata/parquet-testing/*/*.parquet"} {
 		paths, err := filepath.Glob(pattern)
 		require.NoError(t, err)
 		for _, p := range paths {

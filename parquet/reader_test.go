@@ -194,3 +194,31 @@ func TestReadsArrowCpp17Goldens(t *testing.T) {
 		})
 	}
 }
+
+// TestReadsDuckDBFiles reads files DuckDB wrote (see testdata/duckdb/README.md).
+func TestReadsDuckDBFiles(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	b, err := os.ReadFile("testdata/duckdb/lists.parquet")
+	require.NoError(t, err)
+	schema, recs := readAll(t, b, parquet.ReaderOptions{Allocator: mem})
+	require.Len(t, recs, 1)
+	defer recs[0].Release()
+	assert.Equal(t, []string{"emb", "ids", "n"}, []string{schema.Field(0).Name, schema.Field(1).Name, schema.Field(2).Name})
+	var emb []float32
+	var ids []int64
+	for i := range int64(10) {
+		emb = append(emb, float32(i)*1.5, float32(i)*2.5, 0.25)
+		ids = append(ids, []int64{i, i + 1}[:i%3]...)
+	}
+	assert.Equal(t, emb, arrow.Float32Traits.CastFromBytes(leafBytes(recs[0].Column(0))))
+	assert.Equal(t, ids, arrow.Int64Traits.CastFromBytes(leafBytes(recs[0].Column(1))))
+
+	b, err = os.ReadFile("testdata/duckdb/lists_v2.parquet")
+	require.NoError(t, err)
+	r, err := parquet.NewReader(b, parquet.ReaderOptions{Allocator: mem})
+	require.NoError(t, err)
+	_, err = r.ReadRowGroup(0)
+	assert.ErrorIs(t, err, parquet.ErrUnsupported)
+	assert.ErrorContains(t, err, "BYTE_STREAM_SPLIT")
+}
