@@ -2,10 +2,10 @@
 // the way the ndarrow command and its Flight server do.
 //
 // A file is recognized from its first bytes: a stream of Arrow Tensor and SparseTensor
-// messages, a NumPy .npy file or .npz archive, or an Arrow IPC file or stream of record
-// batches whose columns are tensors (arrow.fixed_shape_tensor columns are dense, list,
-// large_list, fixed_size_list and arrow.variable_shape_tensor columns are ragged, and a
-// sparse record batch, see arrowtensor.SparseRecord, is one sparse tensor). Each tensor is
+// messages, a NumPy .npy file or .npz archive, or an Arrow IPC file or stream or a Parquet
+// file of record batches whose columns are tensors (arrow.fixed_shape_tensor and plain
+// fixed_size_list columns are dense, list, large_list and arrow.variable_shape_tensor columns
+// are ragged, and a sparse record batch, see arrowtensor.SparseRecord, is one sparse tensor). Each tensor is
 // named after the file's base name without extension: NAME for a file of one tensor, NAME.0,
 // NAME.1, … for a stream of several, NAME.COLUMN for the columns of record batches and
 // NAME.MEMBER for the arrays of an .npz archive.
@@ -17,5 +17,8 @@
 //
 // Dense tensors, fixed_shape_tensor columns of one batch and aligned stored .npz members are
 // views of the file's bytes; Open maps the file into memory, so reading a large tensor costs
-// no copy.
+// no copy. Parquet columns are decoded into memory (see parquet.Reader).
+//
+// OpenDir reads a directory, recursively, as one dataset: a subdirectory is a table whose
+// parts (Hive-style key=value folders or not) are joined column by column.
 package dataset
