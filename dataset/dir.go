@@ -25,28 +25,27 @@ import (
 // each file after the rows of the files before it in path order.
 type Dir struct {
 	Path    string
-	Tensors []Tensor // one per name, in the order the names first appear in path order
-	Skipped []error  // one per file that could not be read and per part that could not be joined
+	Sources []*Source // one per name, in the order the names first appear in path order
+	Tensors []Tensor  // OpenDir only: each Source read whole, in the same order
+	Skipped []error   // one per file that could not be read and per part that could not be joined
 	files   []*File
-	fileOf  map[string]*File
 }
 
-// OpenDir opens every tensor file under dir, recursively (symbolic links are not followed;
+// ScanDir opens every tensor file under dir, recursively (symbolic links are not followed;
 // names starting with "." or "_", such as Spark's _SUCCESS, are left out, as are files that
-// are not tensor files), each as Open does, memory-mapped and read within lim, in path order,
-// and joins the tensors of each name with Concat. A file that fails to read, and a part whose
-// dtype or cell shape differs from the first part's or that would take the joined tensor past
-// lim.MaxCopySize bytes, is left out and reported in Skipped, one error each naming the file.
-// OpenDir fails only when dir cannot be listed.
+// are not tensor files), memory-mapped, in path order, and describes the tensors of each name
+// as one Source whose chunks are the parts in path order. A Parquet file's footer is checked
+// and its values left to be read chunk by chunk, one row group at a time; any other file is
+// read as Open reads it. Chunks are read within lim. A file that fails to open, and a part
+// whose kind, dtype or cell shape differs from the first part's, is left out and reported in
+// Skipped, one error each naming the file. ScanDir fails only when dir cannot be listed.
 //
-// A tensor of one part views its file's mapping; a joined one is a copy. Release the Dir when
-// the tensors are no longer used (a user that outlives it retains a file with File).
-func OpenDir(dir string, lim limits.Limits) (*Dir, error) {
+// Release the Dir when the Sources are no longer used (a user that outlives it retains them).
+func ScanDir(dir string, lim limits.Limits) (*Dir, error) {
 	lim = lim.WithDefaults()
-	d := &Dir{Path: dir, fileOf: map[string]*File{}}
-	parts := map[string][]Tensor{}
-	partFiles := map[string][]string{}
-	var order []string
+	d := &Dir{Path: dir}
+	byName := map[string]*Source{}
+	firstPath := map[string]string{}
 	err := filepath.WalkDir(dir, func(path string, de fs.DirEntry, err error) error {
 		if err != nil {
 			if path == dir {
@@ -71,7 +70,7 @@ func OpenDir(dir string, lim limits.Limits) (*Dir, error) {
 		if base == "" {
 			base = BaseName(path)
 		}
-		f, err := openNamed(path, base, lim)
+		f, sources, err := scanNamed(path, base, lim)
 		switch {
 		case errors.Is(err, ErrNotTensors):
 			return nil
@@ -80,13 +79,16 @@ func OpenDir(dir string, lim limits.Limits) (*Dir, error) {
 			return nil
 		}
 		d.files = append(d.files, f)
-		for _, t := range f.Tensors {
-			if _, seen := parts[t.Name]; !seen {
-				order = append(order, t.Name)
-				d.fileOf[t.Name] = f
+		for _, src := range sources {
+			first, seen := byName[src.Name]
+			if !seen {
+				byName[src.Name], firstPath[src.Name] = src, path
+				d.Sources = append(d.Sources, src)
+				continue
 			}
-			parts[t.Name] = append(parts[t.Name], t)
-			partFiles[t.Name] = append(partFiles[t.Name], path)
+			if err := first.join(src); err != nil {
+				d.Skipped = append(d.Skipped, fmt.Errorf("%s: %s does not join the part in %s: %w", path, src.Name, firstPath[src.Name], err))
+			}
 		}
 		return nil
 	})
@@ -94,47 +96,40 @@ func OpenDir(dir string, lim limits.Limits) (*Dir, error) {
 		d.Release()
 		return nil, err
 	}
-	for _, name := range order {
-		t, skipped := join(parts[name], partFiles[name], lim.MaxCopySize)
-		d.Tensors = append(d.Tensors, t)
-		d.Skipped = append(d.Skipped, skipped...)
-	}
 	return d, nil
 }
 
-// join concatenates the parts of one tensor, from the files at paths, leaving out (and
-// reporting) each part that does not fit the ones before it or would take the copy past
-// maxBytes.
-func join(parts []Tensor, paths []string, maxBytes int64) (Tensor, []error) {
-	if len(parts) == 1 {
-		return parts[0], nil
+// OpenDir opens the tensor files under dir as ScanDir does and reads every Source whole
+// (Source.Read), within lim: a tensor of one part of a file other than Parquet views its
+// file's mapping; a joined one, and a Parquet column, is a copy, of at most lim.MaxCopySize
+// bytes. A Source that cannot be read, or would copy more, is left out of both Sources and
+// Tensors and reported in Skipped. OpenDir fails only when dir cannot be listed.
+//
+// Release the Dir when the tensors are no longer used (a user that outlives it retains the
+// Source).
+func OpenDir(dir string, lim limits.Limits) (*Dir, error) {
+	d, err := ScanDir(dir, lim)
+	if err != nil {
+		return nil, err
 	}
-	var skipped []error
-	kept := parts[:1]
-	total := tensorBytes(parts[0])
-	for i, p := range parts[1:] {
-		n := tensorBytes(p)
-		if total+n > maxBytes {
-			skipped = append(skipped, fmt.Errorf("%s: %s: joining it would copy more than MaxCopySize %d bytes: %w", paths[i+1], p.Name, maxBytes, limits.ErrExceeded))
+	sources := d.Sources[:0]
+	for _, src := range d.Sources {
+		t, err := src.Read()
+		if err != nil {
+			d.Skipped = append(d.Skipped, err)
 			continue
 		}
-		if err := joinable(kept[0], p); err != nil {
-			skipped = append(skipped, fmt.Errorf("%s: %s does not join the part in %s: %w", paths[i+1], p.Name, paths[0], err))
-			continue
-		}
-		kept = append(kept, p)
-		total += n
+		sources = append(sources, src)
+		d.Tensors = append(d.Tensors, t)
 	}
-	t, err := Concat(kept)
-	if err != nil { // each part joins the first, so all do
-		return parts[0], append(skipped, fmt.Errorf("%s: %w", paths[0], err))
-	}
-	return t, skipped
+	d.Sources = sources
+	return d, nil
 }
 
-// joinable returns why Concat would refuse to put part after first, or nil: parts join when
-// both are dense (or both ragged) of one dtype and the same shape past the rows; a sparse
-// tensor is never split.
+// joinable returns why part cannot follow first in one tensor, or nil: parts join when both
+// are dense (or both ragged, with row splits of one width) of one dtype and the same shape
+// past the rows (so that Concat joins them and their record batches have one schema); a
+// sparse tensor is never split.
 func joinable(first, part Tensor) error {
 	switch {
 	case first.Sparse != nil || part.Sparse != nil:
@@ -145,8 +140,11 @@ func joinable(first, part Tensor) error {
 		return fmt.Errorf("%v and %v: %w", first.DType(), part.DType(), ndarray.ErrDType)
 	}
 	a, b := first.Shape(), part.Shape()
-	if len(a) == 0 || len(a) != len(b) || first.Dense != nil && !slices.Equal(a[1:], b[1:]) {
+	if len(a) == 0 || len(a) != len(b) || !slices.Equal(a[1:], b[1:]) {
 		return fmt.Errorf("shapes %v and %v: %w", a, b, ndarray.ErrShape)
+	}
+	if first.Ragged != nil && first.Ragged.SplitDType() != part.Ragged.SplitDType() {
+		return fmt.Errorf("%v and %v row splits (a list and a large_list): %w", first.Ragged.SplitDType(), part.Ragged.SplitDType(), ndarray.ErrDType)
 	}
 	return nil
 }
@@ -192,13 +190,8 @@ func isHivePartition(name string) bool {
 	return ok && k != ""
 }
 
-// File returns the file the tensor named name came from (the first part's, for a tensor
-// joined from several), or nil when d has no such tensor. Retain it to keep the tensor's
-// memory beyond the Dir's Release.
-func (d *Dir) File(name string) *File { return d.fileOf[name] }
-
-// Release releases every file of d; its tensors must not be used afterwards unless their
-// file was retained.
+// Release releases every file of d; its tensors and Sources must not be used afterwards
+// unless the Source was retained.
 func (d *Dir) Release() {
 	for _, f := range d.files {
 		f.Release()

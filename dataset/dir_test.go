@@ -5,10 +5,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
@@ -19,6 +22,11 @@ import (
 // writeTable writes a Parquet file at path of rows rows: an embedding column emb (float32
 // [rows, 4], values from first on) and a ragged column ids.
 func writeTable(t *testing.T, path string, first float32, rows int64) {
+	writeRowGroups(t, path, first, rows, parquet.WriterOptions{})
+}
+
+// writeRowGroups writes the file writeTable writes with opts.
+func writeRowGroups(t *testing.T, path string, first float32, rows int64, opts parquet.WriterOptions) {
 	emb := ndarray.Must(ndarray.Must(ndarray.Arange(first, first+float32(rows*4), 1)).Reshape(rows, 4))
 	splits := make([]int64, rows+1)
 	var vals []int64
@@ -38,7 +46,7 @@ func writeTable(t *testing.T, path string, first float32, rows int64) {
 	f, err := os.Create(path)
 	require.NoError(t, err)
 	defer f.Close()
-	w, err := parquet.NewWriter(f, rec.Schema(), parquet.WriterOptions{})
+	w, err := parquet.NewWriter(f, rec.Schema(), opts)
 	require.NoError(t, err)
 	require.NoError(t, w.Write(rec))
 	require.NoError(t, w.Close())
@@ -87,7 +95,8 @@ func TestOpenDirJoinsTheParts(t *testing.T) {
 	assert.Equal(t, int64(6), d2.Tensors[0].Rows())
 }
 
-// TestOpenDirBoundsTheJoin: a join that would copy more than MaxCopySize leaves the part out.
+// TestOpenDirBoundsTheJoin: a join that would copy more than MaxCopySize leaves the tensor
+// out, naming the file that took it past; ScanDir, which copies nothing, keeps it.
 func TestOpenDirBoundsTheJoin(t *testing.T) {
 	dir := t.TempDir()
 	b, err := os.ReadFile("../npy/testdata/numpy/u8_image.npy") // 192 bytes of values, viewed
@@ -102,7 +111,17 @@ func TestOpenDirBoundsTheJoin(t *testing.T) {
 	require.Len(t, d.Skipped, 1)
 	assert.ErrorIs(t, d.Skipped[0], limits.ErrExceeded)
 	assert.ErrorContains(t, d.Skipped[0], "c.npy")
-	assert.Equal(t, ndarray.Shape{16, 8, 3}, d.Tensors[0].Shape(), "a and b joined")
+	assert.Empty(t, d.Tensors)
+	assert.Empty(t, d.Sources)
+
+	s, err := dataset.ScanDir(dir, limits.Limits{MaxCopySize: 400})
+	require.NoError(t, err)
+	defer s.Release()
+	assert.Empty(t, s.Skipped)
+	require.Len(t, s.Sources, 1)
+	assert.Equal(t, ndarray.Shape{24, 8, 3}, s.Sources[0].Shape(), "a, b and c")
+	assert.Equal(t, 3, s.Sources[0].NumChunks())
+	assert.Equal(t, int64(576), s.Sources[0].Bytes())
 }
 
 // TestParquetColumnsAreTensors: every tensor column kind through a Parquet file.
@@ -117,4 +136,108 @@ func TestParquetColumnsAreTensors(t *testing.T) {
 	assert.Equal(t, "emb", f.Tensors[0].Column)
 	assert.Equal(t, dataset.KindRagged, f.Tensors[1].Kind)
 	assert.Equal(t, ndarray.Float32, f.Tensors[0].DType())
+}
+
+// TestScanDirReadsRowGroupsOnDemand: ScanDir reads no values; a Parquet column is a Source of
+// one chunk per row group, each decoded as it is read, so a table larger than MaxCopySize
+// (which OpenDir refuses to copy whole) is read chunk by chunk with the same values.
+func TestScanDirReadsRowGroupsOnDemand(t *testing.T) {
+	dir := t.TempDir()
+	const rows = 4000 // emb: 64 000 bytes, ids: 32 000 values
+	writeRowGroups(t, filepath.Join(dir, "big.parquet"), 0, rows, parquet.WriterOptions{RowGroupBytes: 4 << 10})
+	lim := limits.Limits{MaxCopySize: 32 << 10}
+
+	d, err := dataset.OpenDir(dir, lim)
+	require.NoError(t, err)
+	defer d.Release()
+	assert.Empty(t, d.Tensors)
+	require.Len(t, d.Skipped, 2)
+	assert.ErrorIs(t, d.Skipped[0], limits.ErrExceeded)
+	assert.ErrorContains(t, d.Skipped[0], "big.parquet")
+
+	s, err := dataset.ScanDir(dir, lim)
+	require.NoError(t, err)
+	defer s.Release()
+	assert.Empty(t, s.Skipped)
+	require.Len(t, s.Sources, 2)
+	emb, ids := s.Sources[0], s.Sources[1]
+	assert.Equal(t, "big.emb", emb.Name)
+	assert.Equal(t, dataset.KindFixedShape, emb.Kind)
+	assert.Equal(t, ndarray.Float32, emb.DType())
+	assert.Equal(t, ndarray.Shape{rows, 4}, emb.Shape())
+	assert.Equal(t, int64(rows*4*4), emb.Bytes())
+	assert.Equal(t, ndarray.Shape{rows, -1}, ids.Shape())
+	assert.Equal(t, int64(-1), ids.Bytes(), "a ragged Parquet column's size is known once read")
+	assert.Greater(t, emb.NumChunks(), 10)
+	_, resident := emb.Resident()
+	assert.False(t, resident)
+
+	var got []float32
+	chunks := 0
+	for c, err := range emb.Chunks() {
+		require.NoError(t, err)
+		assert.Equal(t, "big.emb", c.Name)
+		assert.Equal(t, int64(4), c.Shape()[1])
+		got = append(got, c.Dense.(*ndarray.Dense[float32]).Ravel()...)
+		chunks++
+	}
+	assert.Equal(t, emb.NumChunks(), chunks)
+	require.Len(t, got, rows*4)
+	for i, v := range got {
+		require.Equal(t, float32(i), v, "value %d", i)
+	}
+	var vals []int64
+	for c, err := range ids.Chunks() {
+		require.NoError(t, err)
+		vals = append(vals, c.Ragged.(*ragged.Array[int64]).FlatValues()...)
+	}
+	require.Len(t, vals, rows)
+	assert.Equal(t, int64(rows-1), vals[rows-1])
+
+	_, err = emb.Read()
+	assert.ErrorIs(t, err, limits.ErrExceeded, "whole, it is more than MaxCopySize")
+}
+
+// TestSourceChunkErrors: a row group that cannot be a tensor (a null in an embedding) fails the
+// chunk that holds it, naming the file, after the chunks before it were yielded.
+func TestSourceChunkErrors(t *testing.T) {
+	const rows = 64
+	b := array.NewFixedSizeListBuilder(memory.DefaultAllocator, 2, arrow.PrimitiveTypes.Float32)
+	defer b.Release()
+	vb := b.ValueBuilder().(*array.Float32Builder)
+	for i := range rows {
+		b.Append(true)
+		vb.AppendValues([]float32{float32(i), float32(i)}, []bool{i != rows-3, true})
+	}
+	col := b.NewArray()
+	defer col.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "emb", Type: col.DataType(), Nullable: true}}, nil)
+	rec := array.NewRecord(schema, []arrow.Array{col}, rows)
+	defer rec.Release()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "nulls.parquet")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	w, err := parquet.NewWriter(f, schema, parquet.WriterOptions{RowGroupBytes: 128})
+	require.NoError(t, err)
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close(), "closes f too")
+
+	d, err := dataset.ScanDir(dir, limits.Limits{})
+	require.NoError(t, err, "no value is read to scan")
+	defer d.Release()
+	require.Len(t, d.Sources, 1)
+	good := int64(0)
+	var failed error
+	for c, err := range d.Sources[0].Chunks() {
+		if err != nil {
+			failed = err
+			break
+		}
+		good += c.Rows()
+	}
+	assert.ErrorIs(t, failed, arrowtensor.ErrNull)
+	assert.ErrorContains(t, failed, path)
+	assert.Greater(t, good, int64(0), "the row groups before it")
+	assert.Less(t, good, int64(rows-3))
 }

@@ -20,5 +20,8 @@
 // no copy. Parquet columns are decoded into memory (see parquet.Reader).
 //
 // OpenDir reads a directory, recursively, as one dataset: a subdirectory is a table whose
-// parts (Hive-style key=value folders or not) are joined column by column.
+// parts (Hive-style key=value folders or not) are joined column by column. ScanDir finds the
+// same tensors without reading them: each is a Source whose chunks (a file's tensor, a row
+// group of a Parquet column) are read one at a time on demand, so a table larger than memory
+// can be sent, as the Flight server's DoGet sends it, in memory for one chunk.
 package dataset

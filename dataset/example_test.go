@@ -75,3 +75,37 @@ func ExampleOpenDir_parquet() {
 	// Output:
 	// embeddings.emb dense float32 (6, 4)
 }
+
+// ExampleScanDir reads a Parquet table a row group at a time: the Source is described before
+// any value is read, and each chunk is decoded as the loop reaches it.
+func ExampleScanDir() {
+	dir, _ := os.MkdirTemp("", "dataset")
+	defer os.RemoveAll(dir)
+	emb := ndarray.Must(ndarray.Must(ndarray.Arange[float32](0, 4000, 1)).Reshape(1000, 4))
+	rec, _ := dataset.Batch(memory.DefaultAllocator, []dataset.Tensor{{Name: "emb", Kind: dataset.KindFixedShape, Dense: emb}})
+	f, _ := os.Create(filepath.Join(dir, "embeddings.parquet"))
+	w, _ := parquet.NewWriter(f, rec.Schema(), parquet.WriterOptions{RowGroupBytes: 4000}) // 250 rows each
+	_ = w.Write(rec)
+	_ = w.Close()
+	rec.Release()
+
+	d, err := dataset.ScanDir(dir, limits.Limits{})
+	if err != nil {
+		panic(err)
+	}
+	defer d.Release()
+	src := d.Sources[0]
+	fmt.Println(src.Name, src.Kind, src.DType(), src.Shape(), src.NumChunks(), "chunks")
+	for chunk, err := range src.Chunks() {
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(chunk.Shape(), chunk.Dense.(*ndarray.Dense[float32]).Get(0, 0))
+	}
+	// Output:
+	// embeddings.emb fixed_shape_tensor float32 (1000, 4) 4 chunks
+	// (250, 4) 0
+	// (250, 4) 1000
+	// (250, 4) 2000
+	// (250, 4) 3000
+}

@@ -114,12 +114,39 @@ func Open(path string, lim limits.Limits) (*File, error) {
 
 // openNamed opens the file at path as Open does, naming its tensors after base.
 func openNamed(path, base string, lim limits.Limits) (*File, error) {
+	return mapped(path, func(b []byte) ([]Tensor, error) { return readNamed(path, b, base, lim) })
+}
+
+// readNamed reads the tensors of b, the bytes of the file at path, as Open does.
+func readNamed(path string, b []byte, base string, lim limits.Limits) ([]Tensor, error) {
 	if IsTFRecordName(path) {
-		return mapped(path, func(b []byte) ([]Tensor, error) {
-			return ReadTFRecord(b, base, tfrecord.CompressionOf(path), lim)
-		})
+		return ReadTFRecord(b, base, tfrecord.CompressionOf(path), lim)
 	}
-	return mapped(path, func(b []byte) ([]Tensor, error) { return Read(b, base, lim) })
+	return Read(b, base, lim)
+}
+
+// scanNamed opens the file at path for a directory dataset, naming its tensors after base:
+// a Parquet file's columns as Sources that read each row group on demand, any other file's
+// tensors as Open reads them.
+func scanNamed(path, base string, lim limits.Limits) (*File, []*Source, error) {
+	var sources []*Source
+	var file File // the Sources' file, filled in once mapped returns it
+	f, err := mapped(path, func(b []byte) ([]Tensor, error) {
+		if !IsTFRecordName(path) && Detect(b) == FormatParquet {
+			var err error
+			sources, err = scanParquet(&file, b, base, lim)
+			return nil, err
+		}
+		return readNamed(path, b, base, lim)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	file = *f
+	for _, t := range f.Tensors {
+		sources = append(sources, residentSource(&file, t, lim))
+	}
+	return &file, sources, nil
 }
 
 // mapped maps the file at path into memory and reads its tensors with read: the one place

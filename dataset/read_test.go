@@ -429,23 +429,23 @@ func TestOpenDir(t *testing.T) {
 		names = append(names, x.Name)
 	}
 	assert.Equal(t, []string{"a", "b.arr_0", "b.arr_1"}, names)
-	require.Len(t, d.Skipped, 2)
-	assert.ErrorIs(t, d.Skipped[0], npy.ErrUnsupported)
-	assert.ErrorContains(t, d.Skipped[0], "c.npy")
-	assert.ErrorContains(t, d.Skipped[1], filepath.Join(dir, "a.tensor")+": a does not join the part in "+filepath.Join(dir, "a.npy"))
-	assert.ErrorIs(t, d.Skipped[1], ndarray.ErrDType)
+	require.Len(t, d.Skipped, 2, "in path order")
+	assert.ErrorContains(t, d.Skipped[0], filepath.Join(dir, "a.tensor")+": a does not join the part in "+filepath.Join(dir, "a.npy"))
+	assert.ErrorIs(t, d.Skipped[0], ndarray.ErrDType)
+	assert.ErrorIs(t, d.Skipped[1], npy.ErrUnsupported)
+	assert.ErrorContains(t, d.Skipped[1], "c.npy")
 
-	f := d.File("b.arr_1")
-	require.NotNil(t, f)
-	assert.Nil(t, d.File("nope"))
-	f.Retain()
+	require.Len(t, d.Sources, 3)
+	src := d.Sources[2]
+	assert.Equal(t, "b.arr_1", src.Name)
+	src.Retain()
 	d.Release()
 	kept := d.Tensors[2]
 	var buf bytes.Buffer
 	_, err = kept.WriteValues(&buf, 0)
-	require.NoError(t, err, "the retained file's mapping outlives the Dir")
+	require.NoError(t, err, "the retained Source's mapping outlives the Dir")
 	assert.Len(t, buf.Bytes(), 2*2*4)
-	f.Release()
+	src.Release()
 
 	_, err = dataset.OpenDir(filepath.Join(dir, "missing"), limits.Limits{})
 	assert.ErrorIs(t, err, os.ErrNotExist)

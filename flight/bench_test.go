@@ -2,7 +2,10 @@ package flight
 
 import (
 	"context"
+	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -15,7 +18,10 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/internal/heappeak"
+	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/parquet"
 )
 
 // benchRows × benchCols float32 is the 256 MiB tensor of the DoGet benchmarks.
@@ -122,4 +128,58 @@ func BenchmarkDoGet(b *testing.B) {
 		}
 		reportGBs(b, size)
 	})
+}
+
+// BenchmarkDoGetParquet serves a float32 fixed_shape_tensor column [rows, 1024] as a Parquet
+// file of 64 MiB row groups (ZSTD) and, as the baseline, as an Arrow IPC file, both through
+// AddDir, and drains each DoGet with arrow-go's reader. GB/s counts the float32 payload;
+// peak-MiB is the most heap held above the start while serving: for Parquet it should not
+// grow with the file, since DoGet decodes a row group at a time.
+func BenchmarkDoGetParquet(b *testing.B) {
+	sizes := []int64{64 << 20, 512 << 20}
+	if testing.Short() {
+		sizes = sizes[:1]
+	}
+	for _, size := range sizes {
+		rows := size / (benchCols * 4)
+		d := ndarray.New[float32](rows, benchCols)
+		for i := range d.Data() {
+			d.Data()[i] = float32(i)
+		}
+		rec, err := dataset.Tensor{Kind: dataset.KindFixedShape, Dense: d}.Record(memory.DefaultAllocator, "emb")
+		require.NoError(b, err)
+		dir := b.TempDir()
+		f, err := os.Create(filepath.Join(dir, "t.parquet"))
+		require.NoError(b, err)
+		w, err := parquet.NewWriter(f, rec.Schema(), parquet.WriterOptions{RowGroupBytes: 64 << 20})
+		require.NoError(b, err)
+		require.NoError(b, w.Write(rec))
+		require.NoError(b, w.Close())
+		f, err = os.Create(filepath.Join(dir, "a.arrow"))
+		require.NoError(b, err)
+		iw, err := arrowipc.NewFileWriter(f, arrowipc.WithSchema(rec.Schema()))
+		require.NoError(b, err)
+		require.NoError(b, iw.Write(rec))
+		require.NoError(b, iw.Close())
+		require.NoError(b, f.Close())
+		rec.Release()
+		d = nil
+
+		s := serve(b, Options{}, "grpc")
+		_, err = s.store.AddDir(dir, limits.Limits{})
+		require.NoError(b, err)
+		raw := rawClient(b, s.uri)
+		for _, ticket := range []string{"t.emb", "a.emb"} {
+			format := map[string]string{"t.emb": "parquet", "a.emb": "arrow"}[ticket]
+			b.Run(fmt.Sprintf("%s/%dMiB", format, size>>20), func(b *testing.B) {
+				stop := heappeak.Watch()
+				for range b.N {
+					require.EqualValues(b, rows, drainArrowGo(b, raw, ticket))
+				}
+				peak := stop()
+				reportGBs(b, size)
+				b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+			})
+		}
+	}
 }

@@ -217,7 +217,7 @@ type Info struct {
 	DimNames  []string
 	Schema    *arrow.Schema // of its record batches
 	Rows      int64         // record batch rows: the first dimension, or a sparse tensor's entries
-	Bytes     int64         // what the record batches' buffers hold
+	Bytes     int64         // what the record batches' buffers hold; -1 when the server cannot tell before reading them
 	Endpoints int
 }
 
@@ -313,7 +313,7 @@ func (c *Client) Get(ctx context.Context, name string, opts ...GetOption) (datas
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	g := &getter{name: name, schema: info.Schema, lim: c.opts.Limits, limit: c.opts.MaxBytes, total: fi.TotalBytes, progress: cfg.progress}
+	g := &getter{name: name, schema: info.Schema, lim: c.opts.Limits, limit: c.opts.MaxBytes, total: max(fi.TotalBytes, 0), progress: cfg.progress}
 	parts := make([]dataset.Tensor, len(fi.Endpoint))
 	errs := make([]error, len(fi.Endpoint))
 	var wg sync.WaitGroup

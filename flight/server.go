@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
 	arrowflight "github.com/apache/arrow/go/v17/arrow/flight"
 	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -184,16 +185,16 @@ func metadataOf(t dataset.Tensor) tensorMetadata {
 
 // localInfo describes the tensor of entry e as served here.
 func (s *Server) localInfo(name string, e *entry) *arrowflight.FlightInfo {
-	meta, _ := json.Marshal(metadataOf(e.tensor))
+	meta, _ := json.Marshal(e.meta)
 	ep := &arrowflight.FlightEndpoint{Ticket: &arrowflight.Ticket{Ticket: []byte(name)}}
 	if s.opts.Location != "" {
 		ep.Location = []*arrowflight.Location{{Uri: s.opts.Location}}
 	}
 	return &arrowflight.FlightInfo{
-		Schema:           arrowflight.SerializeSchema(e.record.Schema(), s.opts.Allocator),
+		Schema:           arrowflight.SerializeSchema(e.schema, s.opts.Allocator),
 		FlightDescriptor: &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorPATH, Path: []string{name}},
 		Endpoint:         []*arrowflight.FlightEndpoint{ep},
-		TotalRecords:     e.record.NumRows(),
+		TotalRecords:     e.rows,
 		TotalBytes:       e.bytes,
 		Ordered:          true,
 		AppMetadata:      meta,
@@ -310,7 +311,12 @@ func (s *Server) shardedInfo(ctx context.Context, name string) (*arrowflight.Fli
 		}
 		out.Endpoint = append(out.Endpoint, p.Endpoint...)
 		out.TotalRecords += p.TotalRecords
-		out.TotalBytes += p.TotalBytes
+		if out.TotalBytes >= 0 {
+			out.TotalBytes += p.TotalBytes
+		}
+		if p.TotalBytes < 0 { // unknown on one shard: unknown in all
+			out.TotalBytes = -1
+		}
 	}
 	if out == nil {
 		return nil, statusOf(fmt.Errorf("%w: %q on any shard", ErrNotFound, name))
@@ -369,7 +375,7 @@ func (s *Server) GetSchema(ctx context.Context, d *arrowflight.FlightDescriptor)
 		return nil, statusOf(err)
 	}
 	defer e.release()
-	return &arrowflight.SchemaResult{Schema: arrowflight.SerializeSchema(e.record.Schema(), s.opts.Allocator)}, nil
+	return &arrowflight.SchemaResult{Schema: arrowflight.SerializeSchema(e.schema, s.opts.Allocator)}, nil
 }
 
 // ListFlights sends one FlightInfo per tensor of this server whose name starts with the
@@ -393,14 +399,51 @@ func (s *Server) ListFlights(c *arrowflight.Criteria, stream arrowflight.FlightS
 	return nil
 }
 
-// DoGet sends a tensor as record batches, each under the message limit.
+// DoGet sends a tensor as record batches, each under the message limit: a tensor added whole
+// from its record batch, a Source chunk by chunk, each read as the stream reaches it.
 func (s *Server) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_DoGetServer) error {
 	e, err := s.store.get(string(t.GetTicket()))
 	if err != nil {
 		return statusOf(err)
 	}
 	defer e.release()
-	batches, err := dataset.SplitRecord(e.record, int64(s.opts.MaxMessageBytes-messageHeadroom))
+	w := arrowflight.NewRecordWriter(stream, arrowipc.WithSchema(e.schema), arrowipc.WithAllocator(s.opts.Allocator))
+	defer w.Close()
+	if e.record != nil {
+		return s.send(stream.Context(), w, e.schema, e.record)
+	}
+	chunk := 0
+	for t, err := range e.source.Chunks() {
+		if err != nil {
+			return statusOf(err)
+		}
+		rec, err := t.Record(s.store.mem, e.source.Name)
+		if err != nil {
+			return statusOf(fmt.Errorf("flight: %s: chunk %d: %w", e.source.Name, chunk, err))
+		}
+		err = s.send(stream.Context(), w, e.schema, rec)
+		rec.Release()
+		if err != nil {
+			return err
+		}
+		chunk++
+	}
+	return nil
+}
+
+// send writes rec to w in record batches under the message limit, with the stream's schema.
+func (s *Server) send(ctx context.Context, w *arrowflight.Writer, schema *arrow.Schema, rec arrow.Record) error {
+	if !rec.Schema().Equal(schema) {
+		// A chunk's field metadata may differ from the first part's; its types may not.
+		for i, f := range rec.Schema().Fields() {
+			if !arrow.TypeEqual(f.Type, schema.Field(i).Type) {
+				return status.Errorf(codes.Internal, "flight: %s: a chunk of type %v in a stream of %v", schema.Field(i).Name, f.Type, schema.Field(i).Type)
+			}
+		}
+		rec = array.NewRecord(schema, rec.Columns(), rec.NumRows())
+		defer rec.Release()
+	}
+	batches, err := dataset.SplitRecord(rec, int64(s.opts.MaxMessageBytes-messageHeadroom))
 	if err != nil {
 		return statusOf(err)
 	}
@@ -409,10 +452,8 @@ func (s *Server) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_D
 			b.Release()
 		}
 	}()
-	w := arrowflight.NewRecordWriter(stream, arrowipc.WithSchema(e.record.Schema()), arrowipc.WithAllocator(s.opts.Allocator))
-	defer w.Close()
 	for _, b := range batches {
-		if err := stream.Context().Err(); err != nil {
+		if err := ctx.Err(); err != nil {
 			return status.FromContextError(err).Err()
 		}
 		if err := w.Write(b); err != nil {
@@ -458,12 +499,12 @@ func (s *Server) DoPut(stream arrowflight.FlightService_DoPutServer) error {
 	if err != nil {
 		return uploadStatus(err)
 	}
-	e, err := s.store.newEntry(name, t, nil)
+	e, err := s.store.newEntry(name, t)
 	if err != nil {
 		return uploadStatus(err)
 	}
 	s.store.put(name, e)
-	meta, _ := json.Marshal(metadataOf(e.tensor))
+	meta, _ := json.Marshal(e.meta)
 	return stream.Send(&arrowflight.PutResult{AppMetadata: meta})
 }
 
@@ -497,11 +538,12 @@ func (s *Server) DoAction(a *arrowflight.Action, stream arrowflight.FlightServic
 	switch a.GetType() {
 	case ActionList:
 		for _, name := range s.store.Names() {
-			t, err := s.store.Get(name)
+			e, err := s.store.get(name)
 			if err != nil {
-				continue
+				continue // deleted meanwhile
 			}
-			b, _ := json.Marshal(listEntry{Name: name, tensorMetadata: metadataOf(t)})
+			b, _ := json.Marshal(listEntry{Name: name, tensorMetadata: e.meta})
+			e.release()
 			if err := stream.Send(&arrowflight.Result{Body: b}); err != nil {
 				return err
 			}

@@ -30,29 +30,34 @@ type Store struct {
 	entries map[string]*entry
 }
 
-// entry is one tensor ready to send: the tensor and its record batch, which views the
+// entry is one tensor ready to send: either a tensor and its record batch, which views the
 // tensor's memory (or a copy allocated from the store's allocator where Arrow needs another
-// layout), with the file it was mapped from, if any.
+// layout), or a dataset.Source whose chunks are read and sent one at a time at each DoGet
+// (the Parquet columns and joined tables of a directory), with the Source's files retained.
 type entry struct {
+	meta   tensorMetadata
+	schema *arrow.Schema
+	rows   int64
+	bytes  int64 // what the record batches hold; -1 when unknown before they are read
 	tensor dataset.Tensor
-	record arrow.Record
-	bytes  int64 // what the record's buffers hold
-	file   *dataset.File
+	record arrow.Record    // nil for a Source
+	source *dataset.Source // nil for a tensor added whole
 	refs   atomic.Int64
 }
 
 // acquire adds a reference to e.
 func (e *entry) acquire() { e.refs.Add(1) }
 
-// release drops a reference and frees the record, and the store's reference to the file, at
-// the last one.
+// release drops a reference and frees the record, and the Source's files, at the last one.
 func (e *entry) release() {
 	if e.refs.Add(-1) != 0 {
 		return
 	}
-	e.record.Release()
-	if e.file != nil {
-		e.file.Release()
+	if e.record != nil {
+		e.record.Release()
+	}
+	if e.source != nil {
+		e.source.Release()
 	}
 }
 
@@ -83,7 +88,7 @@ func CheckName(name string) error {
 // which must stay unchanged while it is served. Add fails for a name CheckName refuses and for
 // a tensor Flight cannot carry (a scalar, or a bool or string dense tensor).
 func (s *Store) Add(name string, t dataset.Tensor) error {
-	e, err := s.newEntry(name, t, nil)
+	e, err := s.newEntry(name, t)
 	if err != nil {
 		return err
 	}
@@ -91,7 +96,7 @@ func (s *Store) Add(name string, t dataset.Tensor) error {
 	return nil
 }
 
-func (s *Store) newEntry(name string, t dataset.Tensor, f *dataset.File) (*entry, error) {
+func (s *Store) newEntry(name string, t dataset.Tensor) (*entry, error) {
 	if err := CheckName(name); err != nil {
 		return nil, err
 	}
@@ -105,7 +110,33 @@ func (s *Store) newEntry(name string, t dataset.Tensor, f *dataset.File) (*entry
 		rec.Release()
 		return nil, fmt.Errorf("flight: %s: %w", name, err)
 	}
-	e := &entry{tensor: t, record: rec, bytes: n, file: f}
+	e := &entry{meta: metadataOf(t), schema: rec.Schema(), rows: rec.NumRows(), bytes: n, tensor: t, record: rec}
+	e.refs.Store(1)
+	return e, nil
+}
+
+// sourceEntry returns the entry of a Source of a directory: a tensor added whole when the
+// Source is one resident tensor, else the Source itself, retained, to be read at each DoGet.
+func (s *Store) sourceEntry(src *dataset.Source) (*entry, error) {
+	if t, ok := src.Resident(); ok {
+		e, err := s.newEntry(src.Name, t)
+		if err != nil {
+			return nil, err
+		}
+		src.Retain()
+		e.source = src // its files stay mapped while the record views them
+		return e, nil
+	}
+	if err := CheckName(src.Name); err != nil {
+		return nil, err
+	}
+	schema, err := src.Schema(src.Name)
+	if err != nil {
+		return nil, fmt.Errorf("flight: %s: %w", src.Name, err)
+	}
+	meta := tensorMetadata{Kind: string(src.Kind), DType: src.DType().String(), Shape: src.Shape(), DimNames: src.DimNames}
+	src.Retain()
+	e := &entry{meta: meta, schema: schema, rows: src.Rows(), bytes: src.Bytes(), source: src}
 	e.refs.Store(1)
 	return e, nil
 }
@@ -122,29 +153,29 @@ func (s *Store) put(name string, e *entry) {
 }
 
 // AddDir adds the tensors of every tensor file under dir (Parquet, Arrow IPC, .npy/.npz and
-// TFRecord; subdirectories are tables whose parts are joined), memory-mapped and read within
-// lim, as dataset.OpenDir reads them and under the names it gives, and returns the names
-// added. Files that cannot be read, parts that do not join and tensors Flight cannot carry are
+// TFRecord; subdirectories are tables whose parts are joined), memory-mapped, as
+// dataset.ScanDir finds them and under the names it gives, and returns the names added. A
+// tensor of one file other than Parquet is served from its mapping; a Parquet column, and a
+// tensor joined from several files, is read chunk by chunk (a row group, a file) within lim
+// at each DoGet, so serving it takes memory for one chunk per stream, not the whole tensor.
+// Files that cannot be opened, parts that do not join and tensors Flight cannot carry are
 // reported in the returned error (errors.Join of one per problem) after the others are added.
 func (s *Store) AddDir(dir string, lim limits.Limits) ([]string, error) {
-	d, err := dataset.OpenDir(dir, lim)
+	d, err := dataset.ScanDir(dir, lim)
 	if err != nil {
 		return nil, fmt.Errorf("flight: %w", err)
 	}
-	defer d.Release() // each entry holds a reference to its own file
+	defer d.Release() // each entry retains its own Source
 	errs := d.Skipped
 	var added []string
-	for _, t := range d.Tensors {
-		f := d.File(t.Name)
-		f.Retain()
-		e, err := s.newEntry(t.Name, t, f)
+	for _, src := range d.Sources {
+		e, err := s.sourceEntry(src)
 		if err != nil {
-			f.Release()
-			errs = append(errs, fmt.Errorf("%s: %w", f.Path, err))
+			errs = append(errs, fmt.Errorf("%s: %w", src.Name, err))
 			continue
 		}
-		s.put(t.Name, e)
-		added = append(added, t.Name)
+		s.put(src.Name, e)
+		added = append(added, src.Name)
 	}
 	slices.Sort(added)
 	return added, errors.Join(errs...)
@@ -162,14 +193,23 @@ func (s *Store) get(name string) (*entry, error) {
 	return e, nil
 }
 
-// Get returns the tensor named name. It views the store's memory (a mapped file's bytes,
-// say): it must not be used after the tensor is deleted or replaced, or the store closed.
+// Get returns the tensor named name. A tensor added whole views the store's memory (a mapped
+// file's bytes, say): it must not be used after the tensor is deleted or replaced, or the
+// store closed. One AddDir reads chunk by chunk (a Parquet column, a joined table) is read
+// whole at each call, into a copy, within the limits AddDir was given.
 func (s *Store) Get(name string) (dataset.Tensor, error) {
 	e, err := s.get(name)
 	if err != nil {
 		return dataset.Tensor{}, err
 	}
 	defer e.release()
+	if e.record == nil {
+		t, err := e.source.Read()
+		if err != nil {
+			return dataset.Tensor{}, fmt.Errorf("flight: %s: %w", name, err)
+		}
+		return t, nil
+	}
 	return e.tensor, nil
 }
 

@@ -4,54 +4,18 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"runtime"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/internal/heappeak"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/parquet"
 )
-
-// peakHeap samples the heap every millisecond until stop is called, and returns the largest
-// HeapInuse seen above the heap at the start.
-func peakHeap() (stop func() uint64) {
-	var base runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&base)
-	var peak uint64
-	var mu sync.Mutex
-	done := make(chan struct{})
-	go func() {
-		var ms runtime.MemStats
-		for {
-			select {
-			case <-done:
-				return
-			case <-time.After(time.Millisecond):
-			}
-			runtime.ReadMemStats(&ms)
-			mu.Lock()
-			peak = max(peak, ms.HeapInuse)
-			mu.Unlock()
-		}
-	}()
-	return func() uint64 {
-		close(done)
-		mu.Lock()
-		defer mu.Unlock()
-		if peak < base.HeapInuse {
-			return 0
-		}
-		return peak - base.HeapInuse
-	}
-}
 
 // benchSizes are the column sizes benchmarked: 64 MiB, and 1 GiB unless -short.
 func benchSizes() []int64 {
@@ -117,7 +81,7 @@ func measureWrite(b *testing.B, n int64, write func() error) {
 	b.SetBytes(n)
 	var peak uint64
 	for range b.N {
-		stop := peakHeap()
+		stop := heappeak.Watch()
 		if err := write(); err != nil {
 			b.Fatal(err)
 		}

@@ -1,0 +1,300 @@
+package dataset
+
+import (
+	"fmt"
+	"iter"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/ndarrow/ndarrow/arrowtensor"
+	"github.com/ndarrow/ndarrow/limits"
+	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/parquet"
+)
+
+// Source is one tensor of a directory dataset, described without its values, which are read
+// on demand one chunk at a time: a tensor of an Arrow IPC, .npy, .npz or TFRecord file is one
+// chunk (the tensor as Open reads it: a view of the mapped file where the format allows), a
+// column of a Parquet file one chunk per row group (decoded as the chunk is read), and the
+// parts of a table joined are their chunks in path order. Sending a Source chunk by chunk, as
+// the Flight server's DoGet does, holds one chunk in memory at a time however large the
+// tensor; Read gives the whole tensor.
+//
+// A Source is safe for concurrent use. It views its files' mappings, which stay until its Dir
+// is released; Retain it to use it beyond that.
+type Source struct {
+	Name     string   // as OpenDir names the tensor
+	Kind     Kind     // the kind of every chunk
+	Column   string   // the column or .npz member of the first part, if any
+	DimNames []string // the first part's dimension names, nil when it has none
+
+	desc  Tensor // the first part: a resident tensor, or a Parquet column with no rows
+	rows  int64
+	parts []sourcePart
+	lim   limits.Limits
+}
+
+// sourcePart is one file's share of a Source: a tensor read when the file was opened, or a
+// column of a Parquet file, read one row group at a time.
+type sourcePart struct {
+	file     *File
+	resident *Tensor
+	column   string  // the Parquet column
+	base     string  // what the Parquet file's tensors are named after
+	rowRows  []int64 // the rows of each row group, as the footer says
+}
+
+// residentSource returns the Source of a tensor read whole from f.
+func residentSource(f *File, t Tensor, lim limits.Limits) *Source {
+	return &Source{
+		Name: t.Name, Kind: t.ImpliedKind(), Column: t.Column, DimNames: t.DimNames,
+		desc: t, rows: t.Rows(), lim: lim,
+		parts: []sourcePart{{file: f, resident: &t}},
+	}
+}
+
+// scanParquet returns the Sources of the Parquet file f holding b, named after base, having
+// checked its footer but decoded no values: a column of the file's tensors each (see
+// FromRecords), a chunk per row group. A sparse COO file, which is one tensor of every
+// column, is read whole instead (within lim.MaxCopySize).
+func scanParquet(f *File, b []byte, base string, lim limits.Limits) ([]*Source, error) {
+	r, err := parquet.NewReader(b, parquet.ReaderOptions{Allocator: memory.NewGoAllocator(), Limits: lim})
+	if err != nil {
+		return nil, err
+	}
+	schema := r.Schema()
+	if arrowtensor.IsSparseSchema(schema) {
+		ts, err := readParquet(b, base, lim)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]*Source, len(ts))
+		for i, t := range ts {
+			out[i] = residentSource(f, t, lim)
+		}
+		return out, nil
+	}
+	descs, err := FromRecords(schema, nil, base)
+	if err != nil {
+		return nil, err
+	}
+	rowRows := make([]int64, r.NumRowGroups())
+	for i := range rowRows {
+		rowRows[i] = r.RowGroupRows(i)
+	}
+	out := make([]*Source, len(descs))
+	for i, t := range descs {
+		out[i] = &Source{
+			Name: t.Name, Kind: t.ImpliedKind(), Column: t.Column, DimNames: t.DimNames,
+			desc: t, rows: r.NumRows(), lim: lim,
+			parts: []sourcePart{{file: f, column: t.Column, base: base, rowRows: rowRows}},
+		}
+	}
+	return out, nil
+}
+
+// join appends the chunks of src, a later part of the same tensor, after s's, or says why it
+// cannot: see joinable.
+func (s *Source) join(src *Source) error {
+	if err := joinable(s.desc, src.desc); err != nil {
+		return err
+	}
+	s.parts = append(s.parts, src.parts...)
+	s.rows += src.rows
+	return nil
+}
+
+// DType returns the element type.
+func (s *Source) DType() ndarray.DType { return s.desc.DType() }
+
+// Shape returns the tensor's shape, rows summed over the chunks; ragged dimensions are -1.
+func (s *Source) Shape() ndarray.Shape {
+	shape := s.desc.Shape().Clone()
+	if s.desc.Sparse == nil && len(shape) > 0 {
+		shape[0] = s.rows
+	}
+	return shape
+}
+
+// Rows returns the rows of every chunk (see Tensor.Rows).
+func (s *Source) Rows() int64 { return s.rows }
+
+// Bytes returns the memory the tensor's values take (as Concat would hold them), or -1 when
+// that is not known before the values are read: a ragged column of a Parquet file.
+func (s *Source) Bytes() int64 {
+	total := int64(0)
+	for _, p := range s.parts {
+		switch {
+		case p.resident != nil:
+			total += tensorBytes(*p.resident)
+		case s.desc.Dense != nil:
+			rows := int64(0)
+			for _, n := range p.rowRows {
+				rows += n
+			}
+			total += rows * s.desc.Dense.Shape()[1:].Size() * int64(s.desc.DType().Size())
+		default:
+			return -1
+		}
+	}
+	return total
+}
+
+// NumChunks returns the number of chunks Chunks yields.
+func (s *Source) NumChunks() int {
+	n := 0
+	for _, p := range s.parts {
+		if p.resident != nil {
+			n++
+		} else {
+			n += len(p.rowRows)
+		}
+	}
+	return n
+}
+
+// Chunks returns an iterator over the tensor's chunks in row order, each read as the
+// iteration reaches it, named as the Source: a resident part's tensor as it is (a view of its
+// file), a Parquet row group decoded into Go memory the garbage collector reclaims, within
+// the limits the directory was opened with. A chunk that cannot be read (a file changed or
+// corrupt past its footer, a row group whose rows differ from what the footer says) is
+// yielded as an error naming the file, and the iteration ends there.
+func (s *Source) Chunks() iter.Seq2[Tensor, error] {
+	return func(yield func(Tensor, error) bool) {
+		s.chunks(func(_ *File, t Tensor, err error) bool { return yield(t, err) })
+	}
+}
+
+// chunks yields the chunks as Chunks does, each with the file it comes from.
+func (s *Source) chunks(yield func(*File, Tensor, error) bool) {
+	for _, p := range s.parts {
+		if p.resident != nil {
+			if !yield(p.file, s.named(*p.resident), nil) {
+				return
+			}
+			continue
+		}
+		if !s.parquetChunks(p, func(t Tensor, err error) bool { return yield(p.file, t, err) }) {
+			return
+		}
+	}
+}
+
+// parquetChunks yields the row groups of a Parquet part, reporting whether the iteration
+// goes on.
+func (s *Source) parquetChunks(p sourcePart, yield func(Tensor, error) bool) bool {
+	fail := func(err error) bool {
+		yield(Tensor{}, fmt.Errorf("%s: %s: %w", p.file.Path, s.Name, err))
+		return false
+	}
+	r, err := parquet.NewReader(p.file.mapping.Bytes(), parquet.ReaderOptions{
+		Allocator: memory.NewGoAllocator(), Limits: s.lim, Columns: []string{p.column},
+	})
+	if err != nil {
+		return fail(err)
+	}
+	if r.NumRowGroups() != len(p.rowRows) {
+		return fail(fmt.Errorf("parquet: %d row groups, %d when the file was opened: %w", r.NumRowGroups(), len(p.rowRows), parquet.ErrInvalid))
+	}
+	for i, want := range p.rowRows {
+		rec, err := r.ReadRowGroup(i)
+		if err != nil {
+			return fail(err)
+		}
+		ts, err := FromRecords(r.Schema(), []arrow.Record{rec}, p.base)
+		rec.Release() // Go memory: the tensor's views stay valid
+		switch {
+		case err != nil:
+			return fail(err)
+		case len(ts) != 1:
+			return fail(fmt.Errorf("parquet: column %s is no longer a tensor: %w", p.column, parquet.ErrInvalid))
+		case ts[0].Rows() != want:
+			return fail(fmt.Errorf("parquet: row group %d: %d rows, the footer says %d: %w", i, ts[0].Rows(), want, parquet.ErrInvalid))
+		case joinable(s.desc, ts[0]) != nil:
+			return fail(fmt.Errorf("parquet: row group %d: %w", i, joinable(s.desc, ts[0])))
+		}
+		if !yield(s.named(ts[0]), nil) {
+			return false
+		}
+	}
+	return true
+}
+
+// named returns a chunk under the Source's name and kind.
+func (s *Source) named(t Tensor) Tensor {
+	t.Name, t.Kind, t.Column, t.DimNames = s.Name, s.Kind, s.Column, s.DimNames
+	return t
+}
+
+// Read returns the whole tensor: the chunk itself when there is one resident chunk (a view of
+// its file), else every chunk read and joined by Concat into a copy, failing with an error
+// wrapping limits.ErrExceeded past the MaxCopySize bytes of the limits the directory was
+// opened with.
+func (s *Source) Read() (Tensor, error) {
+	if t, ok := s.Resident(); ok {
+		return t, nil
+	}
+	var chunks []Tensor
+	total := int64(0)
+	var failed error
+	s.chunks(func(f *File, t Tensor, err error) bool {
+		if err == nil && total+tensorBytes(t) > s.lim.MaxCopySize {
+			err = fmt.Errorf("%s: %s: reading it takes %s past MaxCopySize %d bytes: %w", f.Path, s.Name, s.Name, s.lim.MaxCopySize, limits.ErrExceeded)
+		}
+		if err != nil {
+			failed = err
+			return false
+		}
+		total += tensorBytes(t)
+		chunks = append(chunks, t)
+		return true
+	})
+	if failed != nil {
+		return Tensor{}, failed
+	}
+	if len(chunks) == 0 { // a Parquet file of no row groups
+		return s.named(s.desc), nil
+	}
+	t, err := Concat(chunks)
+	if err != nil {
+		return Tensor{}, err
+	}
+	return s.named(t), nil
+}
+
+// Retain adds a reference to every file the Source's chunks come from, for a user that may
+// outlive its Dir.
+func (s *Source) Retain() {
+	for _, p := range s.parts {
+		p.file.Retain()
+	}
+}
+
+// Release drops the references Retain added.
+func (s *Source) Release() {
+	for _, p := range s.parts {
+		p.file.Release()
+	}
+}
+
+// Resident returns the tensor when the Source is one chunk read when its file was opened (a
+// tensor of a file other than Parquet, not joined), and whether it is.
+func (s *Source) Resident() (Tensor, bool) {
+	if len(s.parts) == 1 && s.parts[0].resident != nil {
+		return s.named(*s.parts[0].resident), true
+	}
+	return Tensor{}, false
+}
+
+// Schema returns the schema of the record batch Tensor.Record makes of every chunk, the
+// column named column: what a Flight stream of the tensor carries, known before any chunk is
+// read.
+func (s *Source) Schema(column string) (*arrow.Schema, error) {
+	rec, err := s.named(s.desc).Record(memory.NewGoAllocator(), column)
+	if err != nil {
+		return nil, err
+	}
+	defer rec.Release()
+	return rec.Schema(), nil
+}
