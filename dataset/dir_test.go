@@ -241,3 +241,34 @@ func TestSourceChunkErrors(t *testing.T) {
 	assert.Greater(t, good, int64(0), "the row groups before it")
 	assert.Less(t, good, int64(rows-3))
 }
+
+// TestLegacyListsAreRagged: Parquet's legacy list layouts (two-level lists, bare repeated
+// fields) are ragged tensors like the three-level ones.
+func TestLegacyListsAreRagged(t *testing.T) {
+	for _, c := range []struct {
+		file   string
+		column string
+		shape  ndarray.Shape
+		values []int32
+	}{
+		{"old_list_structure.parquet", "a", ndarray.Shape{1, -1, -1}, []int32{1, 2, 3, 4}},
+		{"repeated_primitive_no_list.parquet", "Int32_list", ndarray.Shape{4, -1}, nil},
+	} {
+		f, err := dataset.Open(filepath.Join("../parquet/testdata/parquet-testing/data", c.file), limits.Limits{})
+		require.NoError(t, err, c.file)
+		var found bool
+		for _, x := range f.Tensors {
+			if x.Column != c.column {
+				continue
+			}
+			found = true
+			assert.Equal(t, dataset.KindRagged, x.Kind, c.file)
+			assert.Equal(t, c.shape, x.Shape(), c.file)
+			if c.values != nil {
+				assert.Equal(t, c.values, x.Ragged.(*ragged.Array[int32]).FlatValues(), c.file)
+			}
+		}
+		assert.True(t, found, "%s: column %s", c.file, c.column)
+		f.Release()
+	}
+}

@@ -69,7 +69,7 @@ func TestCorpus(t *testing.T) {
 		"data/nonnullable.impala.parquet":                {rows: 1, cols: 3},
 		"data/null_list.parquet":                         {rows: 1, cols: 1},
 		"data/nullable.impala.parquet":                   {rows: 7, cols: 3},
-		"data/old_list_structure.parquet":                {rows: 1, cols: 0}, // pqarrow makes it a list of structs
+		"data/old_list_structure.parquet":                {rows: 1, cols: 1}, // a two-level list of lists
 		"data/page_v2_empty_compressed.parquet":          {rows: 10, cols: 1, leaks: true},
 		"data/repeated_no_annotation.parquet":            {rows: 6, cols: 1},
 		"data/repeated_primitive_no_list.parquet":        {rows: 4, cols: 3}, // and a struct
@@ -123,6 +123,11 @@ func TestCorpusValues(t *testing.T) {
 	assert.Equal(t, int64(6), rec.NumRows())
 	rec = read(t, "null_list.parquet")
 	assert.Equal(t, `[[]]`, rec.Column(0).String())
+	// A two-level list whose repeated group is a LIST: a list of lists, as Arrow C++ and
+	// arrow-rs read it (pqarrow alone: a list of structs of one list).
+	rec = read(t, "old_list_structure.parquet")
+	assert.Equal(t, "list<array: list<item: int32, nullable>>", rec.Schema().Field(0).Type.String(), "elements required, as the spec says")
+	assert.Equal(t, `[[[1 2] [3 4]]]`, rec.Column(0).String())
 }
 
 func TestLimits(t *testing.T) {

@@ -188,6 +188,7 @@ func (r *Reader) plan(stored *arrow.Schema, names []string) error {
 	byName := map[string]int{}
 	for i := range man.Fields {
 		sf := &man.Fields[i]
+		legacyLists(sf, r.md.Schema)
 		col := column{field: *sf.Field, pqType: sf.Field.Type, index: i, leaves: leavesOf(sf)}
 		if stored != nil {
 			if want := stored.Field(i); want.Name == sf.Field.Name && fits(sf.Field.Type, want.Type) {
