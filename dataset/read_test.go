@@ -450,3 +450,38 @@ func TestOpenDir(t *testing.T) {
 	_, err = dataset.OpenDir(filepath.Join(dir, "missing"), limits.Limits{})
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
+
+// TestArrowRSParquet: Parquet files arrow-rs wrote from Arrow C++'s record-batch stream (two
+// row groups, ZSTD and Snappy) read as the same tensors as the stream: the stored Arrow
+// schema brings back the fixed_shape_tensor columns and the large_list.
+func TestArrowRSParquet(t *testing.T) {
+	want, err := os.ReadFile("../ipc/testdata/arrow-cpp-17/batch_tensors.arrows")
+	require.NoError(t, err)
+	wantTensors, err := dataset.Read(want, "batch_tensors", limits.Limits{})
+	require.NoError(t, err)
+	for _, name := range []string{"batch_tensors.zstd.parquet", "batch_tensors.snappy.parquet"} {
+		b, err := os.ReadFile(filepath.Join("../parquet/testdata/arrow-rs", name))
+		require.NoError(t, err)
+		got, err := dataset.Read(b, "batch_tensors", limits.Limits{})
+		require.NoError(t, err, name)
+		require.Len(t, got, len(wantTensors), name)
+		for i, w := range wantTensors {
+			g := got[i]
+			assert.Equal(t, w.Name, g.Name, name)
+			assert.Equal(t, w.Kind, g.Kind, "%s %s", name, w.Name)
+			assert.Equal(t, w.DType(), g.DType(), "%s %s", name, w.Name)
+			assert.Equal(t, w.Shape(), g.Shape(), "%s %s", name, w.Name)
+			assert.Equal(t, w.DimNames, g.DimNames, "%s %s", name, w.Name)
+			var wb, gb bytes.Buffer
+			_, err := w.WriteValues(&wb, 0)
+			require.NoError(t, err)
+			_, err = g.WriteValues(&gb, 0)
+			require.NoError(t, err)
+			assert.Equal(t, wb.Bytes(), gb.Bytes(), "%s %s", name, w.Name)
+			if w.Ragged != nil {
+				assert.Equal(t, w.Ragged.RowSplits(), g.Ragged.RowSplits(), "%s %s", name, w.Name)
+				assert.Equal(t, w.Ragged.SplitDType(), g.Ragged.SplitDType(), "%s %s: list or large_list", name, w.Name)
+			}
+		}
+	}
+}
