@@ -27,6 +27,7 @@ import (
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/npy"
+	"github.com/ndarrow/ndarrow/parquet"
 	"github.com/ndarrow/ndarrow/ragged"
 	"github.com/ndarrow/ndarrow/sparse"
 	"github.com/ndarrow/ndarrow/tfrecord"
@@ -238,7 +239,8 @@ func ExampleRead() {
 func FuzzRead(f *testing.F) {
 	for _, pattern := range []string{"../ipc/testdata/arrow-cpp-17/*", "../ipc/testdata/arrow-js/*.arrow*",
 		"../ipc/testdata/arrow-testing/arrow-ipc-stream/integration/*/*.stream", "../ipc/testdata/arrow-testing/arrow-ipc-*/crash-*",
-		"../npy/testdata/numpy/*.npy", "../npy/testdata/*-npz/*.npz", "../tfrecord/testdata/tensorflow/magenta*"} {
+		"../npy/testdata/numpy/*.npy", "../npy/testdata/*-npz/*.npz", "../tfrecord/testdata/tensorflow/magenta*",
+		"../parquet/testdata/duckdb/*.parquet", "../parquet/testdata/arrow-rs/*.parquet"} {
 		files, err := filepath.Glob(pattern)
 		require.NoError(f, err)
 		for _, path := range files {
@@ -266,11 +268,14 @@ func FuzzRead(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		lim := limits.Limits{MaxElements: 1 << 20, MaxCopySize: 64 << 20, MaxDenseElements: 1 << 20}
 		tensors, err := dataset.Read(b, "f", lim)
+		if dataset.Detect(b) == dataset.FormatParquet {
+			scanAgrees(t, b, lim, tensors, err)
+		}
 		if err != nil {
 			for _, s := range []error{ipc.ErrInvalid, ipc.ErrLimit, ipc.ErrUnsupported, io.ErrUnexpectedEOF, dataset.ErrNotTensors,
 				arrowtensor.ErrNull, arrowtensor.ErrUnsupported, ndarray.ErrShape, ndarray.ErrDType, ndarray.ErrIndex,
 				ragged.ErrInvalid, sparse.ErrInvalid, npy.ErrUnsupported, arrow.ErrInvalid, limits.ErrExceeded,
-				tfrecord.ErrInvalid, tfrecord.ErrUnsupported} {
+				tfrecord.ErrInvalid, tfrecord.ErrUnsupported, parquet.ErrUnsupported} {
 				if errors.Is(err, s) {
 					return
 				}
@@ -303,6 +308,49 @@ func FuzzRead(f *testing.F) {
 			require.True(t, bytes.Equal(want.Bytes(), got.Bytes()), "%s: values differ after a round trip", x.Name)
 		}
 	})
+}
+
+// scanAgrees checks that ScanDir's chunk-by-chunk reading of the Parquet file b gives the
+// tensors Read gave (readErr == nil), or fails where Read failed, without a panic.
+func scanAgrees(t *testing.T, b []byte, lim limits.Limits, tensors []dataset.Tensor, readErr error) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "f.parquet"), b, 0o644))
+	d, err := dataset.ScanDir(dir, lim)
+	require.NoError(t, err)
+	defer d.Release()
+	if len(d.Skipped) > 0 {
+		require.Error(t, readErr, "ScanDir refused a file Read reads: %v", d.Skipped[0])
+		return
+	}
+	failed := false
+	var values [][]byte
+	for _, src := range d.Sources {
+		var buf bytes.Buffer
+		for c, err := range src.Chunks() {
+			if err != nil {
+				failed = true
+				break
+			}
+			if _, err := c.WriteValues(&buf, lim.MaxDenseElements); err != nil {
+				failed = true
+				break
+			}
+		}
+		values = append(values, buf.Bytes())
+	}
+	if readErr != nil || failed {
+		return // a row group that fails lazily fails Read too; Read may fail on what chunks never reach (the total)
+	}
+	require.Len(t, d.Sources, len(tensors))
+	for i, x := range tensors {
+		var want bytes.Buffer
+		if _, err := x.WriteValues(&want, lim.MaxDenseElements); err != nil {
+			continue
+		}
+		require.Equal(t, x.Name, d.Sources[i].Name)
+		require.Equal(t, x.Shape(), d.Sources[i].Shape(), x.Name)
+		require.True(t, bytes.Equal(want.Bytes(), values[i]), "%s: chunks differ from Read", x.Name)
+	}
 }
 
 // TestMetadataKeepsWhatTypesCannot: what Batch writes into the field metadata and

@@ -27,6 +27,7 @@ import (
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/parquet"
 	"github.com/ndarrow/ndarrow/ragged"
 	"github.com/ndarrow/ndarrow/sparse"
 )
@@ -237,7 +238,7 @@ func statusOr(err error, code codes.Code) error {
 		code = codes.NotFound
 	case errors.Is(err, limits.ErrExceeded):
 		code = codes.ResourceExhausted
-	case errors.Is(err, ErrName), errors.Is(err, arrow.ErrInvalid), errors.Is(err, ipc.ErrUnsupported),
+	case errors.Is(err, ErrName), errors.Is(err, arrow.ErrInvalid), errors.Is(err, ipc.ErrUnsupported), errors.Is(err, parquet.ErrUnsupported),
 		errors.Is(err, dataset.ErrNotTensors), errors.Is(err, ndarray.ErrDType), errors.Is(err, ndarray.ErrShape),
 		errors.Is(err, ndarray.ErrIndex), errors.Is(err, ragged.ErrInvalid), errors.Is(err, sparse.ErrInvalid),
 		errors.Is(err, arrowtensor.ErrNull), errors.Is(err, arrowtensor.ErrUnsupported):
