@@ -13,6 +13,7 @@ import (
 
 	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/internal/parquettest"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/parquet"
@@ -36,20 +37,9 @@ func writeRowGroups(t *testing.T, path string, first float32, rows int64, opts p
 	}
 	ids, err := ragged.FromRowSplits(vals, splits)
 	require.NoError(t, err)
-	rec, err := dataset.Batch(memory.DefaultAllocator, []dataset.Tensor{
-		{Name: "emb", Kind: dataset.KindFixedShape, Dense: emb},
-		{Name: "ids", Kind: dataset.KindRagged, Ragged: ids},
-	})
-	require.NoError(t, err)
-	defer rec.Release()
-	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	f, err := os.Create(path)
-	require.NoError(t, err)
-	defer f.Close()
-	w, err := parquet.NewWriter(f, rec.Schema(), opts)
-	require.NoError(t, err)
-	require.NoError(t, w.Write(rec))
-	require.NoError(t, w.Close())
+	parquettest.WriteTensors(t, path, opts,
+		dataset.Tensor{Name: "emb", Kind: dataset.KindFixedShape, Dense: emb},
+		dataset.Tensor{Name: "ids", Kind: dataset.KindRagged, Ragged: ids})
 }
 
 func names(d *dataset.Dir) []string {

@@ -3,17 +3,16 @@ package flight
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 
 	arrowflight "github.com/apache/arrow/go/v17/arrow/flight"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/internal/parquettest"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/parquet"
@@ -36,19 +35,9 @@ func writeParquet(t *testing.T, path string, first, rows int64, rowGroupBytes in
 	}
 	ids, err := ragged.FromRowSplits(vals, splits)
 	require.NoError(t, err)
-	rec, err := dataset.Batch(memory.DefaultAllocator, []dataset.Tensor{
-		{Name: "emb", Kind: dataset.KindFixedShape, Dense: emb},
-		{Name: "ids", Kind: dataset.KindRagged, Ragged: ids},
-	})
-	require.NoError(t, err)
-	defer rec.Release()
-	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	f, err := os.Create(path)
-	require.NoError(t, err)
-	w, err := parquet.NewWriter(f, rec.Schema(), parquet.WriterOptions{RowGroupBytes: rowGroupBytes, Compression: parquet.Zstd})
-	require.NoError(t, err)
-	require.NoError(t, w.Write(rec))
-	require.NoError(t, w.Close())
+	parquettest.WriteTensors(t, path, parquet.WriterOptions{RowGroupBytes: rowGroupBytes, Compression: parquet.Zstd},
+		dataset.Tensor{Name: "emb", Kind: dataset.KindFixedShape, Dense: emb},
+		dataset.Tensor{Name: "ids", Kind: dataset.KindRagged, Ragged: ids})
 }
 
 // TestServeParquetRowGroups serves a Parquet table of two files, each of many row groups,
