@@ -35,9 +35,10 @@ type Limits struct {
 	// MaxCopySize bounds the bytes one reader allocates, over all the messages it reads, for
 	// what it cannot view in its input: decompressed LZ4 and ZSTD bodies (which may expand a
 	// thousandfold), byte-swapped big-endian buffers, realigned buffers and merged dictionary
-	// deltas; for Parquet, what decoding one row group takes (a dataset: all of them), and
-	// for a directory dataset, the copy that joins a table's parts. Default 4 GiB (the largest
-	// int on 32-bit platforms).
+	// deltas; for Parquet, what decoding one row group takes (a file read whole: all of
+	// them), and for a directory dataset read whole (dataset.OpenDir, not ScanDir, whose
+	// chunks are bounded one by one), the copy that joins a table's parts. Default 4 GiB (the
+	// largest int on 32-bit platforms).
 	MaxCopySize int64
 	// MaxDenseElements bounds the elements a sparse tensor is expanded to when a dense form
 	// is asked of it (a conversion to a dense format, a hash of its dense values): its shape
