@@ -204,6 +204,11 @@ func (s *Source) parquetChunks(p sourcePart, yield func(Tensor, error) bool) boo
 		}
 		ts, err := FromRecords(r.Schema(), []arrow.Record{rec}, p.base)
 		rec.Release() // Go memory: the tensor's views stay valid
+		if err == nil && len(ts) == 1 && ts[0].Rows() == want {
+			if jerr := joinable(s.desc, ts[0]); jerr != nil {
+				err = fmt.Errorf("parquet: row group %d: %w", i, jerr)
+			}
+		}
 		switch {
 		case err != nil:
 			return fail(err)
@@ -211,8 +216,6 @@ func (s *Source) parquetChunks(p sourcePart, yield func(Tensor, error) bool) boo
 			return fail(fmt.Errorf("parquet: column %s is no longer a tensor: %w", p.column, parquet.ErrInvalid))
 		case ts[0].Rows() != want:
 			return fail(fmt.Errorf("parquet: row group %d: %d rows, the footer says %d: %w", i, ts[0].Rows(), want, parquet.ErrInvalid))
-		case joinable(s.desc, ts[0]) != nil:
-			return fail(fmt.Errorf("parquet: row group %d: %w", i, joinable(s.desc, ts[0])))
 		}
 		if !yield(s.named(ts[0]), nil) {
 			return false
