@@ -14,6 +14,7 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 
 	"github.com/ndarrow/ndarrow/internal/arrowfb"
+	"github.com/ndarrow/ndarrow/internal/mmap"
 )
 
 // BatchOptions configure the record-batch readers. The zero value reads within the default
@@ -76,6 +77,9 @@ func (d *decoder) release() {
 func (d *decoder) decode(m message) (rec arrow.Record, err error) {
 	defer func() {
 		if r := recover(); r != nil {
+			if mmap.IsFault(r) {
+				panic(r) // the file under a mapping shrank: the caller's Guard names it
+			}
 			rec, err = nil, fmt.Errorf("malformed input the checks missed: %v: %w", r, ErrInvalid)
 		}
 	}()

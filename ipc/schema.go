@@ -9,6 +9,7 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 
 	"github.com/ndarrow/ndarrow/internal/arrowfb"
+	"github.com/ndarrow/ndarrow/internal/mmap"
 )
 
 // The custom metadata keys of Arrow's extension types.
@@ -101,6 +102,9 @@ func (p *schemaPlan) arrowSchema(skip bool) (*arrow.Schema, error) {
 func decodeSchema(s *arrowfb.Schema) (plan *schemaPlan, err error) {
 	defer func() {
 		if r := recover(); r != nil {
+			if mmap.IsFault(r) {
+				panic(r) // the file under a mapping shrank: the caller's Guard names it
+			}
 			plan, err = nil, fmt.Errorf("schema: malformed input the checks missed: %v: %w", r, ErrInvalid)
 		}
 	}()
@@ -239,6 +243,9 @@ func extend(fp *fieldPlan) (err error) {
 	}
 	defer func() {
 		if r := recover(); r != nil { // a registered type's Deserialize is not ours to trust
+			if mmap.IsFault(r) {
+				panic(r)
+			}
 			err = fmt.Errorf("extension %s: %v: %w", ext.ExtensionName(), r, ErrInvalid)
 		}
 	}()

@@ -236,14 +236,25 @@ func parseDescr(descr string) (ndarray.DType, bool, error) {
 
 // Open memory-maps the .npy file at path (where the platform can; elsewhere it reads it
 // whole) and returns its array, whose values view the mapping. The mapping lives until the
-// array is released.
+// array is released. A file that shrinks while it is read is an error naming it that wraps
+// dataset.ErrFileChanged; read the array's values inside dataset.Guard.
 func Open(path string, lim Limits) (*Array, error) {
 	m, err := mmap.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("npy: %w", err)
 	}
-	a, err := ReadBytes(m.Bytes(), lim)
-	if err != nil {
+	var a *Array
+	err = mmap.Guard(func() error { // the file may shrink under the mapping
+		var err error
+		a, err = ReadBytes(m.Bytes(), lim)
+		return err
+	})
+	var fault *mmap.FaultError
+	switch {
+	case errors.As(err, &fault):
+		m.Release()
+		return nil, fmt.Errorf("npy: %w", err)
+	case err != nil:
 		m.Release()
 		return nil, fmt.Errorf("%w (file %s)", err, path)
 	}

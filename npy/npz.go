@@ -132,15 +132,25 @@ func memberBytes(b []byte, f *zip.File, budget *int64) ([]byte, error) {
 
 // OpenNpz memory-maps the .npz file at path and reads its arrays as ReadNpz does; arrays of
 // stored members view the mapping. Each array holds a reference to the mapping: Release
-// every one (the mapping goes with the last).
+// every one (the mapping goes with the last). A file that shrinks while it is read is an error
+// naming it that wraps dataset.ErrFileChanged; read the arrays' values inside dataset.Guard.
 func OpenNpz(path string, lim Limits) ([]NamedArray, error) {
 	m, err := mmap.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("npz: %w", err)
 	}
 	defer m.Release()
-	arrays, err := ReadNpz(m.Bytes(), lim)
-	if err != nil {
+	var arrays []NamedArray
+	err = mmap.Guard(func() error { // the file may shrink under the mapping
+		var err error
+		arrays, err = ReadNpz(m.Bytes(), lim)
+		return err
+	})
+	var fault *mmap.FaultError
+	switch {
+	case errors.As(err, &fault):
+		return nil, fmt.Errorf("npz: %w", err)
+	case err != nil:
 		return nil, fmt.Errorf("%w (file %s)", err, path)
 	}
 	for _, a := range arrays {

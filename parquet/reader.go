@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/metadata"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
+	"github.com/ndarrow/ndarrow/internal/mmap"
 	"github.com/ndarrow/ndarrow/internal/sentinel"
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/limits"
@@ -476,6 +477,9 @@ func invalid(err error) error {
 // by panicking.
 func recoverInvalid(what string, err *error) {
 	if p := recover(); p != nil {
+		if mmap.IsFault(p) {
+			panic(p) // the file under a mapping shrank: the caller's Guard names it
+		}
 		if e, ok := p.(error); ok && (errors.Is(e, ErrInvalid) || errors.Is(e, ErrUnsupported)) {
 			*err = fmt.Errorf("parquet: %s: %w", what, e)
 			return

@@ -1,5 +1,11 @@
 // Package mmap maps files read-only into memory and counts the references to each mapping,
 // so that arrays viewing a file keep it mapped until the last one is released.
+//
+// A mapping is only as stable as the file under it: when the file shrinks, reading the pages
+// past its new end raises SIGBUS, which Go turns into a fatal error that kills the process.
+// Guard runs a function that reads mappings so that such a fault becomes an error naming the
+// file (a *FaultError, wrapping ErrChanged) instead. Every goroutine that reads a mapping
+// must do so inside Guard.
 package mmap
 
 import (
@@ -7,7 +13,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"runtime"
+	"runtime/debug"
+	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/ndarrow/ndarrow/internal/sentinel"
 )
@@ -18,6 +28,8 @@ type Mapping struct {
 	refs  atomic.Int64
 	bytes []byte
 	unmap func([]byte) error
+	path  string
+	info  fs.FileInfo
 }
 
 // ErrNotRegular reports a path that is not a regular file: a directory, a device, a pipe.
@@ -25,6 +37,10 @@ var ErrNotRegular = errors.New("not a regular file")
 
 // errDirectory is ErrNotRegular for a directory.
 var errDirectory = sentinel.New("is a directory", ErrNotRegular)
+
+// ErrChanged reports a mapped file that changed while it was read: it shrank, so that pages
+// of its mapping no longer have bytes under them.
+var ErrChanged = errors.New("file changed while being read")
 
 // Open maps the regular file at path, or reads it whole where the platform cannot map files.
 // Its errors read "PATH: reason", naming the path once, and match the os errors beneath
@@ -51,7 +67,11 @@ func Open(path string) (*Mapping, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, reason(err))
 	}
+	m.path, m.info = path, st
 	m.refs.Store(1)
+	if m.unmap != nil {
+		live.add(m)
+	}
 	return m, nil
 }
 
@@ -65,8 +85,16 @@ func reason(err error) error {
 	return err
 }
 
-// Bytes returns the file's contents; they must not be used after the last Release.
+// Bytes returns the file's contents; they must not be used after the last Release, and must
+// be read inside Guard.
 func (m *Mapping) Bytes() []byte { return m.bytes }
+
+// Path returns the path the file was opened by.
+func (m *Mapping) Path() string { return m.path }
+
+// Info returns what the file was when it was mapped: its size, modification time and
+// identity (os.SameFile).
+func (m *Mapping) Info() fs.FileInfo { return m.info }
 
 // Refs returns the number of references held.
 func (m *Mapping) Refs() int64 { return m.refs.Load() }
@@ -80,10 +108,186 @@ func (m *Mapping) Release() {
 	switch n := m.refs.Add(-1); {
 	case n == 0:
 		if m.unmap != nil {
+			live.remove(m)
 			_ = m.unmap(m.bytes)
 		}
 		m.bytes = nil
 	case n < 0:
 		panic("mmap: Release called more times than Retain")
 	}
+}
+
+// FaultError is a fault reading a mapping whose file shrank under it. It wraps ErrChanged.
+type FaultError struct {
+	Path   string // the file, as it was opened
+	Offset int64  // the byte of the file whose page faulted
+}
+
+func (e *FaultError) Error() string {
+	return fmt.Sprintf("%s: %v (its mapped bytes end before byte %d)", e.Path, ErrChanged, e.Offset)
+}
+
+// Unwrap returns ErrChanged.
+func (e *FaultError) Unwrap() error { return ErrChanged }
+
+// Guard runs f on the calling goroutine with faults on memory turned into panics
+// (debug.SetPanicOnFault) and returns what f returns, or a *FaultError when f touched a page
+// of a live mapping whose file shrank — whether the fault's panic reached Guard or a
+// dependency recovered it and returned it wrapped in an error (arrow-go's IPC writer does).
+// Any other panic, a fault outside every mapping among them, goes on. Guard may be nested;
+// the goroutine's setting is restored when it returns.
+func Guard(f func() error) (err error) {
+	old := debug.SetPanicOnFault(true)
+	defer func() {
+		debug.SetPanicOnFault(old)
+		if p := recover(); p != nil {
+			fe := faultOf(p)
+			if fe == nil {
+				panic(p)
+			}
+			err = fe
+		}
+	}()
+	err = f()
+	var rerr runtime.Error
+	switch {
+	case err == nil:
+	case errors.As(err, &rerr):
+		if fe := faultOf(rerr); fe != nil {
+			return fe
+		}
+	case isEFAULT(err):
+		// a system call (a write of the mapped bytes to a file or socket) met a page with
+		// no bytes under it: the kernel says EFAULT, not where
+		if fe := live.shrunk(); fe != nil {
+			return fe
+		}
+	}
+	return err
+}
+
+// IsFault reports whether p, a value recovered from a panic, is a fault on a page of a live
+// mapping (a file that shrank). A recover that nets a decoder's panics re-panics such a
+// value, so that the Guard above it reports the file: "if mmap.IsFault(p) { panic(p) }".
+func IsFault(p any) bool { return faultOf(p) != nil }
+
+// faultOf returns the FaultError of a recovered panic when it is a memory fault inside a
+// mapping whose file shrank, else nil.
+func faultOf(p any) *FaultError {
+	rerr, ok := p.(runtime.Error)
+	if !ok {
+		return nil
+	}
+	addr, ok := rerr.(interface{ Addr() uintptr })
+	if !ok {
+		return nil
+	}
+	return live.fault(addr.Addr())
+}
+
+// live is every mapping not yet unmapped, and the last ones unmapped, to name the file a
+// fault address falls in. The unmapped ones matter because a fault unwinds like a panic:
+// the deferred Release of the very mapping that faulted may unmap it before Guard recovers.
+var live = registry{maps: map[*Mapping]span{}}
+
+// span is the address range of a mapping, whole pages.
+type span struct{ start, end uintptr }
+
+// unmapped is a mapping recently unmapped.
+type unmapped struct {
+	span
+	path string
+	info fs.FileInfo
+}
+
+// graveSize is how many unmapped mappings the registry remembers.
+const graveSize = 64
+
+type registry struct {
+	mu    sync.Mutex
+	maps  map[*Mapping]span
+	grave [graveSize]unmapped
+	next  int
+}
+
+func spanOf(b []byte) span {
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	end := start + uintptr(cap(b))
+	if pg := uintptr(os.Getpagesize()); end%pg != 0 {
+		end += pg - end%pg // a mapping covers whole pages
+	}
+	return span{start, end}
+}
+
+func (r *registry) add(m *Mapping) {
+	r.mu.Lock()
+	r.maps[m] = spanOf(m.bytes)
+	r.mu.Unlock()
+}
+
+func (r *registry) remove(m *Mapping) {
+	r.mu.Lock()
+	r.grave[r.next%graveSize] = unmapped{r.maps[m], m.path, m.info}
+	r.next++
+	delete(r.maps, m)
+	r.mu.Unlock()
+}
+
+// fault returns the FaultError of a fault at addr: in a mapping, live or recently unmapped,
+// whose file is now shorter than the faulting byte (or no longer the file mapped, so that it
+// cannot be told). It returns nil for a fault no changed file explains.
+func (r *registry) fault(addr uintptr) *FaultError {
+	r.mu.Lock()
+	var candidates []unmapped
+	for m, sp := range r.maps {
+		if addr >= sp.start && addr < sp.end {
+			candidates = append(candidates, unmapped{sp, m.path, m.info})
+		}
+	}
+	for i := range min(r.next, graveSize) {
+		// the most recently unmapped first: an address range may be mapped again later
+		if u := r.grave[(r.next-1-i+graveSize)%graveSize]; addr >= u.start && addr < u.end {
+			candidates = append(candidates, u)
+		}
+	}
+	r.mu.Unlock()
+	for _, c := range candidates {
+		off := int64(addr - c.start)
+		if shrankBelow(c.path, c.info, off) {
+			return &FaultError{Path: c.path, Offset: off}
+		}
+	}
+	return nil
+}
+
+// shrunk returns the FaultError of a mapping, live or recently unmapped, whose file is now
+// shorter than the mapping, for an error (EFAULT) that says a system call found memory it
+// could not read without saying where, or nil.
+func (r *registry) shrunk() *FaultError {
+	r.mu.Lock()
+	var candidates []unmapped
+	for m, sp := range r.maps {
+		candidates = append(candidates, unmapped{sp, m.path, m.info})
+	}
+	for i := range min(r.next, graveSize) { // released since the call failed, most recent first
+		candidates = append(candidates, r.grave[(r.next-1-i+graveSize)%graveSize])
+	}
+	r.mu.Unlock()
+	for _, c := range candidates {
+		if st, err := os.Stat(c.path); err == nil && c.info != nil && os.SameFile(st, c.info) && st.Size() < c.info.Size() {
+			return &FaultError{Path: c.path, Offset: st.Size()}
+		}
+	}
+	return nil
+}
+
+// shrankBelow reports whether the file at path, mapped when it was as info says, is now
+// shorter than off — or is no longer that file (replaced, removed), when its size cannot be
+// told.
+func shrankBelow(path string, info fs.FileInfo, off int64) bool {
+	st, err := os.Stat(path)
+	if err != nil || info == nil || !os.SameFile(st, info) {
+		return true
+	}
+	return st.Size() <= off
 }

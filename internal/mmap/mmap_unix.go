@@ -3,6 +3,7 @@
 package mmap
 
 import (
+	"errors"
 	"os"
 	"syscall"
 )
@@ -21,3 +22,7 @@ func mapFile(f *os.File, size int64) (*Mapping, error) {
 	}
 	return &Mapping{bytes: b, unmap: syscall.Munmap}, nil
 }
+
+// isEFAULT reports whether err is a system call's EFAULT: memory it was given could not be
+// read.
+func isEFAULT(err error) bool { return errors.Is(err, syscall.EFAULT) }
