@@ -29,6 +29,17 @@ type Dir struct {
 	Tensors []Tensor  // OpenDir only: each Source read whole, in the same order
 	Skipped []error   // one per file that could not be read and per part that could not be joined
 	files   []*File
+	scans   map[string]*fileScan // by path: what each file under Path gave, for Rescan
+	lim     limits.Limits
+}
+
+// fileScan is what one file of a directory gave when it was scanned: its tensors as
+// Sources of their own (not yet joined with other parts), or why it gave none.
+type fileScan struct {
+	info    fs.FileInfo // the file as it was read (nil when it could not be)
+	file    *File       // nil when it gave no tensors
+	sources []*Source
+	err     error // why the file was skipped; nil for a file that is not a tensor file
 }
 
 // ScanDir opens every tensor file under dir, recursively (symbolic links are not followed;
@@ -42,10 +53,27 @@ type Dir struct {
 //
 // Release the Dir when the Sources are no longer used (a user that outlives it retains them).
 func ScanDir(dir string, lim limits.Limits) (*Dir, error) {
-	lim = lim.WithDefaults()
-	d := &Dir{Path: dir}
-	byName := map[string]*Source{}
-	firstPath := map[string]string{}
+	return scanDir(dir, lim.WithDefaults(), nil)
+}
+
+// Rescan returns the directory as it is now, d left as it was: a file whose identity, size and
+// modification time are those it had when d read it gives the same Sources as in d (its
+// mapping shared, not read again; Source.SameAs tells them), any other file is opened anew,
+// and files no longer there are gone. Only a file that changed is read, so a rescan costs a
+// walk and a stat per file. Both Dirs hold their own references: release d when its Sources
+// are no longer used. A file being written is served once a complete read of it succeeds
+// (until then it is in Skipped); one that changes in place after that is read again by the
+// next Rescan.
+//
+// Call Rescan before releasing d.
+func (d *Dir) Rescan() (*Dir, error) {
+	return scanDir(d.Path, d.lim, d.scans)
+}
+
+// scanDir reads dir as ScanDir does, reusing the scans of prev whose files are unchanged.
+func scanDir(dir string, lim limits.Limits, prev map[string]*fileScan) (*Dir, error) {
+	d := &Dir{Path: dir, scans: map[string]*fileScan{}, lim: lim}
+	var order []*fileScan
 	err := filepath.WalkDir(dir, func(path string, de fs.DirEntry, err error) error {
 		if err != nil {
 			if path == dir {
@@ -66,37 +94,65 @@ func ScanDir(dir string, lim limits.Limits) (*Dir, error) {
 		if !de.Type().IsRegular() {
 			return nil
 		}
-		base := tableName(dir, path)
-		if base == "" {
-			base = BaseName(path)
+		info, err := de.Info()
+		if err != nil {
+			return nil // removed since it was listed
 		}
-		f, sources, err := scanNamed(path, base, lim)
+		sc := prev[path]
 		switch {
-		case errors.Is(err, ErrNotTensors):
-			return nil
-		case err != nil:
-			d.Skipped = append(d.Skipped, err)
-			return nil
+		case sc == nil || !sameVersion(sc.info, info):
+			sc = scanFile(dir, path, info, lim) // holds the mapping's first reference: d's
+		case sc.file != nil:
+			sc.file.Retain() // d's reference to a file an earlier Dir read
 		}
-		d.files = append(d.files, f)
-		for _, src := range sources {
-			first, seen := byName[src.Name]
-			if !seen {
-				byName[src.Name], firstPath[src.Name] = src, path
-				d.Sources = append(d.Sources, src)
-				continue
-			}
-			if err := first.join(src); err != nil {
-				d.Skipped = append(d.Skipped, fmt.Errorf("%s: %s does not join the part in %s: %w", path, src.Name, firstPath[src.Name], err))
-			}
+		if sc.file != nil {
+			d.files = append(d.files, sc.file)
 		}
+		d.scans[path] = sc
+		order = append(order, sc)
 		return nil
 	})
 	if err != nil {
 		d.Release()
 		return nil, err
 	}
+	byName := map[string]*Source{}
+	firstPath := map[string]string{}
+	for _, sc := range order {
+		if sc.err != nil {
+			d.Skipped = append(d.Skipped, sc.err)
+		}
+		for _, src := range sc.sources {
+			path := src.parts[0].file.Path
+			first, seen := byName[src.Name]
+			if !seen {
+				first = src.clone()
+				byName[src.Name], firstPath[src.Name] = first, path
+				d.Sources = append(d.Sources, first)
+				continue
+			}
+			if err := first.join(src); err != nil {
+				d.Skipped = append(d.Skipped, fmt.Errorf("%s: %s does not join the part in %s: %w", path, src.Name, firstPath[src.Name], err))
+			}
+		}
+	}
 	return d, nil
+}
+
+// scanFile opens the file at path, under dir, whose directory entry said info.
+func scanFile(dir, path string, info fs.FileInfo, lim limits.Limits) *fileScan {
+	base := tableName(dir, path)
+	if base == "" {
+		base = BaseName(path)
+	}
+	f, sources, err := scanNamed(path, base, lim)
+	switch {
+	case errors.Is(err, ErrNotTensors):
+		return &fileScan{info: info}
+	case err != nil:
+		return &fileScan{info: info, err: err}
+	}
+	return &fileScan{info: f.mapping.Info(), file: f, sources: sources}
 }
 
 // OpenDir opens the tensor files under dir as ScanDir does and reads every Source whole

@@ -95,7 +95,7 @@ func Detect(b []byte) Format {
 }
 
 // File is the tensors of one memory-mapped file. The tensors view the mapping, which stays
-// until the last reference is released.
+// until the last reference is released, and are read inside Guard (the file may shrink).
 type File struct {
 	Path    string
 	Tensors []Tensor
@@ -149,17 +149,26 @@ func scanNamed(path, base string, lim limits.Limits) (*File, []*Source, error) {
 	return &file, sources, nil
 }
 
-// mapped maps the file at path into memory and reads its tensors with read: the one place
-// the package opens a file.
+// mapped maps the file at path into memory and reads its tensors with read, under Guard:
+// the one place the package opens a file. Its errors past opening are *FileError.
 func mapped(path string, read func(b []byte) ([]Tensor, error)) (*File, error) {
 	m, err := mmap.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	tensors, err := read(m.Bytes())
+	var tensors []Tensor
+	err = Guard(func() error {
+		var err error
+		tensors, err = read(m.Bytes())
+		return err
+	})
 	if err != nil {
 		m.Release()
-		return nil, fmt.Errorf("%s: %w", path, err)
+		var fe *FileError
+		if errors.As(err, &fe) && fe.Path == path {
+			return nil, err // the file changed while it was read: named already
+		}
+		return nil, &FileError{Path: path, Err: err}
 	}
 	return &File{Path: path, Tensors: tensors, mapping: m}, nil
 }

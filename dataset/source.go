@@ -1,8 +1,10 @@
 package dataset
 
 import (
+	"errors"
 	"fmt"
 	"iter"
+	"slices"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -92,6 +94,13 @@ func scanParquet(f *File, b []byte, base string, lim limits.Limits) ([]*Source, 
 		}
 	}
 	return out, nil
+}
+
+// clone returns a copy of s whose parts can grow without changing s's.
+func (s *Source) clone() *Source {
+	c := *s
+	c.parts = slices.Clone(s.parts)
+	return &c
 }
 
 // join appends the chunks of src, a later part of the same tensor, after s's, or says why it
@@ -185,11 +194,20 @@ func (s *Source) chunks(yield func(*File, Tensor, error) bool) {
 // goes on.
 func (s *Source) parquetChunks(p sourcePart, yield func(Tensor, error) bool) bool {
 	fail := func(err error) bool {
-		yield(Tensor{}, fmt.Errorf("%s: %s: %w", p.file.Path, s.Name, err))
+		var fe *FileError
+		if !errors.As(err, &fe) || fe.Path != p.file.Path {
+			err = &FileError{Path: p.file.Path, Err: fmt.Errorf("%s: %w", s.Name, err)}
+		}
+		yield(Tensor{}, err)
 		return false
 	}
-	r, err := parquet.NewReader(p.file.mapping.Bytes(), parquet.ReaderOptions{
-		Allocator: memory.NewGoAllocator(), Limits: s.lim, Columns: []string{p.column},
+	var r *parquet.Reader
+	err := Guard(func() error {
+		var err error
+		r, err = parquet.NewReader(p.file.mapping.Bytes(), parquet.ReaderOptions{
+			Allocator: memory.NewGoAllocator(), Limits: s.lim, Columns: []string{p.column},
+		})
+		return err
 	})
 	if err != nil {
 		return fail(err)
@@ -198,30 +216,43 @@ func (s *Source) parquetChunks(p sourcePart, yield func(Tensor, error) bool) boo
 		return fail(fmt.Errorf("parquet: %d row groups, %d when the file was opened: %w", r.NumRowGroups(), len(p.rowRows), parquet.ErrInvalid))
 	}
 	for i, want := range p.rowRows {
-		rec, err := r.ReadRowGroup(i)
+		var t Tensor
+		err := Guard(func() error {
+			var err error
+			t, err = s.parquetRowGroup(r, p, i, want)
+			return err
+		})
 		if err != nil {
 			return fail(err)
 		}
-		ts, err := FromRecords(r.Schema(), []arrow.Record{rec}, p.base)
-		rec.Release() // Go memory: the tensor's views stay valid
-		if err == nil && len(ts) == 1 && ts[0].Rows() == want {
-			if jerr := joinable(s.desc, ts[0]); jerr != nil {
-				err = fmt.Errorf("parquet: row group %d: %w", i, jerr)
-			}
-		}
-		switch {
-		case err != nil:
-			return fail(err)
-		case len(ts) != 1:
-			return fail(fmt.Errorf("parquet: column %s is no longer a tensor: %w", p.column, parquet.ErrInvalid))
-		case ts[0].Rows() != want:
-			return fail(fmt.Errorf("parquet: row group %d: %d rows, the footer says %d: %w", i, ts[0].Rows(), want, parquet.ErrInvalid))
-		}
-		if !yield(s.named(ts[0]), nil) {
+		if !yield(s.named(t), nil) {
 			return false
 		}
 	}
 	return true
+}
+
+// parquetRowGroup decodes row group i of a Parquet part, which the footer said holds want
+// rows. The tensor is Go memory: it views nothing of the file.
+func (s *Source) parquetRowGroup(r *parquet.Reader, p sourcePart, i int, want int64) (Tensor, error) {
+	rec, err := r.ReadRowGroup(i)
+	if err != nil {
+		return Tensor{}, err
+	}
+	ts, err := FromRecords(r.Schema(), []arrow.Record{rec}, p.base)
+	rec.Release() // Go memory: the tensor's views stay valid
+	switch {
+	case err != nil:
+		return Tensor{}, err
+	case len(ts) != 1:
+		return Tensor{}, fmt.Errorf("parquet: column %s is no longer a tensor: %w", p.column, parquet.ErrInvalid)
+	case ts[0].Rows() != want:
+		return Tensor{}, fmt.Errorf("parquet: row group %d: %d rows, the footer says %d: %w", i, ts[0].Rows(), want, parquet.ErrInvalid)
+	}
+	if err := joinable(s.desc, ts[0]); err != nil {
+		return Tensor{}, fmt.Errorf("parquet: row group %d: %w", i, err)
+	}
+	return ts[0], nil
 }
 
 // named returns a chunk under the Source's name and kind.
@@ -243,7 +274,7 @@ func (s *Source) Read() (Tensor, error) {
 	var failed error
 	s.chunks(func(f *File, t Tensor, err error) bool {
 		if err == nil && total+tensorBytes(t) > s.lim.MaxCopySize {
-			err = fmt.Errorf("%s: %s: reading it takes %s past MaxCopySize %d bytes: %w", f.Path, s.Name, s.Name, s.lim.MaxCopySize, limits.ErrExceeded)
+			err = &FileError{Path: f.Path, Err: fmt.Errorf("%s: reading it takes %s past MaxCopySize %d bytes: %w", s.Name, s.Name, s.lim.MaxCopySize, limits.ErrExceeded)}
 		}
 		if err != nil {
 			failed = err
@@ -259,7 +290,12 @@ func (s *Source) Read() (Tensor, error) {
 	if len(chunks) == 0 { // a Parquet file of no row groups
 		return s.named(s.desc), nil
 	}
-	t, err := Concat(chunks)
+	var t Tensor
+	err := Guard(func() error { // Concat copies the views of mapped files
+		var err error
+		t, err = Concat(chunks)
+		return err
+	})
 	if err != nil {
 		return Tensor{}, err
 	}

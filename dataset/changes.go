@@ -1,0 +1,100 @@
+package dataset
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/ndarrow/ndarrow/internal/mmap"
+)
+
+// ErrFileChanged reports a file that changed while its mapping was read: it shrank under the
+// mapping (whose pages past the new end have no bytes), or it was modified in place while a
+// reader that must see one version of it was reading.
+var ErrFileChanged = mmap.ErrChanged
+
+// FileError is an error about one file of a dataset: it could not be read, or it changed while
+// it was read. Its text is "PATH: ERR"; Path is the file as it was opened (for a directory
+// dataset, the directory joined with the file's path under it).
+type FileError struct {
+	Path string
+	Err  error
+}
+
+func (e *FileError) Error() string { return e.Path + ": " + e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *FileError) Unwrap() error { return e.Err }
+
+// Guard runs f, which reads tensors that view mapped files, and returns what f returns — or,
+// when a file shrank under its mapping while f read it, a *FileError naming the file that
+// wraps ErrFileChanged. Without Guard such a read is a fault that ends the process (Go's
+// "fatal error: fault"). The fault unwinds f like a panic: f must hold no lock it releases
+// other than by defer. Guard works on the calling goroutine only: a goroutine f starts
+// needs a Guard of its own.
+func Guard(f func() error) error {
+	err := mmap.Guard(f)
+	var fault *mmap.FaultError
+	if errors.As(err, &fault) {
+		return &FileError{Path: fault.Path, Err: fmt.Errorf("%w (its mapped bytes end before byte %d)", ErrFileChanged, fault.Offset)}
+	}
+	return err
+}
+
+// sameVersion reports whether the file info now describes the same file as was, unchanged:
+// the same file (device and inode), size and modification time.
+func sameVersion(was, now fs.FileInfo) bool {
+	return was != nil && now != nil && os.SameFile(was, now) && was.Size() == now.Size() && was.ModTime().Equal(now.ModTime())
+}
+
+// modifiedInPlace reports whether the file mapped at f.Path was modified in place since it
+// was mapped: the path still names the same file, whose size or modification time differ. A
+// file replaced (renamed over) or removed is not: its old contents stay whole under the
+// mapping.
+func (f *File) modifiedInPlace() bool {
+	was := f.mapping.Info()
+	now, err := os.Lstat(f.Path)
+	if err != nil || was == nil || !os.SameFile(was, now) {
+		return false
+	}
+	return !sameVersion(was, now)
+}
+
+// CheckUnchanged returns a *FileError wrapping ErrFileChanged for the first file of the
+// Source's chunks that was modified in place (truncated, overwritten, appended to) since it
+// was opened, or nil. A reader that sent or copied the Source calls it at the end: what it
+// read then came from one version of every file. A file replaced by a rename, or removed,
+// is not a change: the mapping keeps its old contents whole.
+func (s *Source) CheckUnchanged() error {
+	for _, p := range s.parts {
+		if p.file.modifiedInPlace() {
+			return &FileError{Path: p.file.Path, Err: fmt.Errorf("%s: %w (modified in place)", s.Name, ErrFileChanged)}
+		}
+	}
+	return nil
+}
+
+// SameAs reports whether o reads the same chunks of the same mapped files as s: a Source of
+// a Dir that Rescan found unchanged.
+func (s *Source) SameAs(o *Source) bool {
+	if s.Name != o.Name || len(s.parts) != len(o.parts) {
+		return false
+	}
+	for i, p := range s.parts {
+		q := o.parts[i]
+		if p.file.mapping != q.file.mapping || p.resident != q.resident || p.column != q.column {
+			return false
+		}
+	}
+	return true
+}
+
+// Files returns the paths of the files the Source's chunks come from, in chunk order.
+func (s *Source) Files() []string {
+	out := make([]string, len(s.parts))
+	for i, p := range s.parts {
+		out[i] = p.file.Path
+	}
+	return out
+}
