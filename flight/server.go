@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -401,26 +402,43 @@ func (s *Server) ListFlights(c *arrowflight.Criteria, stream arrowflight.FlightS
 }
 
 // DoGet sends a tensor as record batches, each under the message limit: a tensor added whole
-// from its record batch, a Source chunk by chunk, each read as the stream reaches it.
+// from its record batch, a Source chunk by chunk, each read as the stream reaches it. Every
+// read of a mapped file happens on the handler's goroutine, under dataset.Guard: a file that
+// shrinks under the stream, or (checked when it ends) was modified in place while it was
+// sent, fails this stream with codes.DataLoss naming the file; every other stream goes on.
 func (s *Server) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_DoGetServer) error {
 	e, err := s.store.get(string(t.GetTicket()))
 	if err != nil {
 		return statusOf(err)
 	}
 	defer e.release()
+	err = dataset.Guard(func() error { return s.doGet(e, stream) })
+	if err == nil && e.source != nil {
+		err = e.source.CheckUnchanged()
+	}
+	if err != nil {
+		return s.fileStatus(e, "DoGet", err)
+	}
+	return nil
+}
+
+// doGet sends the tensor of e.
+func (s *Server) doGet(e *entry, stream arrowflight.FlightService_DoGetServer) error {
 	w := arrowflight.NewRecordWriter(stream, arrowipc.WithSchema(e.schema), arrowipc.WithAllocator(s.opts.Allocator))
-	defer w.Close()
 	if e.record != nil {
-		return s.send(stream.Context(), w, e.schema, e.record)
+		if err := s.send(stream.Context(), w, e.schema, e.record); err != nil {
+			return err
+		}
+		return w.Close()
 	}
 	chunk := 0
 	for t, err := range e.source.Chunks() {
 		if err != nil {
-			return statusOf(err)
+			return err
 		}
 		rec, err := t.Record(s.store.mem, e.source.Name)
 		if err != nil {
-			return statusOf(fmt.Errorf("flight: %s: chunk %d: %w", e.source.Name, chunk, err))
+			return fmt.Errorf("flight: %s: chunk %d: %w", e.source.Name, chunk, err)
 		}
 		err = s.send(stream.Context(), w, e.schema, rec)
 		rec.Release()
@@ -429,7 +447,39 @@ func (s *Server) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_D
 		}
 		chunk++
 	}
-	return nil
+	return w.Close()
+}
+
+// fileStatus returns the status a client gets for err, which serving the tensor of e gave:
+// codes.DataLoss for a file that changed while it was read, else as statusOf maps it; a file
+// of a directory is named by its path under the directory, which the server's log alone
+// (Options.Logger) gets whole.
+func (s *Server) fileStatus(e *entry, method string, err error) error {
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	s.opts.Logger.Warn("flight: "+method+" failed", "err", err.Error())
+	msg := err.Error()
+	var fe *dataset.FileError
+	if errors.As(err, &fe) {
+		msg = strings.ReplaceAll(msg, fe.Path, relativePath(e.root, fe.Path))
+	}
+	if errors.Is(err, dataset.ErrFileChanged) {
+		return status.Error(codes.DataLoss, msg)
+	}
+	st := status.Convert(statusOf(err))
+	return status.Error(st.Code(), msg)
+}
+
+// relativePath returns path under root, or its base name when it is not under root: what a
+// client is told of a server's file.
+func relativePath(root, path string) string {
+	if root != "" {
+		if rel, err := filepath.Rel(root, path); err == nil && filepath.IsLocal(rel) {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return filepath.Base(path)
 }
 
 // send writes rec to w in record batches under the message limit, with the stream's schema.
@@ -513,13 +563,15 @@ func (s *Server) DoPut(stream arrowflight.FlightService_DoPutServer) error {
 const (
 	ActionList   = "list"   // one result per tensor: its name, kind, dtype and shape as JSON
 	ActionDelete = "delete" // body: a tensor name; deletes it
+	ActionReload = "reload" // rescans the served directories; one result: what changed, as JSON
 )
 
-// ListActions lists ActionList and ActionDelete.
+// ListActions lists ActionList, ActionDelete and ActionReload.
 func (s *Server) ListActions(_ *arrowflight.Empty, stream arrowflight.FlightService_ListActionsServer) error {
 	for _, a := range []*arrowflight.ActionType{
 		{Type: ActionList, Description: "one JSON object per tensor: name, kind, dtype, shape"},
 		{Type: ActionDelete, Description: "delete the tensor named by the body"},
+		{Type: ActionReload, Description: "rescan the served directories now; one JSON object: added, changed, removed, skipped"},
 	} {
 		if err := stream.Send(a); err != nil {
 			return err
@@ -534,7 +586,17 @@ type listEntry struct {
 	tensorMetadata
 }
 
-// DoAction runs ActionList or ActionDelete.
+// ReloadResult is the result of ActionReload: the names of the tensors that appeared,
+// changed and disappeared, and the problems the rescan found that it had not reported before,
+// each naming its file by its path under the served directory.
+type ReloadResult struct {
+	Added   []string `json:"added"`
+	Changed []string `json:"changed"`
+	Removed []string `json:"removed"`
+	Skipped []string `json:"skipped,omitempty"`
+}
+
+// DoAction runs ActionList, ActionDelete or ActionReload.
 func (s *Server) DoAction(a *arrowflight.Action, stream arrowflight.FlightService_DoActionServer) error {
 	switch a.GetType() {
 	case ActionList:
@@ -555,8 +617,17 @@ func (s *Server) DoAction(a *arrowflight.Action, stream arrowflight.FlightServic
 			return statusOf(err)
 		}
 		return stream.Send(&arrowflight.Result{Body: a.GetBody()})
+	case ActionReload:
+		changes, err := s.store.Rescan()
+		res := ReloadResult{Added: changes.Added, Changed: changes.Changed, Removed: changes.Removed}
+		if err != nil {
+			s.opts.Logger.Warn("flight: reload: skipped", "err", err.Error())
+			res.Skipped = s.store.describeProblems(err)
+		}
+		b, _ := json.Marshal(res)
+		return stream.Send(&arrowflight.Result{Body: b})
 	}
-	return status.Errorf(codes.InvalidArgument, "unknown action %q (%s, %s)", a.GetType(), ActionList, ActionDelete)
+	return status.Errorf(codes.InvalidArgument, "unknown action %q (%s, %s, %s)", a.GetType(), ActionList, ActionDelete, ActionReload)
 }
 
 // Handshake answers a handshake with an empty payload: authentication is the bearer token

@@ -3,7 +3,10 @@ package flight
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -22,12 +25,27 @@ var (
 	ErrName = errors.New("flight: invalid tensor name")
 )
 
-// Store is a catalogue of named tensors, safe for concurrent use. A tensor replaced or deleted
-// while a DoGet sends it stays alive until that stream ends.
+// Store is a catalogue of named tensors, safe for concurrent use: tensors added from memory
+// or uploaded, and the tensors of the directories added with AddDir, which follow their files
+// (Rescan, Watch). An uploaded tensor hides a directory's tensor of the same name until it is
+// deleted. A tensor replaced or deleted while a DoGet sends it stays alive until that stream
+// ends.
 type Store struct {
 	mem     memory.Allocator
 	mu      sync.RWMutex
-	entries map[string]*entry
+	entries map[string]*entry // added or uploaded
+	fromDir map[string]*entry // the tensors of the directories, as last scanned
+	dirs    []*servedDir
+	gen     atomic.Uint64 // counts the changes to fromDir
+
+	rescanMu sync.Mutex // one Rescan at a time
+}
+
+// servedDir is a directory AddDir added: its last scan and the problems already reported.
+type servedDir struct {
+	path     string
+	dir      *dataset.Dir
+	reported map[error]bool // the Skipped errors of the last scan
 }
 
 // entry is one tensor ready to send: either a tensor and its record batch, which views the
@@ -42,6 +60,7 @@ type entry struct {
 	tensor dataset.Tensor
 	record arrow.Record    // nil for a Source
 	source *dataset.Source // nil for a tensor added whole
+	root   string          // the directory of a Source, which names its files to clients
 	refs   atomic.Int64
 }
 
@@ -67,7 +86,7 @@ func NewStore(mem memory.Allocator) *Store {
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
-	return &Store{mem: mem, entries: map[string]*entry{}}
+	return &Store{mem: mem, entries: map[string]*entry{}, fromDir: map[string]*entry{}}
 }
 
 // CheckName returns an error wrapping ErrName unless name can name a tensor: 1 to 255 bytes of
@@ -117,14 +136,19 @@ func (s *Store) newEntry(name string, t dataset.Tensor) (*entry, error) {
 
 // sourceEntry returns the entry of a Source of a directory: a tensor added whole when the
 // Source is one resident tensor, else the Source itself, retained, to be read at each DoGet.
-func (s *Store) sourceEntry(src *dataset.Source) (*entry, error) {
+func (s *Store) sourceEntry(root string, src *dataset.Source) (*entry, error) {
 	if t, ok := src.Resident(); ok {
-		e, err := s.newEntry(src.Name, t)
+		var e *entry
+		err := dataset.Guard(func() error { // a record of some kinds copies the tensor
+			var err error
+			e, err = s.newEntry(src.Name, t)
+			return err
+		})
 		if err != nil {
 			return nil, err
 		}
 		src.Retain()
-		e.source = src // its files stay mapped while the record views them
+		e.source, e.root = src, root // its files stay mapped while the record views them
 		return e, nil
 	}
 	if err := CheckName(src.Name); err != nil {
@@ -136,7 +160,7 @@ func (s *Store) sourceEntry(src *dataset.Source) (*entry, error) {
 	}
 	meta := tensorMetadata{Kind: string(src.Kind), DType: src.DType().String(), Shape: src.Shape(), DimNames: src.DimNames}
 	src.Retain()
-	e := &entry{meta: meta, schema: schema, rows: src.Rows(), bytes: src.Bytes(), source: src}
+	e := &entry{meta: meta, schema: schema, rows: src.Rows(), bytes: src.Bytes(), source: src, root: root}
 	e.refs.Store(1)
 	return e, nil
 }
@@ -152,40 +176,188 @@ func (s *Store) put(name string, e *entry) {
 	}
 }
 
-// AddDir adds the tensors of every tensor file under dir (Parquet, Arrow IPC, .npy/.npz and
+// ErrFromDirectory is returned by Delete for a tensor served from a file of a directory: it
+// goes when its file goes.
+var ErrFromDirectory = errors.New("flight: the tensor is served from a file of the directory: remove the file to remove it")
+
+// AddDir serves the tensors of every tensor file under dir (Parquet, Arrow IPC, .npy/.npz and
 // TFRecord; subdirectories are tables whose parts are joined), memory-mapped, as
 // dataset.ScanDir finds them and under the names it gives, and returns the names added. A
 // tensor of one file other than Parquet is served from its mapping; a Parquet column, and a
 // tensor joined from several files, is read chunk by chunk (a row group, a file) within lim
 // at each DoGet, so serving it takes memory for one chunk per stream, not the whole tensor.
 // Files that cannot be opened, parts that do not join and tensors Flight cannot carry are
-// reported in the returned error (errors.Join of one per problem) after the others are added.
+// reported in the returned error (errors.Join of one per problem, naming each file by its
+// full path) after the others are added.
+//
+// The store follows the directory from then on at each Rescan (and while Watch runs): see
+// Rescan.
 func (s *Store) AddDir(dir string, lim limits.Limits) ([]string, error) {
 	d, err := dataset.ScanDir(dir, lim)
 	if err != nil {
 		return nil, fmt.Errorf("flight: %w", err)
 	}
-	defer d.Release() // each entry retains its own Source
-	errs := d.Skipped
-	var added []string
-	for _, src := range d.Sources {
-		e, err := s.sourceEntry(src)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", src.Name, err))
-			continue
-		}
-		s.put(src.Name, e)
-		added = append(added, src.Name)
-	}
-	slices.Sort(added)
-	return added, errors.Join(errs...)
+	s.rescanMu.Lock()
+	defer s.rescanMu.Unlock()
+	sd := &servedDir{path: dir}
+	s.dirs = append(s.dirs, sd)
+	changes, errs := s.apply(sd, d)
+	return changes.Added, errors.Join(errs...)
 }
 
-// get returns the entry named name with a reference the caller must release.
+// Changes are what a Rescan found: the names of the directories' tensors that appeared,
+// changed (a file replaced, rewritten, a part added or removed) and disappeared, sorted.
+type Changes struct {
+	Added, Changed, Removed []string
+}
+
+// Empty reports whether nothing changed.
+func (c Changes) Empty() bool { return len(c.Added)+len(c.Changed)+len(c.Removed) == 0 }
+
+// Rescan brings the tensors of every directory added with AddDir up to date with their files:
+// a file that appeared is served, one replaced or modified is served from its new contents,
+// one removed is no longer served, and only the files that changed are read again
+// (dataset.Dir.Rescan). A file that does not read whole (one still being written, say) is not
+// served until a later Rescan reads it whole. A stream already sending a tensor goes on with
+// the version it started with: the mapping it reads keeps the old file, unless the file was
+// modified in place, which fails that stream with dataset.ErrFileChanged. Uploaded tensors
+// are not touched.
+//
+// Rescan returns what changed, and the problems not reported by the Rescan before it (files
+// that cannot be read, parts that do not join, tensors Flight cannot carry), joined.
+func (s *Store) Rescan() (Changes, error) {
+	s.rescanMu.Lock()
+	defer s.rescanMu.Unlock()
+	var all Changes
+	var errs []error
+	for _, sd := range s.dirs {
+		d, err := sd.dir.Rescan()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("flight: %w", err))
+			continue
+		}
+		c, e := s.apply(sd, d)
+		all.Added = append(all.Added, c.Added...)
+		all.Changed = append(all.Changed, c.Changed...)
+		all.Removed = append(all.Removed, c.Removed...)
+		errs = append(errs, e...)
+	}
+	return all, errors.Join(errs...)
+}
+
+// apply makes d the scan of sd: entries for its Sources (an unchanged Source keeps its entry),
+// replacing the ones of sd's previous scan. It returns what changed and the problems not
+// reported before. The caller holds rescanMu.
+func (s *Store) apply(sd *servedDir, d *dataset.Dir) (Changes, []error) {
+	s.mu.RLock()
+	current := maps.Clone(s.fromDir)
+	s.mu.RUnlock()
+
+	reported := map[error]bool{}
+	var errs []error
+	for _, err := range d.Skipped {
+		reported[err] = true
+		if !sd.reported[err] {
+			errs = append(errs, err)
+		}
+	}
+	next := map[string]*entry{}
+	var changes Changes
+	for _, src := range d.Sources {
+		old := current[src.Name]
+		if old != nil && old.root != sd.path {
+			key := errorKey(fmt.Sprintf("%s: %s is served from %s already", sd.path, src.Name, old.root))
+			if !sd.reported[key] {
+				errs = append(errs, key)
+			}
+			reported[key] = true
+			continue
+		}
+		if old != nil && old.source.SameAs(src) {
+			old.acquire()
+			next[src.Name] = old
+			continue
+		}
+		e, err := s.sourceEntry(sd.path, src)
+		if err != nil {
+			err = fmt.Errorf("%s: %w", src.Name, err)
+			// a tensor Flight cannot carry is reported once per version of its files
+			key := fmt.Sprintf("%s %v", err, src.Files())
+			if !sd.reported[errorKey(key)] {
+				errs = append(errs, err)
+			}
+			reported[errorKey(key)] = true
+			continue
+		}
+		next[src.Name] = e
+		if old != nil {
+			changes.Changed = append(changes.Changed, src.Name)
+		} else {
+			changes.Added = append(changes.Added, src.Name)
+		}
+	}
+
+	s.mu.Lock()
+	var released []*entry
+	for name, e := range s.fromDir {
+		if e.root != sd.path {
+			continue
+		}
+		released = append(released, e)
+		if next[name] == nil {
+			delete(s.fromDir, name)
+			changes.Removed = append(changes.Removed, name)
+		}
+	}
+	for name, e := range next {
+		s.fromDir[name] = e
+	}
+	if !changes.Empty() {
+		s.gen.Add(1)
+	}
+	s.mu.Unlock()
+	for _, e := range released {
+		e.release() // the previous scan's reference; unchanged entries were acquired again
+	}
+	if sd.dir != nil {
+		sd.dir.Release() // the entries retain their own Sources
+	}
+	sd.dir, sd.reported = d, reported
+	slices.Sort(changes.Added)
+	slices.Sort(changes.Changed)
+	slices.Sort(changes.Removed)
+	return changes, errs
+}
+
+// errorKey identifies a problem by its text, for problems made anew at each scan.
+type errorKey string
+
+func (k errorKey) Error() string { return string(k) }
+
+// Generation counts the changes Rescan made to the directories' tensors: it differs from
+// what it was when the directories last changed.
+func (s *Store) Generation() uint64 { return s.gen.Load() }
+
+// Dirs returns the directories AddDir added, in order.
+func (s *Store) Dirs() []string {
+	s.rescanMu.Lock()
+	defer s.rescanMu.Unlock()
+	out := make([]string, len(s.dirs))
+	for i, sd := range s.dirs {
+		out[i] = sd.path
+	}
+	return out
+}
+
+// get returns the entry named name with a reference the caller must release: an uploaded
+// tensor, else a directory's.
 func (s *Store) get(name string) (*entry, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	e, ok := s.entries[name]
+	if !ok {
+		e, ok = s.fromDir[name]
+	}
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrNotFound, name)
 	}
@@ -195,8 +367,9 @@ func (s *Store) get(name string) (*entry, error) {
 
 // Get returns the tensor named name. A tensor added whole views the store's memory (a mapped
 // file's bytes, say): it must not be used after the tensor is deleted or replaced, or the
-// store closed. One AddDir reads chunk by chunk (a Parquet column, a joined table) is read
-// whole at each call, into a copy, within the limits AddDir was given.
+// store closed, and a tensor of a directory's file is read inside dataset.Guard (the file may
+// shrink). One AddDir reads chunk by chunk (a Parquet column, a joined table) is read whole at
+// each call, into a copy, within the limits AddDir was given.
 func (s *Store) Get(name string) (dataset.Tensor, error) {
 	e, err := s.get(name)
 	if err != nil {
@@ -216,35 +389,76 @@ func (s *Store) Get(name string) (dataset.Tensor, error) {
 // Names returns the names of the stored tensors, sorted.
 func (s *Store) Names() []string {
 	s.mu.RLock()
-	names := make([]string, 0, len(s.entries))
+	names := make([]string, 0, len(s.entries)+len(s.fromDir))
 	for n := range s.entries {
 		names = append(names, n)
+	}
+	for n := range s.fromDir {
+		if s.entries[n] == nil {
+			names = append(names, n)
+		}
 	}
 	s.mu.RUnlock()
 	slices.Sort(names)
 	return names
 }
 
-// Delete removes the tensor named name; a stream sending it finishes first.
+// Delete removes the tensor named name, added or uploaded (a directory's tensor of that name,
+// if any, is served again); a stream sending it finishes first. A directory's tensor is not
+// deleted: ErrFromDirectory.
 func (s *Store) Delete(name string) error {
 	s.mu.Lock()
 	e, ok := s.entries[name]
 	delete(s.entries, name)
+	_, fromDir := s.fromDir[name]
 	s.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("%w: %q", ErrNotFound, name)
+	switch {
+	case ok:
+		e.release()
+		return nil
+	case fromDir:
+		return fmt.Errorf("%w: %q", ErrFromDirectory, name)
 	}
-	e.release()
-	return nil
+	return fmt.Errorf("%w: %q", ErrNotFound, name)
 }
 
-// Close deletes every tensor, unmapping the files once the streams sending them end.
+// Close deletes every tensor and stops following the directories, unmapping the files once
+// the streams sending them end.
 func (s *Store) Close() {
+	s.rescanMu.Lock()
+	defer s.rescanMu.Unlock()
 	s.mu.Lock()
-	entries := s.entries
-	s.entries = map[string]*entry{}
+	entries, fromDir := s.entries, s.fromDir
+	s.entries, s.fromDir = map[string]*entry{}, map[string]*entry{}
+	dirs := s.dirs
+	s.dirs = nil
 	s.mu.Unlock()
 	for _, e := range entries {
 		e.release()
 	}
+	for _, e := range fromDir {
+		e.release()
+	}
+	for _, sd := range dirs {
+		sd.dir.Release()
+	}
+}
+
+// describeProblems returns the problems err joins, one line each, with the paths of the
+// served directories' files given under their directory: what a client may be told.
+func (s *Store) describeProblems(err error) []string {
+	problems := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		problems = j.Unwrap()
+	}
+	dirs := s.Dirs()
+	out := make([]string, len(problems))
+	for i, p := range problems {
+		msg := p.Error()
+		for _, d := range dirs {
+			msg = strings.ReplaceAll(msg, filepath.Clean(d)+string(filepath.Separator), "")
+		}
+		out[i] = msg
+	}
+	return out
 }

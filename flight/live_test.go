@@ -1,0 +1,266 @@
+package flight
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	arrowflight "github.com/apache/arrow/go/v17/arrow/flight"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/limits"
+	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/npy"
+)
+
+// npyBytes is a float32 .npy file of rows×cols values, every one v.
+func npyBytes(t testing.TB, rows, cols int64, v float32) []byte {
+	var buf bytes.Buffer
+	_, err := npy.Write(&buf, ndarray.Full(v, rows, cols))
+	require.NoError(t, err)
+	return buf.Bytes()
+}
+
+// replaceFile writes b to path as a careful writer does: a temporary file renamed over it.
+func replaceFile(t testing.TB, path string, b []byte) {
+	tmp := filepath.Join(filepath.Dir(path), ".tmp-"+filepath.Base(path))
+	require.NoError(t, os.WriteFile(tmp, b, 0o644))
+	require.NoError(t, os.Rename(tmp, path))
+}
+
+// listing is what a server lists: name → shape.
+func listing(t testing.TB, c *Client) map[string]string {
+	infos, err := c.List(context.Background())
+	require.NoError(t, err)
+	out := map[string]string{}
+	for _, i := range infos {
+		out[i.Name] = fmt.Sprint(i.Shape)
+	}
+	return out
+}
+
+// onDisk is what the directory holds now, as a fresh scan reads it: name → shape.
+func onDisk(t testing.TB, dir string) map[string]string {
+	d, err := dataset.ScanDir(dir, limits.Limits{})
+	require.NoError(t, err)
+	defer d.Release()
+	out := map[string]string{}
+	for _, s := range d.Sources {
+		out[s.Name] = fmt.Sprint(s.Shape())
+	}
+	return out
+}
+
+// requireListedWithin fails unless the server lists the directory as it is within d.
+func requireListedWithin(t testing.TB, c *Client, dir string, d time.Duration, what string) time.Duration {
+	t.Helper()
+	start := time.Now()
+	want := onDisk(t, dir)
+	for {
+		got := listing(t, c)
+		if fmt.Sprint(got) == fmt.Sprint(want) {
+			return time.Since(start)
+		}
+		if time.Since(start) > d {
+			t.Fatalf("%s: after %v the server lists %v, the directory holds %v", what, d, got, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestServedDirectoryFollowsItsFiles: a served directory whose large file is replaced,
+// truncated, appended to and removed in a loop while clients fetch it. The server never dies;
+// each stream either brings one whole version of the file or fails with codes.DataLoss naming
+// the file by its path under the directory (never the server's absolute path) — or NotFound
+// once it is gone; a tensor of another file is served all along; and the listing is the
+// directory as it is within a second of each change.
+func TestServedDirectoryFollowsItsFiles(t *testing.T) {
+	dir := t.TempDir()
+	x := filepath.Join(dir, "x.npy")
+	const cols = 1024
+	rowsOf := func(version int) int64 { return int64(2048 + 256*(version%4)) } // 8–11 MiB
+	replaceFile(t, x, npyBytes(t, rowsOf(1), cols, 1))
+	replaceFile(t, filepath.Join(dir, "y.npy"), npyBytes(t, 16, 4, 7))
+
+	var logs syncBuffer
+	s := serve(t, Options{MaxMessageBytes: 256 << 10, Logger: slog.New(slog.NewTextHandler(&logs, nil))}, "grpc")
+	_, err := s.store.AddDir(dir, limits.Limits{})
+	require.NoError(t, err)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	watching := make(chan error, 1)
+	go func() { watching <- s.store.Watch(ctx, func(Changes, error) {}) }()
+	c := dial(t, s.uri, ClientOptions{})
+
+	var (
+		wg                               sync.WaitGroup
+		done                             atomic.Bool
+		whole, dataLoss, notFound, other atomic.Int64
+		failures                         = make(chan string, 100)
+	)
+	fail := func(msg string) {
+		select {
+		case failures <- msg:
+		default: // enough to tell
+		}
+	}
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !done.Load() {
+				got, err := c.Get(ctx, "x")
+				if err != nil {
+					st, _ := status.FromError(err)
+					switch {
+					case strings.Contains(err.Error(), dir):
+						fail("the server's path reached a client: " + err.Error())
+					case st.Code() == codes.DataLoss && strings.Contains(st.Message(), "x.npy: ") &&
+						strings.Contains(st.Message(), "file changed while being read"):
+						dataLoss.Add(1)
+					case st.Code() == codes.NotFound:
+						notFound.Add(1)
+						time.Sleep(2 * time.Millisecond) // removed, or skipped until whole
+					default:
+						other.Add(1)
+						fail("unexpected error: " + err.Error())
+					}
+					continue
+				}
+				vals := got.Dense.(*ndarray.Dense[float32]).Ravel()
+				v := vals[0]
+				if got.Rows() != rowsOf(int(v)) || slices.IndexFunc(vals, func(e float32) bool { return e != v }) >= 0 {
+					fail(fmt.Sprintf("a stream mixed versions: %d rows, first value %v", got.Rows(), v))
+				}
+				whole.Add(1)
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() { // the other file is served all along
+		defer wg.Done()
+		for !done.Load() {
+			got, err := c.Get(ctx, "y")
+			if err != nil || got.Dense.(*ndarray.Dense[float32]).Get(15, 3) != 7 {
+				fail(fmt.Sprintf("y: %v", err))
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+
+	var slowest time.Duration
+	wait := func(what string) {
+		time.Sleep(30 * time.Millisecond) // let streams run into the change
+		slowest = max(slowest, requireListedWithin(t, c, dir, time.Second, what))
+	}
+	for v := 2; v < 8; v++ {
+		replaceFile(t, x, npyBytes(t, rowsOf(v), cols, float32(v)))
+		wait("replaced")
+		require.NoError(t, os.Truncate(x, 1_000_000))
+		wait("truncated")
+		replaceFile(t, x, npyBytes(t, rowsOf(v), cols, float32(v)))
+		wait("whole again")
+		f, err := os.OpenFile(x, os.O_WRONLY|os.O_APPEND, 0)
+		require.NoError(t, err)
+		_, err = f.Write(make([]byte, 4096))
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		wait("appended to")
+		require.NoError(t, os.Remove(x))
+		wait("removed")
+		replaceFile(t, x, npyBytes(t, rowsOf(v), cols, float32(v)))
+		wait("back")
+	}
+	done.Store(true)
+	wg.Wait()
+	close(failures)
+	for f := range failures {
+		t.Error(f)
+	}
+	t.Logf("streams: %d whole, %d DataLoss, %d NotFound; the listing followed within %v",
+		whole.Load(), dataLoss.Load(), notFound.Load(), slowest)
+	assert.Positive(t, whole.Load())
+	assert.Positive(t, dataLoss.Load(), "some stream ran into a truncation")
+	assert.Zero(t, other.Load())
+	assert.Contains(t, logs.String(), x, "the server's log names the file whole")
+
+	// The reload action rescans too, naming the files it skips under the directory.
+	require.NoError(t, os.Truncate(x, 100))
+	raw := rawClient(t, s.uri)
+	stream, err := raw.DoAction(ctx, &arrowflight.Action{Type: ActionReload})
+	require.NoError(t, err)
+	res, err := stream.Recv()
+	require.NoError(t, err)
+	var reload ReloadResult
+	require.NoError(t, json.Unmarshal(res.Body, &reload))
+	if !slices.Contains(reload.Removed, "x") { // unless the watcher was first
+		assert.Empty(t, listing(t, c)["x"])
+	}
+	stop()
+	require.NoError(t, <-watching)
+}
+
+// TestReloadWithoutWatching: with no watcher, the reload action is what brings the store up
+// to date: it reports what was added, changed and removed, and the files it skipped by their
+// path under the directory; uploads are not touched, and a directory's tensor is not deleted.
+func TestReloadWithoutWatching(t *testing.T) {
+	dir := t.TempDir()
+	replaceFile(t, filepath.Join(dir, "a.npy"), npyBytes(t, 4, 4, 1))
+	replaceFile(t, filepath.Join(dir, "b.npy"), npyBytes(t, 4, 4, 2))
+	s := serve(t, Options{}, "grpc")
+	_, err := s.store.AddDir(dir, limits.Limits{})
+	require.NoError(t, err)
+	c := dial(t, s.uri, ClientOptions{})
+	ctx := context.Background()
+	require.NoError(t, c.Put(ctx, "up", dataset.Tensor{Kind: dataset.KindDense, Dense: ndarray.Full[float32](3, 2, 2)}))
+	require.NoError(t, c.Put(ctx, "b", dataset.Tensor{Kind: dataset.KindDense, Dense: ndarray.Full[float32](9, 1, 1)}))
+
+	replaceFile(t, filepath.Join(dir, "a.npy"), npyBytes(t, 8, 4, 1))
+	require.NoError(t, os.Remove(filepath.Join(dir, "b.npy")))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "t"), 0o755))
+	replaceFile(t, filepath.Join(dir, "t", "c.npy"), npyBytes(t, 2, 4, 3))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "t", "bad.npy"), []byte("\x93NUMPY\x01\x00"), 0o644))
+	assert.Equal(t, "(4, 4)", listing(t, c)["a"], "nothing changes before the reload")
+
+	reload := func() ReloadResult {
+		stream, err := rawClient(t, s.uri).DoAction(ctx, &arrowflight.Action{Type: ActionReload})
+		require.NoError(t, err)
+		res, err := stream.Recv()
+		require.NoError(t, err)
+		var r ReloadResult
+		require.NoError(t, json.Unmarshal(res.Body, &r))
+		return r
+	}
+	r := reload()
+	assert.Equal(t, []string{"t"}, r.Added)
+	assert.Equal(t, []string{"a"}, r.Changed)
+	assert.Equal(t, []string{"b"}, r.Removed)
+	require.Len(t, r.Skipped, 1)
+	assert.True(t, strings.HasPrefix(r.Skipped[0], "t/bad.npy: "), r.Skipped[0])
+	assert.NotContains(t, r.Skipped[0], dir)
+	assert.Equal(t, map[string]string{"a": "(8, 4)", "b": "(1, 1)", "t": "(2, 4)", "up": "(2, 2)"}, listing(t, c),
+		"the upload b stays")
+
+	r = reload()
+	assert.True(t, Changes{Added: r.Added, Changed: r.Changed, Removed: r.Removed}.Empty())
+	assert.Empty(t, r.Skipped, "a problem is reported once")
+
+	assert.ErrorIs(t, s.store.Delete("a"), ErrFromDirectory)
+	require.NoError(t, c.Delete(ctx, "b"))
+	require.NoError(t, c.Delete(ctx, "up"))
+	assert.Equal(t, map[string]string{"a": "(8, 4)", "t": "(2, 4)"}, listing(t, c))
+}

@@ -1,0 +1,112 @@
+package flight
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Watch timing: a burst of changes is rescanned once it has been quiet for settleTime, and at
+// least every maxDelay while it lasts (a large file being copied in).
+const (
+	settleTime = 100 * time.Millisecond
+	maxDelay   = 500 * time.Millisecond
+)
+
+// Watch follows the directories added with AddDir until ctx is done: it watches them and
+// their subdirectories for change notifications (fsnotify: inotify on Linux, kqueue on BSD
+// and macOS, ReadDirectoryChangesW on Windows) and calls Rescan once a burst of changes has
+// been quiet for a tenth of a second (at least every half second while it lasts), then
+// report with what Rescan returned. It returns nil when ctx ends, or an error when the
+// directories cannot be watched at all. A file system that sends no notifications (some
+// network and FUSE mounts) needs Rescan called by other means (the "reload" action, SIGHUP
+// in the CLI).
+func (s *Store) Watch(ctx context.Context, report func(Changes, error)) error {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("flight: watching: %w", err)
+	}
+	defer w.Close()
+	for _, dir := range s.Dirs() {
+		if err := watchTree(w, dir); err != nil {
+			return fmt.Errorf("flight: watching %w", err)
+		}
+	}
+	var (
+		timer    = time.NewTimer(time.Hour)
+		pending  bool
+		deadline time.Time
+	)
+	timer.Stop()
+	defer timer.Stop()
+	touched := func() {
+		now := time.Now()
+		if !pending {
+			pending, deadline = true, now.Add(maxDelay)
+		}
+		timer.Reset(min(settleTime, max(0, deadline.Sub(now))))
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.Events:
+			if !ok {
+				return nil
+			}
+			if ev.Has(fsnotify.Create) && !hidden(ev.Name) {
+				// a new subdirectory: watch it (and whatever was put in it already)
+				_ = watchTree(w, ev.Name)
+			}
+			touched()
+		case err, ok := <-w.Errors:
+			if !ok {
+				return nil
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				touched() // notifications were lost: the rescan sees everything
+				continue
+			}
+			report(Changes{}, fmt.Errorf("flight: watching: %w", err))
+		case <-timer.C:
+			pending = false
+			report(s.Rescan())
+		}
+	}
+}
+
+// watchTree adds dir and every subdirectory under it that a directory dataset reads (not the
+// hidden and underscore ones) to w. A path that is not a directory is no error.
+func watchTree(w *fsnotify.Watcher, dir string) error {
+	return filepath.WalkDir(dir, func(path string, de fs.DirEntry, err error) error {
+		switch {
+		case err != nil && path == dir:
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // gone already
+			}
+			return err
+		case err != nil:
+			return nil
+		case !de.IsDir():
+			return nil
+		case path != dir && hidden(path):
+			return filepath.SkipDir
+		}
+		if err := w.Add(path); err != nil && path == dir {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		return nil
+	})
+}
+
+// hidden reports whether the base name of path is one a directory dataset leaves out.
+func hidden(path string) bool {
+	base := filepath.Base(path)
+	return strings.HasPrefix(base, ".") || strings.HasPrefix(base, "_")
+}
