@@ -376,9 +376,18 @@ type Options struct {
 // Serve writes the stream to each connection ln accepts, each on a goroutine of its own, and
 // closes it, until ctx is done; then it closes ln, waits for the connections being written
 // (which ctx also stops) and returns nil. A failure to write one connection (the client went
-// away) is logged, not returned; a panic while writing one is logged with the connection and
-// closes only that connection.
+// away, a mapped file under the stream shrank) is logged, not returned; a panic while writing
+// one is logged with the connection and closes only that connection.
 func Serve(ctx context.Context, ln net.Listener, s *Stream, opts Options) error {
+	return ServeEach(ctx, ln, func() (*Stream, func(), error) { return s, func() {}, nil }, opts)
+}
+
+// ServeEach serves as Serve does, with the stream each connection gets from next, called once
+// per connection as it is accepted: the stream, and a function called when the connection is
+// done with it. A server whose tensors change (a directory that changes) gives each new
+// connection the stream of the moment and releases a stream no connection uses any more. A
+// connection next fails for is closed at once, the error logged.
+func ServeEach(ctx context.Context, ln net.Listener, next func() (*Stream, func(), error), opts Options) error {
 	if opts.Allocator == nil {
 		opts.Allocator = memory.DefaultAllocator
 	}
@@ -410,7 +419,15 @@ func Serve(ctx context.Context, ln net.Listener, s *Stream, opts Options) error 
 					opts.Logger.Error("tfio: panic writing a stream", "remote", conn.RemoteAddr().String(), "panic", fmt.Sprint(p))
 				}
 			}()
-			if err := s.WriteTo(ctx, conn, opts.Allocator, opts.RowsPerBatch); err != nil {
+			s, done, err := next()
+			if err != nil {
+				opts.Logger.Warn("tfio: no stream to send", "remote", conn.RemoteAddr().String(), "err", err)
+				return
+			}
+			defer done()
+			// The stream views the tensors' memory, mapped files among them.
+			err = dataset.Guard(func() error { return s.WriteTo(ctx, conn, opts.Allocator, opts.RowsPerBatch) })
+			if err != nil {
 				opts.Logger.Warn("tfio: stream not finished", "remote", conn.RemoteAddr().String(), "err", err)
 			}
 		}()

@@ -24,10 +24,17 @@ names them — to OUT in FORMAT, which OUT's extension gives unless --to does:` 
 ` + keeps + `
 --tensor picks one tensor of an input that holds several (by the name inspect prints). OUT is
 written through a temporary file renamed at the end, so a failure leaves nothing behind.`},
-	"serve": {"[--addr HOST:PORT] [--tls-cert F --tls-key F [--tls-client-ca F]] [--token T] [--location URI --shards URI,...] [--max-message-bytes N] [--tfio ENDPOINT [--tfio-tensors NAME,...] [--tfio-batch-rows N]] DIR",
+	"serve": {"[--addr HOST:PORT] [--watch=false] [--tls-cert F --tls-key F [--tls-client-ca F]] [--token T] [--location URI --shards URI,...] [--max-message-bytes N] [--tfio ENDPOINT [--tfio-tensors NAME,...] [--tfio-batch-rows N]] DIR",
 		`Serve serves every tensor file of DIR over Arrow Flight, memory-mapped, each under the name
 inspect prints (NAME, NAME.N, NAME.COLUMN). Files that are not tensor files are ignored; tensor
 files that cannot be served are reported. Ctrl-C or SIGTERM shuts the server down gracefully.
+
+The server follows DIR: files that appear are served, files replaced or rewritten are served
+from their new contents and files removed are no longer served, within a second of the change
+(change notifications; --watch=false turns them off), and at SIGHUP or the "reload" Flight
+action. A file is served once it reads whole: one still being written is left out until it
+does. A stream already running keeps the version it started with; one whose file is truncated
+or rewritten in place under it fails with DataLoss, naming the file, and the others go on.
 
 With --tfio tcp://A.B.C.D:PORT or unix://PATH it also writes, to every connection there, one
 Arrow IPC stream that tensorflow-io's ArrowStreamDataset reads: a column per tensor (all, or

@@ -90,7 +90,10 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if code, ok := parseArgs(fs, "convert", args, stdout, stderr, 2, 2); !ok {
 		return code
 	}
-	return finishCommand(stderr, "convert", convert(ctx, *to, *pick, fs.Arg(0), fs.Arg(1), *compression, opts()))
+	// Under Guard: an input that shrinks while its values are written out is an error naming it.
+	return finishCommand(stderr, "convert", dataset.Guard(func() error {
+		return convert(ctx, *to, *pick, fs.Arg(0), fs.Arg(1), *compression, opts())
+	}))
 }
 
 // writeFlags adds --max-dense, --dense and --compress to fs and returns the write options they

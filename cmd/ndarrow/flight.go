@@ -11,10 +11,14 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/signal"
 	"strings"
+	"sync"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
+	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/flight"
 	"github.com/ndarrow/ndarrow/limits"
 )
@@ -77,6 +81,7 @@ func (f tlsFlags) config(server bool) (*tls.Config, error) {
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:8815", "listen on HOST:PORT")
+	watch := fs.Bool("watch", true, "follow DIR's changes as they are notified (SIGHUP and the reload action rescan either way)")
 	location := fs.String("location", "", "the URI clients reach this server at, put in FlightInfo endpoints (needed with --shards)")
 	shards := fs.String("shards", "", "comma-separated URIs of every server holding a shard of the tensors, this one included, in row order")
 	maxMsg := fs.Int("max-message-bytes", flight.DefaultMaxMessageBytes, "gRPC message limit, both ways")
@@ -89,10 +94,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if code, ok := parseArgs(fs, "serve", args, stdout, stderr, 1, 1); !ok {
 		return code
 	}
-	return finishCommand(stderr, "serve", serve(ctx, fs.Arg(0), *addr, *location, *shards, *maxMsg, tf, tfi, stdout, stderr))
+	return finishCommand(stderr, "serve", serve(ctx, fs.Arg(0), *addr, *location, *shards, *maxMsg, *watch, tf, tfi, stdout, stderr))
 }
 
-func serve(ctx context.Context, dir, addr, location, shards string, maxMsg int, tf tlsFlags, tfi tfioFlags, stdout, stderr io.Writer) error {
+func serve(ctx context.Context, dir, addr, location, shards string, maxMsg int, watch bool, tf tlsFlags, tfi tfioFlags, stdout, stderr io.Writer) error {
 	cfg, err := tf.config(true)
 	if err != nil {
 		return err
@@ -103,12 +108,7 @@ func serve(ctx context.Context, dir, addr, location, shards string, maxMsg int, 
 	store := flight.NewStore(nil)
 	defer store.Close()
 	names, err := store.AddDir(dir, limits.Limits{})
-	if err != nil {
-		// Tensor files that cannot be served are reported and skipped.
-		for _, line := range strings.Split(err.Error(), "\n") {
-			fmt.Fprintf(stderr, "ndarrow serve: skipped: %s\n", line)
-		}
-	}
+	reportSkipped(stderr, err)
 	opts := flight.Options{TLS: cfg, Token: *tf.token, MaxMessageBytes: maxMsg, Location: location}
 	if shards != "" {
 		opts.Shards = strings.Split(shards, ",")
@@ -124,7 +124,7 @@ func serve(ctx context.Context, dir, addr, location, shards string, maxMsg int, 
 	}
 	if tfi.endpoint != "" {
 		tctx, stop := context.WithCancel(ctx)
-		waitTFIO, err := startTFIO(tctx, dir, tfi, stdout)
+		waitTFIO, err := startTFIO(tctx, dir, store, tfi, stdout, stderr)
 		if err != nil {
 			stop()
 			lis.Close()
@@ -142,6 +142,8 @@ func serve(ctx context.Context, dir, addr, location, shards string, maxMsg int, 
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(lis) }()
+	follow := followDir(ctx, store, watch, stdout, stderr)
+	defer follow()
 	select {
 	case err := <-done:
 		return err
@@ -152,6 +154,71 @@ func serve(ctx context.Context, dir, addr, location, shards string, maxMsg int, 
 	defer cancel()
 	srv.Shutdown(sctx)
 	return <-done
+}
+
+// reportSkipped prints the problems err joins, the tensor files that cannot be served, one
+// line each.
+func reportSkipped(stderr io.Writer, err error) {
+	if err == nil {
+		return
+	}
+	for _, line := range strings.Split(err.Error(), "\n") {
+		fmt.Fprintf(stderr, "ndarrow serve: skipped: %s\n", line)
+	}
+}
+
+// followDir keeps the store's directory up to date — at each change notification when watch
+// is set, and at each SIGHUP — printing what changed, until ctx is done or the returned
+// function is called (which waits for the rescan under way).
+func followDir(ctx context.Context, store *flight.Store, watch bool, stdout, stderr io.Writer) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var mu sync.Mutex // one report at a time
+	report := func(c flight.Changes, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !c.Empty() {
+			fmt.Fprintf(stdout, "%s changed:%s%s%s\n", strings.Join(store.Dirs(), ", "),
+				changeList(" added", c.Added), changeList(" changed", c.Changed), changeList(" removed", c.Removed))
+		}
+		reportSkipped(stderr, err)
+	}
+	var wg sync.WaitGroup
+	if watch {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := store.Watch(ctx, report); err != nil {
+				fmt.Fprintf(stderr, "ndarrow serve: %v: changes are followed at SIGHUP only\n", err)
+			}
+		}()
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer signal.Stop(hup)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				report(store.Rescan())
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		wg.Wait()
+	}
+}
+
+// changeList returns " LABEL a, b" for names, nothing for none.
+func changeList(label string, names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return label + " " + strings.Join(names, ", ")
 }
 
 // peerTLS returns how a server with TLS configuration cfg connects to its peers: trusting the
@@ -287,7 +354,7 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseArgs(fs, "put", args, stdout, stderr, 2, 2); !ok {
 		return code
 	}
-	err := func() error {
+	err := dataset.Guard(func() error { // the file may shrink while it is sent
 		f, err := load(fs.Arg(1), "")
 		if err != nil {
 			return err
@@ -313,7 +380,7 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 			return nil
 		})
-	}()
+	})
 	return finishCommand(stderr, "put", err)
 }
 

@@ -116,8 +116,19 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			fmt.Fprintf(stderr, "ndarrow inspect: %s: no tensors: none of its columns is a tensor\n", path)
 		}
 		for _, t := range f.tensors {
-			line, err := inspect(ctx, t, *maxDense)
-			if err != nil {
+			var line inspection
+			err := dataset.Guard(func() error { // hashing reads the values: the file may shrink
+				var err error
+				line, err = inspect(ctx, t, *maxDense)
+				return err
+			})
+			var changed *dataset.FileError
+			switch {
+			case errors.As(err, &changed):
+				fmt.Fprintf(stderr, "ndarrow inspect: %v\n", err) // it names the file
+				code = exitFail
+				continue
+			case err != nil:
 				fmt.Fprintf(stderr, "ndarrow inspect: %s: %s: %v\n", path, t.Name, err)
 				code = exitFail
 				continue

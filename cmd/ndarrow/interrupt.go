@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/ndarrow/ndarrow/dataset"
 )
 
 // interruption is the cause of a context a signal cancelled.
@@ -42,7 +44,7 @@ func runInterruptible(run func(ctx context.Context, args []string, stdout, stder
 	defer signal.Stop(sigs)
 
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, args, stdout, stderr) }()
+	go func() { done <- runGuarded(ctx, run, args, stdout, stderr) }()
 	var sig interruption
 	select {
 	case code := <-done:
@@ -68,6 +70,28 @@ func runInterruptible(run func(ctx context.Context, args []string, stdout, stder
 	}
 	temporaries.removeAll()
 	return sig.status()
+}
+
+// runGuarded runs the command line with run under dataset.Guard: a file that shrinks under
+// its mapping while the command reads it past opening (hashing its values, writing them out)
+// ends the command with one line naming the file and status 1, not with Go's fatal fault
+// and every goroutine's stack; the files it was writing are removed.
+func runGuarded(ctx context.Context, run func(ctx context.Context, args []string, stdout, stderr io.Writer) int, args []string, stdout, stderr io.Writer) int {
+	code := exitFail
+	err := dataset.Guard(func() error {
+		code = run(ctx, args, stdout, stderr)
+		return nil
+	})
+	if err != nil {
+		temporaries.removeAll()
+		name := "ndarrow"
+		if len(args) > 0 {
+			name += " " + args[0]
+		}
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return exitFail
+	}
+	return code
 }
 
 // temporaries are the files commands are writing, removed when the process is interrupted.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,9 +22,21 @@ import (
 )
 
 // TestMain runs the command itself when a test starts this binary as a child process with
-// NDARROW_RUN_MAIN=1, so that signals and exit statuses are tested on the real process.
+// NDARROW_RUN_MAIN=1, so that signals and exit statuses are tested on the real process;
+// NDARROW_SHRINK_INPUTS_TO=N truncates each input file to N bytes once it is mapped.
 func TestMain(m *testing.M) {
 	if os.Getenv("NDARROW_RUN_MAIN") == "1" {
+		if size := os.Getenv("NDARROW_SHRINK_INPUTS_TO"); size != "" {
+			n, err := strconv.ParseInt(size, 10, 64)
+			if err != nil {
+				panic(err)
+			}
+			inputLoaded = func(path string) { // the file shrinks once it is mapped
+				if err := os.Truncate(path, n); err != nil {
+					panic(err)
+				}
+			}
+		}
 		main()
 	}
 	os.Exit(m.Run())

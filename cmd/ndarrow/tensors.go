@@ -35,6 +35,20 @@ func (in *input) Release() { in.release() }
 // when path is a directory, of every tensor file in it, under the names serve gives them.
 // compression, when not empty, says path is a TFRecord file compressed so (none, gzip, zlib).
 func load(path, compression string) (*input, error) {
+	in, err := loadInput(path, compression)
+	if err == nil {
+		inputLoaded(path)
+	}
+	return in, err
+}
+
+// inputLoaded is called with each input path once its tensors are read (views of its
+// mapping, values not yet touched): the test seam where tests change the file under a
+// command.
+var inputLoaded = func(path string) {}
+
+// loadInput reads the tensors of path, as load does.
+func loadInput(path, compression string) (*input, error) {
 	st, err := os.Stat(path)
 	if compression != "" {
 		c, err := tfrecord.ParseCompression(compression)
