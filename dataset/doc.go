@@ -23,5 +23,11 @@
 // parts (Hive-style key=value folders or not) are joined column by column. ScanDir finds the
 // same tensors without reading them: each is a Source whose chunks (a file's tensor, a row
 // group of a Parquet column) are read one at a time on demand, so a table larger than memory
-// can be sent, as the Flight server's DoGet sends it, in memory for one chunk.
+// can be sent, as the Flight server's DoGet sends it, in memory for one chunk. Dir.Rescan
+// gives the directory as it is now, reading again only the files that changed.
+//
+// A mapping is only as stable as its file: if the file shrinks, reading the pages past its
+// new end faults, and an unguarded fault ends the process. The package reads files under
+// Guard; read the views it returns under Guard too, which turns such a fault into a
+// *FileError wrapping ErrFileChanged that names the file.
 package dataset

@@ -8,7 +8,15 @@
 // GetSchema, DoGet (record batches: a dense tensor as an arrow.fixed_shape_tensor column
 // split along its first axis so every message stays under the gRPC limit, a ragged one as a
 // list column, a sparse one as COO record batches), DoPut (an upload, validated and stored
-// atomically) and the actions "list" and "delete".
+// atomically) and the actions "list", "delete" and "reload".
+//
+// A Store follows the directories it serves (Store.Rescan, Store.Watch, the "reload" action):
+// files that appear are served, files replaced or rewritten are served from their new
+// contents, files removed are no longer served; a stream under way keeps the version it
+// started with, and fails with codes.DataLoss naming the file when its file is truncated or
+// rewritten in place under it (the fault that would kill the process is caught on the
+// handler's goroutine, see dataset.Guard). Clients are told files by their path under the
+// served directory.
 //
 // Every FlightData a Server or Client receives is decoded, message by message as it arrives,
 // by ipc's one verified decoder (ipc.BatchDecoder), never by arrow-go's unchecked readers,
