@@ -5,9 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -192,26 +189,9 @@ func TestScanDirReadsRowGroupsOnDemand(t *testing.T) {
 // chunk that holds it, naming the file, after the chunks before it were yielded.
 func TestSourceChunkErrors(t *testing.T) {
 	const rows = 64
-	b := array.NewFixedSizeListBuilder(memory.DefaultAllocator, 2, arrow.PrimitiveTypes.Float32)
-	defer b.Release()
-	vb := b.ValueBuilder().(*array.Float32Builder)
-	for i := range rows {
-		b.Append(true)
-		vb.AppendValues([]float32{float32(i), float32(i)}, []bool{i != rows-3, true})
-	}
-	col := b.NewArray()
-	defer col.Release()
-	schema := arrow.NewSchema([]arrow.Field{{Name: "emb", Type: col.DataType(), Nullable: true}}, nil)
-	rec := array.NewRecord(schema, []arrow.Array{col}, rows)
-	defer rec.Release()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "nulls.parquet")
-	f, err := os.Create(path)
-	require.NoError(t, err)
-	w, err := parquet.NewWriter(f, schema, parquet.WriterOptions{RowGroupBytes: 128})
-	require.NoError(t, err)
-	require.NoError(t, w.Write(rec))
-	require.NoError(t, w.Close(), "closes f too")
+	parquettest.WriteNullElement(t, path, rows)
 
 	d, err := dataset.ScanDir(dir, limits.Limits{})
 	require.NoError(t, err, "no value is read to scan")

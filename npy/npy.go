@@ -234,6 +234,26 @@ func parseDescr(descr string) (ndarray.DType, bool, error) {
 	return d, big && d.Size() > 1, nil
 }
 
+// readMapped reads the bytes of m, the file at path, with read under mmap.Guard. A file that
+// shrank while it was read is an error naming it (format: it); any other error says the path
+// after the reason.
+func readMapped[T any](m *mmap.Mapping, path, format string, read func([]byte) (T, error)) (T, error) {
+	var out T
+	err := mmap.Guard(func() error { // the file may shrink under the mapping
+		var err error
+		out, err = read(m.Bytes())
+		return err
+	})
+	var fault *mmap.FaultError
+	switch {
+	case errors.As(err, &fault):
+		return out, fmt.Errorf("%s: %w", format, err)
+	case err != nil:
+		return out, fmt.Errorf("%w (file %s)", err, path)
+	}
+	return out, nil
+}
+
 // Open memory-maps the .npy file at path (where the platform can; elsewhere it reads it
 // whole) and returns its array, whose values view the mapping. The mapping lives until the
 // array is released. A file that shrinks while it is read is an error naming it that wraps
@@ -243,20 +263,10 @@ func Open(path string, lim Limits) (*Array, error) {
 	if err != nil {
 		return nil, fmt.Errorf("npy: %w", err)
 	}
-	var a *Array
-	err = mmap.Guard(func() error { // the file may shrink under the mapping
-		var err error
-		a, err = ReadBytes(m.Bytes(), lim)
-		return err
-	})
-	var fault *mmap.FaultError
-	switch {
-	case errors.As(err, &fault):
+	a, err := readMapped(m, path, "npy", func(b []byte) (*Array, error) { return ReadBytes(b, lim) })
+	if err != nil {
 		m.Release()
-		return nil, fmt.Errorf("npy: %w", err)
-	case err != nil:
-		m.Release()
-		return nil, fmt.Errorf("%w (file %s)", err, path)
+		return nil, err
 	}
 	a.owner = m
 	return a, nil

@@ -140,18 +140,9 @@ func OpenNpz(path string, lim Limits) ([]NamedArray, error) {
 		return nil, fmt.Errorf("npz: %w", err)
 	}
 	defer m.Release()
-	var arrays []NamedArray
-	err = mmap.Guard(func() error { // the file may shrink under the mapping
-		var err error
-		arrays, err = ReadNpz(m.Bytes(), lim)
-		return err
-	})
-	var fault *mmap.FaultError
-	switch {
-	case errors.As(err, &fault):
-		return nil, fmt.Errorf("npz: %w", err)
-	case err != nil:
-		return nil, fmt.Errorf("%w (file %s)", err, path)
+	arrays, err := readMapped(m, path, "npz", func(b []byte) ([]NamedArray, error) { return ReadNpz(b, lim) })
+	if err != nil {
+		return nil, err
 	}
 	for _, a := range arrays {
 		m.Retain()

@@ -15,16 +15,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
 	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndarrow/ndarrow/internal/parquettest"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/npy"
-	"github.com/ndarrow/ndarrow/parquet"
 )
 
 // serveProcess is `ndarrow serve` running as a process of its own.
@@ -129,7 +126,7 @@ func TestServeSurvivesItsFilesChanging(t *testing.T) {
 	dir := t.TempDir()
 	x := filepath.Join(dir, "x.npy")
 	writeNpyFile(t, x, 4096, 1) // 16 MiB
-	writeNullsParquet(t, filepath.Join(dir, "nulls.parquet"))
+	parquettest.WriteNullElement(t, filepath.Join(dir, "nulls.parquet"), 64)
 	sock := filepath.Join(t.TempDir(), "tfio.sock")
 	p := startServeProcess(t, dir, "--max-message-bytes", "1048576", "--tfio", "unix://"+sock, "--tfio-tensors", "x")
 	assert.Equal(t, int64(4096), tfioRows(t, sock))
@@ -206,30 +203,6 @@ func TestServeWithoutWatching(t *testing.T) {
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGHUP))
 	requireListed(t, p.uri, "b", "[2 1024]")
 	p.stop(t)
-}
-
-// writeNullsParquet writes a Parquet file whose embedding column has a null element in its
-// last row group: its footer reads, its values do not make a tensor.
-func writeNullsParquet(t *testing.T, path string) {
-	const rows = 64
-	b := array.NewFixedSizeListBuilder(memory.DefaultAllocator, 2, arrow.PrimitiveTypes.Float32)
-	defer b.Release()
-	vb := b.ValueBuilder().(*array.Float32Builder)
-	for i := range rows {
-		b.Append(true)
-		vb.AppendValues([]float32{float32(i), float32(i)}, []bool{i != rows-3, true})
-	}
-	col := b.NewArray()
-	defer col.Release()
-	schema := arrow.NewSchema([]arrow.Field{{Name: "emb", Type: col.DataType(), Nullable: true}}, nil)
-	rec := array.NewRecord(schema, []arrow.Array{col}, rows)
-	defer rec.Release()
-	f, err := os.Create(path)
-	require.NoError(t, err)
-	w, err := parquet.NewWriter(f, schema, parquet.WriterOptions{RowGroupBytes: 128})
-	require.NoError(t, err)
-	require.NoError(t, w.Write(rec))
-	require.NoError(t, w.Close())
 }
 
 // tfioRows reads one tensorflow-io stream from the socket and returns its rows.
