@@ -275,3 +275,45 @@ func TestReloadWithoutWatching(t *testing.T) {
 	require.NoError(t, c.Delete(ctx, "up"))
 	assert.Equal(t, map[string]string{"a": "(8, 4)", "t": "(2, 4)"}, listing(t, c))
 }
+
+// TestWatchFollowsNewTables: a table directory created while the server runs (nested
+// partitions, its part written right after) is watched and served, and so is a partition
+// added to it.
+func TestWatchFollowsNewTables(t *testing.T) {
+	dir := t.TempDir()
+	s := serve(t, Options{}, "grpc")
+	_, err := s.store.AddDir(dir, limits.Limits{})
+	require.NoError(t, err)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	var mu sync.Mutex
+	var seen []Changes
+	watching := make(chan error, 1)
+	go func() {
+		watching <- s.store.Watch(ctx, func(c Changes, err error) {
+			mu.Lock()
+			seen = append(seen, c)
+			mu.Unlock()
+			assert.NoError(t, err)
+		})
+	}()
+	c := dial(t, s.uri, ClientOptions{})
+	time.Sleep(50 * time.Millisecond) // the watcher is up
+
+	part := filepath.Join(dir, "events", "day=1", "part-0.npy")
+	require.NoError(t, os.MkdirAll(filepath.Dir(part), 0o755))
+	replaceFile(t, part, npyBytes(t, 5, 3, 1))
+	requireListedWithin(t, c, dir, time.Second, "a new table")
+	assert.Equal(t, "(5, 3)", listing(t, c)["events"])
+
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "events", "day=2"), 0o755))
+	replaceFile(t, filepath.Join(dir, "events", "day=2", "part-0.npy"), npyBytes(t, 2, 3, 2))
+	requireListedWithin(t, c, dir, time.Second, "a new partition")
+	assert.Equal(t, "(7, 3)", listing(t, c)["events"])
+	stop()
+	require.NoError(t, <-watching)
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, seen)
+	assert.Equal(t, []string{"events"}, seen[0].Added)
+}

@@ -45,7 +45,7 @@ type Store struct {
 type servedDir struct {
 	path     string
 	dir      *dataset.Dir
-	reported map[error]bool // the Skipped errors of the last scan
+	reported map[string]bool // the problems the last scan found, by their text
 }
 
 // entry is one tensor ready to send: either a tensor and its record batch, which views the
@@ -247,30 +247,30 @@ func (s *Store) Rescan() (Changes, error) {
 
 // apply makes d the scan of sd: entries for its Sources (an unchanged Source keeps its entry),
 // replacing the ones of sd's previous scan. It returns what changed and the problems not
-// reported before. The caller holds rescanMu.
+// reported while they last (a problem is reported again once it was gone for a scan). The
+// caller holds rescanMu.
 func (s *Store) apply(sd *servedDir, d *dataset.Dir) (Changes, []error) {
 	s.mu.RLock()
 	current := maps.Clone(s.fromDir)
 	s.mu.RUnlock()
 
-	reported := map[error]bool{}
+	reported := map[string]bool{}
 	var errs []error
-	for _, err := range d.Skipped {
-		reported[err] = true
-		if !sd.reported[err] {
+	problem := func(err error) { // reported once, while it lasts
+		if !sd.reported[err.Error()] {
 			errs = append(errs, err)
 		}
+		reported[err.Error()] = true
+	}
+	for _, err := range d.Skipped {
+		problem(err)
 	}
 	next := map[string]*entry{}
 	var changes Changes
 	for _, src := range d.Sources {
 		old := current[src.Name]
 		if old != nil && old.root != sd.path {
-			key := errorKey(fmt.Sprintf("%s: %s is served from %s already", sd.path, src.Name, old.root))
-			if !sd.reported[key] {
-				errs = append(errs, key)
-			}
-			reported[key] = true
+			problem(fmt.Errorf("%s: %s is served from %s already", sd.path, src.Name, old.root))
 			continue
 		}
 		if old != nil && old.source.SameAs(src) {
@@ -280,13 +280,7 @@ func (s *Store) apply(sd *servedDir, d *dataset.Dir) (Changes, []error) {
 		}
 		e, err := s.sourceEntry(sd.path, src)
 		if err != nil {
-			err = fmt.Errorf("%s: %w", src.Name, err)
-			// a tensor Flight cannot carry is reported once per version of its files
-			key := fmt.Sprintf("%s %v", err, src.Files())
-			if !sd.reported[errorKey(key)] {
-				errs = append(errs, err)
-			}
-			reported[errorKey(key)] = true
+			problem(fmt.Errorf("%s: %w", src.Name, err)) // a tensor Flight cannot carry
 			continue
 		}
 		next[src.Name] = e
@@ -328,11 +322,6 @@ func (s *Store) apply(sd *servedDir, d *dataset.Dir) (Changes, []error) {
 	slices.Sort(changes.Removed)
 	return changes, errs
 }
-
-// errorKey identifies a problem by its text, for problems made anew at each scan.
-type errorKey string
-
-func (k errorKey) Error() string { return string(k) }
 
 // Generation counts the changes Rescan made to the directories' tensors: it differs from
 // what it was when the directories last changed.

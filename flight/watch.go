@@ -60,7 +60,10 @@ func (s *Store) Watch(ctx context.Context, report func(Changes, error)) error {
 			if !ok {
 				return nil
 			}
-			if ev.Has(fsnotify.Create) && !hidden(ev.Name) {
+			if hidden(ev.Name) {
+				continue // a temporary file being written, say: the rename will tell
+			}
+			if ev.Has(fsnotify.Create) {
 				// a new subdirectory: watch it (and whatever was put in it already)
 				_ = watchTree(w, ev.Name)
 			}
