@@ -87,6 +87,7 @@ func ExampleScanDir() {
 	w, _ := parquet.NewWriter(f, rec.Schema(), parquet.WriterOptions{RowGroupBytes: 4000}) // 250 rows each
 	_ = w.Write(rec)
 	_ = w.Close()
+	_ = f.Close()
 	rec.Release()
 
 	d, err := dataset.ScanDir(dir, limits.Limits{})

@@ -155,6 +155,7 @@ func BenchmarkDoGetParquet(b *testing.B) {
 		require.NoError(b, err)
 		require.NoError(b, w.Write(rec))
 		require.NoError(b, w.Close())
+		require.NoError(b, f.Close())
 		f, err = os.Create(filepath.Join(dir, "a.arrow"))
 		require.NoError(b, err)
 		iw, err := arrowipc.NewFileWriter(f, arrowipc.WithSchema(rec.Schema()))

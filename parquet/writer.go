@@ -149,7 +149,9 @@ func NewWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions) (*Writer, 
 		arrowOpts = append(arrowOpts, pqarrow.WithStoreSchema())
 	}
 	arrowProps := pqarrow.NewArrowWriterProperties(append(arrowOpts, pqarrow.WithAllocator(opts.Allocator))...)
-	fw, err := pqarrow.NewFileWriter(storage, w, props, arrowProps)
+	// arrow-go closes a sink that is an io.Closer when the file is closed: the caller's
+	// writer is the caller's to close, so pqarrow sees a plain io.Writer.
+	fw, err := pqarrow.NewFileWriter(storage, struct{ io.Writer }{w}, props, arrowProps)
 	if err != nil {
 		return nil, fmt.Errorf("parquet: %w", err)
 	}

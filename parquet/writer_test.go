@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -168,4 +170,32 @@ func TestParseCompression(t *testing.T) {
 	}
 	_, err := parquet.ParseCompression("lz4")
 	assert.ErrorIs(t, err, parquet.ErrUnsupported)
+}
+
+// TestCloseLeavesTheWriterOpen: Close finishes the Parquet file, not the caller's file: the
+// caller writes after it and closes it.
+func TestCloseLeavesTheWriterOpen(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rec := table(t, mem, 10)
+	defer rec.Release()
+	path := filepath.Join(t.TempDir(), "t.parquet")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	w, err := parquet.NewWriter(f, rec.Schema(), parquet.WriterOptions{Allocator: mem})
+	require.NoError(t, err)
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close())
+	require.NoError(t, w.Close(), "a second Close does nothing")
+	st, err := f.Stat()
+	require.NoError(t, err, "the file is open")
+	_, err = f.Write([]byte("after"))
+	require.NoError(t, err)
+	require.NoError(t, f.Close(), "the caller closes it")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, st.Size()+5, int64(len(b)))
+	r := opened(t, b[:st.Size()])
+	defer r.Close()
+	assert.Equal(t, int64(10), r.NumRows())
 }

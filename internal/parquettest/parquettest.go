@@ -29,7 +29,8 @@ func WriteTensors(t testing.TB, path string, opts parquet.WriterOptions, tensors
 	w, err := parquet.NewWriter(f, rec.Schema(), opts)
 	require.NoError(t, err)
 	require.NoError(t, w.Write(rec))
-	require.NoError(t, w.Close(), "closes the file too")
+	require.NoError(t, w.Close())
+	require.NoError(t, f.Close(), "the writer leaves the file open")
 }
 
 // WriteNullElement writes a Parquet file at path of one column emb, a fixed_size_list<float32>[2]
@@ -55,5 +56,6 @@ func WriteNullElement(t testing.TB, path string, rows int) {
 	w, err := parquet.NewWriter(f, schema, parquet.WriterOptions{RowGroupBytes: 128})
 	require.NoError(t, err)
 	require.NoError(t, w.Write(rec))
-	require.NoError(t, w.Close(), "closes the file too")
+	require.NoError(t, w.Close())
+	require.NoError(t, f.Close())
 }
