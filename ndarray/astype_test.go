@@ -183,7 +183,7 @@ func TestAsTypeRules(t *testing.T) {
 		"not a number": {func() error {
 			_, err := AsType[int32](Must(FromSlice([]string{"1", "2", "x"}, 3)))
 			return err
-		}, `ndarray: AsType str to int32: element 2: "x"`},
+		}, `ndarray: AsType string to int32: element 2: "x"`},
 		"beyond int8": {func() error {
 			_, err := AsType[int8](Must(FromSlice([]string{"128"}, 1)))
 			return err

@@ -17,7 +17,7 @@ func ExampleAsType() {
 	// Output:
 	// [  0   0   2 255]
 	// ["-1.7" "0.5" "2.9" "300"]
-	// ndarray: AsType str to int32: element 1: "seven": unsupported dtype
+	// ndarray: AsType string to int32: element 1: "seven": unsupported dtype
 }
 
 func ExampleConvertTo() {

@@ -98,7 +98,7 @@ var dtypes = [...]dtypeInfo{
 	Float32: {"float32", 4, FamilyFloat, true, arrow.PrimitiveTypes.Float32},
 	Float64: {"float64", 8, FamilyFloat, true, arrow.PrimitiveTypes.Float64},
 	Bool:    {"bool", 1, FamilyBool, false, nil},
-	String:  {"str", 0, FamilyString, false, nil},
+	String:  {"string", 0, FamilyString, false, nil},
 }
 
 // DTypes returns every valid DType in declaration order.
@@ -144,8 +144,8 @@ func DTypeOf[T Element]() DType {
 	panic("unreachable: the Element constraint admits no other type")
 }
 
-// ParseDType returns the DType with the given NumPy name ("int8" … "uint64", "float16",
-// "float32", "float64", "bool", "str"). It also accepts "half", "float", "double" and "string".
+// ParseDType returns the DType with the given name ("int8" … "uint64", "float16", "float32",
+// "float64", "bool", "string"). It also accepts "half", "float", "double" and NumPy's "str".
 func ParseDType(name string) (DType, error) {
 	switch name {
 	case "half":
@@ -154,7 +154,7 @@ func ParseDType(name string) (DType, error) {
 		return Float32, nil
 	case "double":
 		return Float64, nil
-	case "string":
+	case "str":
 		return String, nil
 	}
 	for _, d := range DTypes() {
@@ -175,7 +175,9 @@ func (d DType) info() dtypeInfo {
 	return dtypes[d]
 }
 
-// String returns the NumPy spelling of the type, such as "float32" or "bool"; strings are "str".
+// String returns the name of the type: NumPy's, such as "float32" or "bool", and "string" for
+// strings (as Arrow and TensorFlow call them; NumPy's str is a fixed-width type). The CLI,
+// JSON and Flight metadata use the same names.
 func (d DType) String() string {
 	if !d.Valid() {
 		return fmt.Sprintf("DType(%d)", uint8(d))

@@ -126,7 +126,7 @@ func TestDType(t *testing.T) {
 		{Float32, "float32", 4, FamilyFloat, arrow.PrimitiveTypes.Float32, true},
 		{Float64, "float64", 8, FamilyFloat, arrow.PrimitiveTypes.Float64, true},
 		{Bool, "bool", 1, FamilyBool, nil, false},
-		{String, "str", 0, FamilyString, nil, false},
+		{String, "string", 0, FamilyString, nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.True(t, tc.d.Valid())

@@ -298,7 +298,7 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				if names == nil {
 					names = []string{} // as inspect --json prints it
 				}
-				_ = enc.Encode(map[string]any{"name": i.Name, "kind": i.Kind, "dtype": dtypeLabel(i.DType), "shape": i.Shape,
+				_ = enc.Encode(map[string]any{"name": i.Name, "kind": i.Kind, "dtype": i.DType, "shape": i.Shape,
 					"dim_names": names, "rows": i.Rows, "bytes": i.Bytes, "endpoints": i.Endpoints})
 			}
 			return nil
@@ -306,7 +306,7 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		tw := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tKIND\tDTYPE\tSHAPE\tROWS\tBYTES")
 		for _, i := range infos {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%d\t%d\n", i.Name, i.Kind, dtypeLabel(i.DType), i.Shape, i.Rows, i.Bytes)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%d\t%d\n", i.Name, i.Kind, i.DType, i.Shape, i.Rows, i.Bytes)
 		}
 		return tw.Flush()
 	})

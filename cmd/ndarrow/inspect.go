@@ -13,7 +13,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/ndarrow/ndarrow/dataset"
-	"github.com/ndarrow/ndarrow/ndarray"
 )
 
 // inspection is one line of `ndarrow inspect --json`: the fields of the golden files'
@@ -42,15 +41,6 @@ type unmappedLine struct {
 	Note    string `json:"note"`
 }
 
-// dtypeLabel is a dtype's name as inspect and ls print it: NumPy's names, but string for
-// strings (as Arrow and TensorFlow call them; NumPy's str is a fixed-width type).
-func dtypeLabel(name string) string {
-	if name == ndarray.String.String() {
-		return "string"
-	}
-	return name
-}
-
 // inspect describes t, hashing its values (a sparse tensor's dense form, within maxDense
 // elements); ctx interrupts the hashing.
 func inspect(ctx context.Context, t tensor, maxDense int64) (inspection, error) {
@@ -64,7 +54,7 @@ func inspect(ctx context.Context, t tensor, maxDense int64) (inspection, error) 
 		names = []string{}
 	}
 	line := inspection{
-		Name: t.Name, Kind: string(t.Kind), Column: t.Column, DType: dtypeLabel(t.DType().String()),
+		Name: t.Name, Kind: string(t.Kind), Column: t.Column, DType: t.DType().String(),
 		Shape: shape, DimNames: names, NNZ: t.NNZ(), SHA256: hex.EncodeToString(h.Sum(nil)),
 	}
 	if t.Ragged != nil {
