@@ -244,7 +244,7 @@ func infoOf(fi *arrowflight.FlightInfo, lim limits.Limits) (Info, error) {
 func (c *Client) List(ctx context.Context) ([]Info, error) {
 	stream, err := c.fc.ListFlights(ctx, &arrowflight.Criteria{})
 	if err != nil {
-		return nil, fromRemote(err)
+		return nil, c.remote(err)
 	}
 	var out []Info
 	for {
@@ -253,7 +253,7 @@ func (c *Client) List(ctx context.Context) ([]Info, error) {
 			return out, nil
 		}
 		if err != nil {
-			return nil, fromRemote(err)
+			return nil, c.remote(err)
 		}
 		info, err := infoOf(fi, c.opts.Limits)
 		if err != nil {
@@ -267,7 +267,7 @@ func (c *Client) List(ctx context.Context) ([]Info, error) {
 func (c *Client) Info(ctx context.Context, name string) (Info, error) {
 	fi, err := c.fc.GetFlightInfo(ctx, pathDescriptor(name))
 	if err != nil {
-		return Info{}, fromRemote(err)
+		return Info{}, c.remote(err)
 	}
 	return infoOf(fi, c.opts.Limits)
 }
@@ -301,7 +301,7 @@ func (c *Client) Get(ctx context.Context, name string, opts ...GetOption) (datas
 	}
 	fi, err := c.fc.GetFlightInfo(ctx, pathDescriptor(name))
 	if err != nil {
-		return dataset.Tensor{}, fromRemote(err)
+		return dataset.Tensor{}, c.remote(err)
 	}
 	info, err := infoOf(fi, c.opts.Limits)
 	if err != nil {
@@ -326,7 +326,10 @@ func (c *Client) Get(ctx context.Context, name string, opts ...GetOption) (datas
 				parts[i], err = g.fetch(ctx, pc, ep.GetTicket())
 			}
 			if err != nil {
-				errs[i] = fromRemote(err)
+				if pc == nil {
+					pc = c
+				}
+				errs[i] = pc.remote(err)
 				cancel()
 			}
 		}()
@@ -476,22 +479,22 @@ func (c *Client) Put(ctx context.Context, name string, t dataset.Tensor) error {
 	defer cancel()
 	stream, err := c.fc.DoPut(ctx)
 	if err != nil {
-		return fromRemote(err)
+		return c.remote(err)
 	}
 	w := arrowflight.NewRecordWriter(stream, arrowipc.WithSchema(recs[0].Schema()), arrowipc.WithAllocator(c.opts.Allocator))
 	w.SetFlightDescriptor(pathDescriptor(name))
 	for _, r := range recs {
 		if err := w.Write(r); err != nil {
-			return fromRemote(putError(stream, err))
+			return c.remote(putError(stream, err))
 		}
 	}
 	if err := w.Close(); err != nil {
-		return fromRemote(putError(stream, err))
+		return c.remote(putError(stream, err))
 	}
 	if err := stream.CloseSend(); err != nil {
-		return fromRemote(err)
+		return c.remote(err)
 	}
-	return drain(stream.Recv)
+	return c.remote(drain(stream.Recv))
 }
 
 // putError returns the server's status when a send failed because the server ended the call.
@@ -513,9 +516,9 @@ func putError(stream arrowflight.FlightService_DoPutClient, err error) error {
 func (c *Client) Delete(ctx context.Context, name string) error {
 	stream, err := c.fc.DoAction(ctx, &arrowflight.Action{Type: ActionDelete, Body: []byte(name)})
 	if err != nil {
-		return fromRemote(err)
+		return c.remote(err)
 	}
-	return drain(stream.Recv)
+	return c.remote(drain(stream.Recv))
 }
 
 // drain receives until the end of a stream, returning the server's error if it sent one.
@@ -524,7 +527,7 @@ func drain[T any](recv func() (T, error)) error {
 		if _, err := recv(); err == io.EOF {
 			return nil
 		} else if err != nil {
-			return fromRemote(err)
+			return err
 		}
 	}
 }

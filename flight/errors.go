@@ -2,6 +2,7 @@ package flight
 
 import (
 	"errors"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -25,8 +26,18 @@ func (e *remoteError) Unwrap() []error { return []error{e.sentinel, e.status} }
 // GRPCStatus returns the server's status.
 func (e *remoteError) GRPCStatus() *status.Status { return status.Convert(e.status) }
 
-// fromRemote turns a gRPC error into one the sentinels of this package match.
-func fromRemote(err error) error {
+// ErrUnreachable is returned by a Client that cannot reach a server: the connection was
+// refused or timed out, or the name resolves to no address. Its text says so in words
+// ("cannot reach HOST:PORT: connection refused").
+var ErrUnreachable = errors.New("flight: cannot reach the server")
+
+// remote turns an error of a call to the server of c into one the sentinels of this package
+// match.
+func (c *Client) remote(err error) error { return fromRemote(c.origin.host, err) }
+
+// fromRemote turns a gRPC error of a call to the server at host into one the sentinels of
+// this package match.
+func fromRemote(host string, err error) error {
 	st, ok := status.FromError(err)
 	if !ok || err == nil {
 		return err
@@ -37,8 +48,35 @@ func fromRemote(err error) error {
 		sentinel = ErrNotFound
 	case codes.Unauthenticated:
 		sentinel = ErrUnauthenticated
+	case codes.Unavailable:
+		if reason, ok := unreachable(st.Message()); ok {
+			return &remoteError{sentinel: ErrUnreachable, status: err, msg: "cannot reach " + host + ": " + reason}
+		}
+		return err
 	default:
 		return err
 	}
 	return &remoteError{sentinel: sentinel, status: err, msg: st.Code().String() + ": " + st.Message()}
+}
+
+// unreachable returns, in words, why gRPC could not connect, from the message of its
+// Unavailable status ("connection error: desc = \"transport: Error while dialing: dial tcp
+// 127.0.0.1:1: connect: connection refused\""), and whether the message says it could not.
+func unreachable(msg string) (string, bool) {
+	msg = strings.TrimSuffix(msg, `"`)
+	if strings.Contains(msg, "produced zero addresses") {
+		return "the name resolves to no address", true
+	}
+	_, dial, ok := strings.Cut(msg, "dial tcp")
+	if !ok {
+		return "", false
+	}
+	if _, reason, ok := strings.Cut(dial, "connect: "); ok {
+		return reason, true // connection refused, no route to host, …
+	}
+	dial = strings.TrimPrefix(dial, ":")
+	if i := strings.Index(dial, ": "); i >= 0 && !strings.HasPrefix(strings.TrimSpace(dial), "lookup") {
+		return dial[i+2:], true // dial tcp ADDR: i/o timeout
+	}
+	return strings.TrimSpace(dial), true // lookup HOST: no such host
 }

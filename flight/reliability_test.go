@@ -20,6 +20,7 @@ import (
 	"time"
 
 	arrowflight "github.com/apache/arrow/go/v17/arrow/flight"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -492,4 +493,32 @@ func leaf(t *testing.T, ca *x509.Certificate, caKey *ecdsa.PrivateKey, name stri
 // (NaNs included).
 func sameBits[T ndarray.Numeric](a, b *ndarray.Dense[T]) bool {
 	return a.Shape().Equal(b.Shape()) && bytes.Equal(ndarray.LittleEndianBytes(a.Clone().Data()), ndarray.LittleEndianBytes(b.Clone().Data()))
+}
+
+// TestUnreachableInWords: a server that cannot be reached is an error that says so in words,
+// naming the address, and matches ErrUnreachable.
+func TestUnreachableInWords(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := lis.Addr().String()
+	require.NoError(t, lis.Close()) // nothing listens there now
+	c := dial(t, "grpc://"+addr, ClientOptions{})
+	_, err = c.List(context.Background())
+	require.ErrorIs(t, err, ErrUnreachable)
+	assert.Equal(t, "cannot reach "+addr+": connection refused", err.Error())
+	_, err = c.Get(context.Background(), "x")
+	assert.ErrorIs(t, err, ErrUnreachable)
+	assert.Contains(t, err.Error(), "cannot reach "+addr+": connection refused")
+
+	for msg, want := range map[string]string{
+		`connection error: desc = "transport: Error while dialing: dial tcp 10.0.0.1:8815: i/o timeout"`:            "i/o timeout",
+		`connection error: desc = "transport: Error while dialing: dial tcp: lookup nowhere.invalid: no such host"`: "lookup nowhere.invalid: no such host",
+		`name resolver error: produced zero addresses`:                                                              "the name resolves to no address",
+	} {
+		got, ok := unreachable(msg)
+		assert.True(t, ok, msg)
+		assert.Equal(t, want, got, msg)
+	}
+	_, ok := unreachable("the server is shutting down")
+	assert.False(t, ok)
 }

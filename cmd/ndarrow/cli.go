@@ -94,19 +94,42 @@ func usageLine(name string) string {
 // stderr: done, status 2. Otherwise it returns ok.
 func parseArgs(fs *flag.FlagSet, name string, args []string, stdout, stderr io.Writer, min, max int) (code int, ok bool) {
 	fs.SetOutput(io.Discard)
-	err := fs.Parse(args)
+	err := parseInterspersed(fs, args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		printHelp(stdout, name, fs)
 		return exitOK, false
 	case err != nil:
-		fmt.Fprintf(stderr, "ndarrow %s: %v\nusage: %s (ndarrow help %s for more)\n", name, err, usageLine(name), name)
-		return exitUsage, false
+		return usageError(stderr, name, err), false
 	case fs.NArg() < min || (max >= 0 && fs.NArg() > max):
 		fmt.Fprintf(stderr, "usage: %s (ndarrow help %s for more)\n", usageLine(name), name)
 		return exitUsage, false
 	}
 	return exitOK, true
+}
+
+// parseInterspersed parses args with fs, flags anywhere on the line (`inspect t.tfrecord
+// --json` as `inspect --json t.tfrecord`), as GNU tools take them; after "--" every argument
+// is an operand. fs.Args() then holds the operands in order ("-", standard input or output,
+// among them).
+func parseInterspersed(fs *flag.FlagSet, args []string) error {
+	var operands []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if i := len(args) - len(rest); i > 0 && args[i-1] == "--" {
+			operands = append(operands, rest...) // after "--": operands only
+			break
+		}
+		operands = append(operands, rest[0])
+		args = rest[1:]
+	}
+	return fs.Parse(append([]string{"--"}, operands...)) // sets no flag: fs.Args() = operands
 }
 
 // printHelp prints a command's usage line, description and flags.
@@ -120,6 +143,13 @@ func printHelp(w io.Writer, name string, fs *flag.FlagSet) {
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
 	}
+}
+
+// usageError prints err, a usage error found after parsing, with the usage line, and returns
+// exitUsage.
+func usageError(stderr io.Writer, name string, err error) int {
+	fmt.Fprintf(stderr, "ndarrow %s: %v\nusage: %s (ndarrow help %s for more)\n", name, err, usageLine(name), name)
+	return exitUsage
 }
 
 // finishCommand prints err, if any, as one line and returns the exit status.

@@ -90,9 +90,14 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if code, ok := parseArgs(fs, "convert", args, stdout, stderr, 2, 2); !ok {
 		return code
 	}
+	if *to != "" {
+		if err := checkFormat(*to); err != nil {
+			return usageError(stderr, "convert", err)
+		}
+	}
 	// Under Guard: an input that shrinks while its values are written out is an error naming it.
 	return finishCommand(stderr, "convert", dataset.Guard(func() error {
-		return convert(ctx, *to, *pick, fs.Arg(0), fs.Arg(1), *compression, opts())
+		return convert(ctx, *to, *pick, fs.Arg(0), fs.Arg(1), *compression, opts(), stdout)
 	}))
 }
 
@@ -115,8 +120,12 @@ func writeFlags(fs *flag.FlagSet, stderr io.Writer, name string) func() writeOpt
 }
 
 // convert writes the tensors of in (or the one named pick) to out in format to (out's
-// extension when empty), as opts say; ctx interrupts the writing.
-func convert(ctx context.Context, to, pick, in, out string, compression string, opts writeOptions) error {
+// extension when empty), as opts say, as writeOutput writes (out "-" is stdout); ctx
+// interrupts the writing.
+func convert(ctx context.Context, to, pick, in, out string, compression string, opts writeOptions, stdout io.Writer) error {
+	if err := checkOutput(out); err != nil {
+		return err
+	}
 	format, err := outputFormat(to, out)
 	if err != nil {
 		return err
@@ -130,7 +139,70 @@ func convert(ctx context.Context, to, pick, in, out string, compression string, 
 	if err != nil {
 		return err
 	}
-	return writeAtomically(ctx, out, func(w io.Writer) error { return write(format, w, tensors, opts.forOutput(out)) })
+	return writeOutput(ctx, out, stdout, func(w io.Writer) error { return write(format, w, tensors, opts.forOutput(out)) })
+}
+
+// writeOutput writes the output named path as a Unix tool does: "-" is standard output; an
+// existing file that is not a regular file (a device such as /dev/null, a FIFO, a socket) is
+// opened and written in place, never replaced; an existing directory is an error; anything
+// else is written atomically (writeAtomically). Every format streams: an Arrow IPC file's
+// writer asks only where it is.
+func writeOutput(ctx context.Context, path string, stdout io.Writer, write func(io.Writer) error) error {
+	if path == "-" {
+		if err := write(&positionWriter{w: interruptible(ctx, stdout)}); err != nil {
+			return fmt.Errorf("standard output: %w", err)
+		}
+		return nil
+	}
+	if err := checkOutput(path); err != nil {
+		return err
+	}
+	st, err := os.Stat(path)
+	switch {
+	case err == nil && !st.Mode().IsRegular():
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, errors.Unwrap(err))
+		}
+		err = write(&positionWriter{w: interruptible(ctx, f)})
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = errors.Unwrap(cerr)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		return nil
+	}
+	return writeAtomically(ctx, path, write)
+}
+
+// checkOutput returns an error when OUT cannot be written: an existing directory.
+func checkOutput(path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("%s: is a directory", path)
+	}
+	return nil
+}
+
+// positionWriter counts what it writes and answers Seek(0, io.SeekCurrent) with it: all the
+// seeking an Arrow IPC file writer does, so that it writes to a pipe.
+type positionWriter struct {
+	w   io.Writer
+	pos int64
+}
+
+func (p *positionWriter) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	p.pos += int64(n)
+	return n, err
+}
+
+// Seek reports the position; it cannot move it.
+func (p *positionWriter) Seek(offset int64, whence int) (int64, error) {
+	if offset != 0 || whence != io.SeekCurrent {
+		return 0, errors.New("the output cannot seek")
+	}
+	return p.pos, nil
 }
 
 // writeAtomically writes a temporary file beside path and renames it to path only when

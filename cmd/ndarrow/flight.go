@@ -105,10 +105,10 @@ func serve(ctx context.Context, dir, addr, location, shards string, maxMsg int, 
 	if err := readableDir(dir); err != nil {
 		return err
 	}
+	// The flags and the address are checked before the directory is read: a bad one fails at
+	// once, before a large directory is mapped.
 	store := flight.NewStore(nil)
 	defer store.Close()
-	names, err := store.AddDir(dir, limits.Limits{})
-	reportSkipped(stderr, err)
 	opts := flight.Options{TLS: cfg, Token: *tf.token, MaxMessageBytes: maxMsg, Location: location}
 	if shards != "" {
 		opts.Shards = strings.Split(shards, ",")
@@ -122,12 +122,14 @@ func serve(ctx context.Context, dir, addr, location, shards string, maxMsg int, 
 	if err != nil {
 		return err
 	}
+	defer lis.Close()
+	names, err := store.AddDir(dir, limits.Limits{})
+	reportSkipped(stderr, err)
 	if tfi.endpoint != "" {
 		tctx, stop := context.WithCancel(ctx)
 		waitTFIO, err := startTFIO(tctx, dir, store, tfi, stdout, stderr)
 		if err != nil {
 			stop()
-			lis.Close()
 			return err
 		}
 		defer func() { stop(); _ = waitTFIO() }()
@@ -321,7 +323,15 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseArgs(fs, "get", args, stdout, stderr, 3, 3); !ok {
 		return code
 	}
+	if *to != "" {
+		if err := checkFormat(*to); err != nil {
+			return usageError(stderr, "get", err)
+		}
+	}
 	uri, name, out := fs.Arg(0), fs.Arg(1), fs.Arg(2)
+	if err := checkOutput(out); err != nil {
+		return finishCommand(stderr, "get", err)
+	}
 	format, err := outputFormat(*to, out)
 	if err != nil {
 		return finishCommand(stderr, "get", err)
@@ -337,10 +347,12 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return err
 		}
-		if err := writeAtomically(ctx, out, func(w io.Writer) error { return write(format, w, []tensor{t}, writeOpts().forOutput(out)) }); err != nil {
+		if err := writeOutput(ctx, out, stdout, func(w io.Writer) error { return write(format, w, []tensor{t}, writeOpts().forOutput(out)) }); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "%s: %s %v %v → %s\n", name, t.Kind, t.DType(), t.Shape(), out)
+		if out != "-" { // standard output holds the tensor
+			fmt.Fprintf(stdout, "%s: %s %v %v → %s\n", name, t.Kind, t.DType(), t.Shape(), out)
+		}
 		return nil
 	})
 	return finishCommand(stderr, "get", err)

@@ -16,7 +16,13 @@ import (
 // interruption is the cause of a context a signal cancelled.
 type interruption struct{ sig os.Signal }
 
-func (i interruption) Error() string { return "interrupted by " + i.sig.String() }
+// Error says what ended the command: "interrupted" (SIGINT, Ctrl-C) or "terminated" (SIGTERM).
+func (i interruption) Error() string {
+	if i.sig == syscall.SIGTERM {
+		return "terminated"
+	}
+	return "interrupted"
+}
 
 // status returns the conventional exit status of a process a signal ended: 128 + its number.
 func (i interruption) status() int {

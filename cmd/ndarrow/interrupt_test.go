@@ -138,7 +138,7 @@ func TestInterruptStopsLongWork(t *testing.T) {
 			require.True(t, errors.As(err, &exit), "%v: %s", err, stderr.String())
 			assert.Equal(t, tc.code, exit.ExitCode(), stderr.String())
 			assert.Less(t, took, time.Second, "stopped within a second")
-			assert.Contains(t, stderr.String(), "interrupted by")
+			assert.Regexp(t, "interrupted|terminated", stderr.String())
 		})
 	}
 }
@@ -170,7 +170,7 @@ func TestInterruptedCommandsLeaveNothing(t *testing.T) {
 	assert.Equal(t, 130, runInterruptible(stuck, []string{"convert"}, io.Discard, &stderr))
 	assert.Less(t, time.Since(start), time.Second)
 	assert.NoFileExists(t, tmp, "the temporary file of an abandoned command is removed")
-	assert.Contains(t, stderr.String(), "ndarrow: interrupted by interrupt")
+	assert.Contains(t, stderr.String(), "ndarrow: interrupted\n")
 
 	graceful := func(ctx context.Context, _ []string, _, _ io.Writer) int {
 		interrupt()
@@ -194,6 +194,6 @@ func TestWriteAtomicallyRemovesItsTemporaryOnInterruption(t *testing.T) {
 		_, err := w.Write(make([]byte, 1024))
 		return err
 	})
-	assert.ErrorContains(t, err, "interrupted by interrupt")
+	assert.ErrorContains(t, err, "interrupted")
 	assertOnly(t, dir)
 }

@@ -1,0 +1,142 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/limits"
+	"github.com/ndarrow/ndarrow/ndarray"
+)
+
+// ndarrowProcess runs the command line as a process of its own and returns its status, its
+// standard output and its standard error.
+func ndarrowProcess(t *testing.T, args ...string) (int, []byte, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "NDARROW_RUN_MAIN=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, stdout.Bytes(), stderr.String()
+	case errors.As(err, &exit):
+		return exit.ExitCode(), stdout.Bytes(), stderr.String()
+	}
+	t.Fatalf("%v: %v", args, err)
+	return 0, nil, ""
+}
+
+const image = "../../npy/testdata/numpy/u8_image.npy"
+
+// TestOutputsAsAUnixToolWritesThem replays what a first-time user hit: a device or a FIFO
+// given as OUT is written in place, not replaced by a regular file; "-" is standard output
+// for every format; a directory as OUT is an error naming it once.
+func TestOutputsAsAUnixToolWritesThem(t *testing.T) {
+	dir := t.TempDir()
+	want := filepath.Join(dir, "want.npy")
+	code, _, stderr := runCLI("convert", image, want)
+	require.Equal(t, exitOK, code, stderr)
+	wantBytes, err := os.ReadFile(want)
+	require.NoError(t, err)
+
+	t.Run("a FIFO stands in for a device", func(t *testing.T) {
+		fifo := filepath.Join(dir, "fifo")
+		require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+		got := make(chan []byte, 1)
+		go func() {
+			f, err := os.Open(fifo) // blocks until the writer opens it
+			if err != nil {
+				got <- nil
+				return
+			}
+			b, _ := io.ReadAll(f)
+			f.Close()
+			got <- b
+		}()
+		code, stdout, stderr := ndarrowProcess(t, "convert", "--to", "npy", image, fifo)
+		require.Equal(t, exitOK, code, stderr)
+		assert.Empty(t, stdout)
+		assert.Equal(t, wantBytes, <-got, "the reader of the FIFO got the file")
+		st, err := os.Lstat(fifo)
+		require.NoError(t, err)
+		assert.Equal(t, os.ModeNamedPipe, st.Mode().Type(), "still a FIFO")
+		assertOnly(t, dir, "fifo", "want.npy")
+		require.NoError(t, os.Remove(fifo))
+	})
+
+	t.Run("/dev/null", func(t *testing.T) {
+		code, _, stderr := ndarrowProcess(t, "convert", "--to", "arrow", image, os.DevNull)
+		require.Equal(t, exitOK, code, stderr)
+		st, err := os.Stat(os.DevNull)
+		require.NoError(t, err)
+		assert.NotZero(t, st.Mode()&os.ModeCharDevice, "still a device")
+	})
+
+	for _, format := range []string{"npy", "npz", "arrow", "arrows", "tensor", "parquet"} {
+		t.Run("- as "+format, func(t *testing.T) {
+			code, stdout, stderr := ndarrowProcess(t, "convert", "--to", format, image, "-")
+			require.Equal(t, exitOK, code, stderr)
+			tensors, err := dataset.Read(stdout, "stdout", limits.Limits{})
+			require.NoError(t, err)
+			require.Len(t, tensors, 1)
+			assert.Equal(t, ndarray.Shape{8, 8, 3}, tensors[0].Shape())
+			if format == "npy" {
+				assert.Equal(t, wantBytes, stdout, "the bytes a file gets")
+			}
+		})
+	}
+
+	t.Run("a directory", func(t *testing.T) {
+		code, _, stderr := runCLI("convert", image, dir)
+		assert.Equal(t, exitFail, code)
+		assert.Equal(t, "ndarrow convert: "+dir+": is a directory\n", stderr)
+	})
+}
+
+// TestCommandLinesAsUsersTypeThem: flags after the operands, a bad --to as a usage error,
+// serve's bad address before its directory is read, an unreachable server in words.
+func TestCommandLinesAsUsersTypeThem(t *testing.T) {
+	code, stdout, stderr := runCLI("inspect", image, "--json")
+	require.Equal(t, exitOK, code, stderr)
+	assert.True(t, strings.HasPrefix(stdout, `{"name":"u8_image"`), stdout)
+
+	out := filepath.Join(t.TempDir(), "x.npy")
+	code, _, stderr = runCLI("convert", image, out, "--to", "npy")
+	require.Equal(t, exitOK, code, stderr)
+	code, _, stderr = runCLI("convert", "--", image, out)
+	require.Equal(t, exitOK, code, stderr)
+
+	code, _, stderr = runCLI("convert", "--to", "bogus", image, out)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, `--to "bogus": unknown format`)
+	code, _, _ = runCLI("get", "--to", "bogus", "grpc://127.0.0.1:1", "x", out)
+	assert.Equal(t, exitUsage, code)
+
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "bad.npy"), []byte("\x93NUMPY"), 0o644))
+	code, stdout, stderr = runCLI("serve", "--addr", "127.0.0.1:99999", dir)
+	assert.Equal(t, exitFail, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, "invalid port")
+	assert.NotContains(t, stderr, "bad.npy", "the directory was not read")
+	assert.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
+
+	code, _, stderr = runCLI("ls", "grpc://127.0.0.1:1")
+	assert.Equal(t, exitFail, code)
+	assert.Equal(t, "ndarrow ls: cannot reach 127.0.0.1:1: connection refused\n", stderr)
+}
