@@ -468,13 +468,21 @@ func (c *Client) Put(ctx context.Context, name string, t dataset.Tensor) error {
 	}
 	recs, err := t.Records(c.opts.Allocator, name, int64(c.opts.MaxMessageBytes-messageHeadroom))
 	if err != nil {
-		return fmt.Errorf("flight: %s: %w", name, err)
+		return err // dataset's error names the tensor
 	}
 	defer func() {
 		for _, r := range recs {
 			r.Release()
 		}
 	}()
+	if err := c.put(ctx, name, recs); err != nil {
+		return fmt.Errorf("flight: %s: %w", name, err)
+	}
+	return nil
+}
+
+// put sends the record batches of the tensor named name in one DoPut.
+func (c *Client) put(ctx context.Context, name string, recs []arrow.Record) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stream, err := c.fc.DoPut(ctx)

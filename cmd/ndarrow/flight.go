@@ -18,6 +18,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
 	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/flight"
 	"github.com/ndarrow/ndarrow/limits"
@@ -379,16 +381,29 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if *as != "" && len(tensors) != 1 {
 			return fmt.Errorf("%s holds %d tensors: --name needs one (pick it with --tensor)", fs.Arg(1), len(tensors))
 		}
+		names := make([]string, len(tensors))
+		for i, t := range tensors {
+			names[i] = t.Name
+			if *as != "" {
+				names[i] = *as
+			}
+			// Every tensor is checked before any is sent: one Flight cannot carry stops the
+			// upload before it stores anything.
+			if err := flight.CheckName(names[i]); err != nil {
+				return err
+			}
+			rec, err := t.Record(memory.DefaultAllocator, names[i])
+			if err != nil {
+				return err
+			}
+			rec.Release()
+		}
 		return withClient(fs.Arg(0), func(c *flight.Client) error {
-			for _, t := range tensors {
-				name := t.Name
-				if *as != "" {
-					name = *as
+			for i, t := range tensors {
+				if err := c.Put(ctx, names[i], t); err != nil {
+					return err // it names the tensor
 				}
-				if err := c.Put(ctx, name, t); err != nil {
-					return fmt.Errorf("%s: %w", name, err)
-				}
-				fmt.Fprintf(stdout, "%s: %s %v %v\n", name, t.Kind, t.DType(), t.Shape())
+				fmt.Fprintf(stdout, "%s: %s %v %v\n", names[i], t.Kind, t.DType(), t.Shape())
 			}
 			return nil
 		})
