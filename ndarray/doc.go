@@ -32,6 +32,18 @@
 // type. The package imports the root arrow package only for those data types and float16;
 // the Arrow memory formats live in package arrowtensor and above.
 //
+// # NumPy's everyday verbs
+//
+// [Zeros], [Ones], [Eye], [Linspace], [Full] and [Arange] build arrays. [Sum], [Mean], [Min],
+// [Max], [ArgMin] and [ArgMax] reduce every element, and [SumAxis], [MeanAxis], [MinAxis],
+// [MaxAxis], [ArgMinAxis] and [ArgMaxAxis] one axis, of views of any strides, allocating only
+// the result (float sums are pairwise, as NumPy's; a contiguous float64 sum runs on gonum's
+// assembly kernel). [Add], [Sub], [Mul] and [Div] broadcast as NumPy does ([BroadcastShapes],
+// [BroadcastTo]), with scalar forms ([AddScalar], …) and in-place ones ([AddInPlace], …);
+// [Map] and [Apply] take any function; [AllClose] compares within tolerances; [AsTypeChecked]
+// converts, failing on a value the target cannot hold. They take the [Real] types: convert a
+// float16 array with [AsType] first.
+//
 // # Errors and panics
 //
 // Misuse panics, with a message naming the method, the indices and the shape, as Go's slice

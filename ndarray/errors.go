@@ -13,6 +13,9 @@ var (
 	ErrIndex = errors.New("index out of range")
 	// ErrLayout reports strides or an offset that reach outside the backing data.
 	ErrLayout = errors.New("invalid layout")
-	// ErrDType reports an unknown or unsupported element type.
+	// ErrDType reports an unknown or unsupported element type, or a value a type cannot hold
+	// (AsTypeChecked).
 	ErrDType = errors.New("unsupported dtype")
+	// ErrDivideByZero reports an integer division by zero (Div, DivScalar, DivInPlace).
+	ErrDivideByZero = errors.New("integer division by zero")
 )
