@@ -264,12 +264,26 @@ func (l Layout) lines(fn func(start, stride, n int64) bool) {
 // pairs calls fn with the positions of each element in a and in b, two valid layouts of the
 // same shape, in row-major order. It stops early when fn returns false.
 func pairs(a, b Layout, fn func(pa, pb int64) bool) {
+	linePairs(a, b, func(pa, sa, pb, sb, n int64) bool {
+		for j := int64(0); j < n; j++ {
+			if !fn(pa+j*sa, pb+j*sb) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// linePairs calls fn for each innermost line of a and b, two valid layouts of the same shape,
+// in row-major order: where the line starts in each backing, its stride there, and its length.
+// It stops early when fn returns false.
+func linePairs(a, b Layout, fn func(pa, sa, pb, sb, n int64) bool) {
 	r := len(a.Shape)
 	if a.Shape.Size() == 0 {
 		return
 	}
 	if r == 0 {
-		fn(a.Offset, b.Offset)
+		fn(a.Offset, 1, b.Offset, 1, 1)
 		return
 	}
 	var idxBuf [maxLineRank]int64
@@ -283,10 +297,8 @@ func pairs(a, b Layout, fn func(pa, pb int64) bool) {
 	n, sa, sb := a.Shape[last], a.Strides[last], b.Strides[last]
 	pa, pb := a.Offset, b.Offset
 	for {
-		for j := int64(0); j < n; j++ {
-			if !fn(pa+j*sa, pb+j*sb) {
-				return
-			}
+		if !fn(pa, sa, pb, sb, n) {
+			return
 		}
 		k := last - 1
 		for ; k >= 0; k-- {

@@ -208,9 +208,10 @@ func elementwise[T Real](a, b *Dense[T], method string, op arith) (*Dense[T], er
 	la, _ := broadcastLayout(a.layout, shape) // both broadcast to shape by construction
 	lb, _ := broadcastLayout(b.layout, shape)
 	i := int64(0)
-	lines3(la, lb, func(pa, sa, pb, sb, n int64) {
+	linePairs(la, lb, func(pa, sa, pb, sb, n int64) bool {
 		arithLine(op, n, out.data, i, 1, a.data, pa, sa, b.data, pb, sb)
 		i += n
+		return true
 	})
 	return out, nil
 }
@@ -229,51 +230,11 @@ func inPlace[T Real](dst, b *Dense[T], method string, op arith) error {
 		b = b.Clone() // dst += dst[::-1] must read b before it is overwritten
 	}
 	lb, _ := broadcastLayout(b.layout, dst.layout.Shape)
-	lines3(dst.layout, lb, func(pd, sd, pb, sb int64, n int64) {
+	linePairs(dst.layout, lb, func(pd, sd, pb, sb int64, n int64) bool {
 		arithLine(op, n, dst.data, pd, sd, dst.data, pd, sd, b.data, pb, sb)
+		return true
 	})
 	return nil
-}
-
-// lines3 calls fn for each innermost line of two layouts of one shape, in row-major order:
-// where each line starts in its backing, its stride, and its length.
-func lines3(a, b Layout, fn func(pa, sa, pb, sb, n int64)) {
-	r := len(a.Shape)
-	if a.Shape.Size() == 0 {
-		return
-	}
-	if r == 0 {
-		fn(a.Offset, 1, b.Offset, 1, 1)
-		return
-	}
-	var idxBuf [maxLineRank]int64
-	idx := idxBuf[:0]
-	if r > maxLineRank {
-		idx = make([]int64, r)
-	} else {
-		idx = idxBuf[:r]
-	}
-	last := r - 1
-	n, sa, sb := a.Shape[last], a.Strides[last], b.Strides[last]
-	pa, pb := a.Offset, b.Offset
-	for {
-		fn(pa, sa, pb, sb, n)
-		k := last - 1
-		for ; k >= 0; k-- {
-			idx[k]++
-			pa += a.Strides[k]
-			pb += b.Strides[k]
-			if idx[k] < a.Shape[k] {
-				break
-			}
-			pa -= a.Strides[k] * a.Shape[k]
-			pb -= b.Strides[k] * a.Shape[k]
-			idx[k] = 0
-		}
-		if k < 0 {
-			return
-		}
-	}
 }
 
 // arithLine sets out[po + j·so] = x[pa + j·sa] op y[pb + j·sb] for j < n, with loops the

@@ -49,8 +49,9 @@ func SumAxis[T Real](d *Dense[T], axis int) (*Dense[T], error) {
 		out := New[T](d.layout.Shape.removeAxis(k)...)
 		outLayout := out.layout
 		d.axisSlices(k, func(slice Layout) {
-			lines3(outLayout, slice, func(po, so, ps, ss, n int64) {
+			linePairs(outLayout, slice, func(po, so, ps, ss, n int64) bool {
 				arithLine(opAdd, n, out.data, po, so, out.data, po, so, d.data, ps, ss)
+				return true
 			})
 		})
 		return out, nil
