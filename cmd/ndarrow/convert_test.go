@@ -16,7 +16,7 @@ import (
 
 // inspectJSON returns the inspect --json lines of a file.
 func inspectJSON(t *testing.T, path string) []inspection {
-	code, stdout, stderr := runCLI("inspect", "--json", path)
+	code, stdout, stderr := runCLI("inspect", "--json", "--splits", path)
 	require.Equal(t, exitOK, code, stderr)
 	var out []inspection
 	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {

@@ -283,6 +283,20 @@ func readableDir(dir string) error {
 	return nil
 }
 
+// lsLine is what `ls --json` prints of a tensor: the fields it shares with `inspect --json`
+// (name, kind, dtype, shape, dim_names) under the same names and in the same order, then what
+// a server tells (rows, bytes, endpoints).
+type lsLine struct {
+	Name      string   `json:"name"`
+	Kind      string   `json:"kind"`
+	DType     string   `json:"dtype"`
+	Shape     []int64  `json:"shape"`
+	DimNames  []string `json:"dim_names"`
+	Rows      int64    `json:"rows"`
+	Bytes     int64    `json:"bytes"`
+	Endpoints int      `json:"endpoints"`
+}
+
 func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ls", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print one JSON object per tensor")
@@ -302,8 +316,8 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				if names == nil {
 					names = []string{} // as inspect --json prints it
 				}
-				_ = enc.Encode(map[string]any{"name": i.Name, "kind": i.Kind, "dtype": i.DType, "shape": i.Shape,
-					"dim_names": names, "rows": i.Rows, "bytes": i.Bytes, "endpoints": i.Endpoints})
+				_ = enc.Encode(lsLine{Name: i.Name, Kind: string(i.Kind), DType: i.DType, Shape: i.Shape,
+					DimNames: names, Rows: i.Rows, Bytes: i.Bytes, Endpoints: i.Endpoints})
 			}
 			return nil
 		}

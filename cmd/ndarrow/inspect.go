@@ -26,7 +26,7 @@ type inspection struct {
 	DimNames []string `json:"dim_names"`
 	NNZ      int64    `json:"nnz"`
 	SHA256   string   `json:"sha256"`
-	// Ragged arrays only: rows, value rows and TensorFlow's nested row splits.
+	// Ragged arrays only: rows, values and (--splits) TensorFlow's nested row splits.
 	NRows     *int64    `json:"nrows,omitempty"`
 	NVals     *int64    `json:"nvals,omitempty"`
 	RowSplits [][]int64 `json:"row_splits,omitempty"`
@@ -67,6 +67,7 @@ func inspect(ctx context.Context, t tensor, maxDense int64) (inspection, error) 
 func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print one JSON object per tensor")
+	splits := fs.Bool("splits", false, "with --json, print a ragged tensor's row splits whole (nrows and nvals summarize them otherwise)")
 	maxDense := maxDenseFlag(fs)
 	compression := compressionFlag(fs)
 	if code, ok := parseArgs(fs, "inspect", args, stdout, stderr, 1, -1); !ok {
@@ -110,6 +111,9 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			err := dataset.Guard(func() error { // hashing reads the values: the file may shrink
 				var err error
 				line, err = inspect(ctx, t, *maxDense)
+				if !*splits {
+					line.RowSplits = nil // a million rows would make one line of megabytes
+				}
 				return err
 			})
 			var changed *dataset.FileError

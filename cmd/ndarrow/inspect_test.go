@@ -55,7 +55,7 @@ func TestInspectGoldenFiles(t *testing.T) {
 			}
 			base := strings.TrimSuffix(filepath.Base(path), ext)
 			t.Run(filepath.Base(path), func(t *testing.T) {
-				code, stdout, stderr := runCLI("inspect", "--json", path)
+				code, stdout, stderr := runCLI("inspect", "--json", "--splits", path)
 				if e, ok := want[base]; ok && e["kind"] == "error" {
 					assert.Equal(t, exitFail, code)
 					assert.Empty(t, stdout)

@@ -4,11 +4,13 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -139,4 +141,43 @@ func TestCommandLinesAsUsersTypeThem(t *testing.T) {
 	code, _, stderr = runCLI("ls", "grpc://127.0.0.1:1")
 	assert.Equal(t, exitFail, code)
 	assert.Equal(t, "ndarrow ls: cannot reach 127.0.0.1:1: connection refused\n", stderr)
+}
+
+// TestJSONFieldsAgree: ls --json and inspect --json print the fields they share under one
+// name, in one order; inspect summarizes a ragged tensor's row splits unless --splits.
+func TestJSONFieldsAgree(t *testing.T) {
+	const ragged = "../../arrowtensor/testdata/arrow-cpp-17/batch_tensors.arrow"
+	s := startServe(t, "../../arrowtensor/testdata/arrow-cpp-17")
+	code, lsOut, stderr := runCLI("ls", "--json", s.uri)
+	require.Equal(t, exitOK, code, stderr)
+	code, inspectOut, stderr := runCLI("inspect", "--json", ragged)
+	require.Equal(t, exitOK, code, stderr)
+	keys := func(line string) []string {
+		var out []string
+		dec := json.NewDecoder(strings.NewReader(line))
+		_, _ = dec.Token()
+		for dec.More() {
+			k, _ := dec.Token()
+			out = append(out, k.(string))
+			var skip json.RawMessage
+			_ = dec.Decode(&skip)
+		}
+		return out
+	}
+	shared := []string{"name", "kind", "dtype", "shape", "dim_names"}
+	lsKeys := keys(strings.Split(lsOut, "\n")[0])
+	assert.Equal(t, append(shared, "rows", "bytes", "endpoints"), lsKeys)
+	for _, line := range strings.Split(strings.TrimSpace(inspectOut), "\n") {
+		var order []string
+		for _, k := range keys(line) {
+			if slices.Contains(shared, k) {
+				order = append(order, k)
+			}
+		}
+		assert.Equal(t, shared, order, line)
+		assert.NotContains(t, line, "row_splits")
+	}
+	assert.Contains(t, inspectOut, `"nrows":`)
+	_, withSplits, _ := runCLI("inspect", "--json", "--splits", ragged)
+	assert.Contains(t, withSplits, `"row_splits":[[`)
 }
