@@ -163,3 +163,26 @@ func TestFileChangedWhileRead(t *testing.T) {
 	require.NoError(t, os.Remove(b))
 	assert.NoError(t, bs.CheckUnchanged(), "removed: the same")
 }
+
+// TestTensorByNameAndType: a file's tensor by name, and its values typed, or errors that say
+// what is there instead.
+func TestTensorByNameAndType(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.npy")
+	writeNpy(t, path, 2, 3)
+	f, err := dataset.Open(path, limits.Limits{})
+	require.NoError(t, err)
+	defer f.Release()
+	x, err := f.Tensor("x")
+	require.NoError(t, err)
+	d, err := dataset.DenseOf[float32](x)
+	require.NoError(t, err)
+	assert.Equal(t, float32(3), d.Get(1, 255))
+	_, err = dataset.DenseOf[float64](x)
+	assert.ErrorIs(t, err, ndarray.ErrDType)
+	assert.EqualError(t, err, "dataset: x holds float32, not float64: unsupported dtype")
+	_, err = f.Tensor("y")
+	assert.ErrorIs(t, err, dataset.ErrNoTensor)
+	assert.Contains(t, err.Error(), `holds no tensor "y" (it holds x)`)
+	_, err = dataset.DenseOf[float32](dataset.Tensor{Name: "r", Kind: dataset.KindRagged})
+	assert.ErrorIs(t, err, ndarray.ErrShape)
+}

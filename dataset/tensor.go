@@ -1,8 +1,10 @@
 package dataset
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/ndarrow/ndarrow/internal/sentinel"
 	"github.com/ndarrow/ndarrow/ndarray"
@@ -182,4 +184,41 @@ func Concat(parts []Tensor) (Tensor, error) {
 		return Tensor{}, fmt.Errorf("dataset: %s: %w", out.Name, err)
 	}
 	return out, nil
+}
+
+// ErrNoTensor is returned for a name no tensor of a file or directory has.
+var ErrNoTensor = errors.New("dataset: no such tensor")
+
+// DenseOf returns t's values as the typed array they are — a view, not a copy — or an error
+// that says what t is instead: a sparse or ragged tensor (wrapping ndarray.ErrShape; see
+// Tensor.DenseArray for a sparse tensor's dense form) or another element type (wrapping
+// ndarray.ErrDType; see ndarray.AsType).
+func DenseOf[T ndarray.Element](t Tensor) (*ndarray.Dense[T], error) {
+	if t.Dense == nil {
+		return nil, fmt.Errorf("dataset: %s is %s, not dense: %w", t.Name, t.ImpliedKind(), ndarray.ErrShape)
+	}
+	d, ok := t.Dense.(*ndarray.Dense[T])
+	if !ok {
+		return nil, fmt.Errorf("dataset: %s holds %v, not %v: %w", t.Name, t.DType(), ndarray.DTypeOf[T](), ndarray.ErrDType)
+	}
+	return d, nil
+}
+
+// Tensor returns the tensor of f named name (as Open names them), or an error wrapping
+// ErrNoTensor that lists the names f has. The tensor views f's mapping.
+func (f *File) Tensor(name string) (Tensor, error) { return tensorNamed(f.Path, f.Tensors, name) }
+
+// Tensor returns the tensor of an OpenDir directory named name, or an error wrapping
+// ErrNoTensor that lists the names it has.
+func (d *Dir) Tensor(name string) (Tensor, error) { return tensorNamed(d.Path, d.Tensors, name) }
+
+func tensorNamed(path string, tensors []Tensor, name string) (Tensor, error) {
+	names := make([]string, len(tensors))
+	for i, t := range tensors {
+		if t.Name == name {
+			return t, nil
+		}
+		names[i] = t.Name
+	}
+	return Tensor{}, fmt.Errorf("%w: %s holds no tensor %q (it holds %s)", ErrNoTensor, path, name, strings.Join(names, ", "))
 }

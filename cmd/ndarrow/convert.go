@@ -323,6 +323,13 @@ func write(to string, w io.Writer, tensors []tensor, opts writeOptions) error {
 		defer rec.Release()
 		return writeRecord(to, w, rec)
 	case "tfrecord", "tensorproto":
+		if to == "tfrecord" { // a TensorProto keeps them; a tf.train.Example has no place
+			for _, t := range tensors {
+				if len(t.DimNames) > 0 && strings.Join(t.DimNames, "") != "" {
+					opts.warn(fmt.Sprintf("%s: a tf.train.Example has no place for dimension names: %s dropped", t.Name, strings.Join(t.DimNames, ",")))
+				}
+			}
+		}
 		return writeTFRecord(to, w, tensors, opts.compression)
 	case "parquet":
 		rec, err := dataset.Batch(memory.DefaultAllocator, tensors)

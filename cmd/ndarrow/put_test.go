@@ -38,3 +38,16 @@ func TestPutChecksEveryTensorFirst(t *testing.T) {
 	assert.Equal(t, exitOK, code)
 	assert.NotContains(t, stdout, "arrays.a")
 }
+
+// TestTFRecordWarnsOfDroppedNames: a tf.train.Example has no place for dimension names; convert
+// says which it dropped, as it does for .npy, and a TensorProto keeps them without a word.
+func TestTFRecordWarnsOfDroppedNames(t *testing.T) {
+	const named = "../../ipc/testdata/arrow-cpp-17/dense_float_rank3.tensor"
+	dir := t.TempDir()
+	code, _, stderr := runCLI("convert", named, filepath.Join(dir, "x.tfrecord"))
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stderr, "ndarrow convert: warning: dense_float_rank3: a tf.train.Example has no place for dimension names")
+	code, _, stderr = runCLI("convert", "--to", "tensorproto", named, filepath.Join(dir, "y.tfrecord"))
+	require.Equal(t, exitOK, code, stderr)
+	assert.Empty(t, stderr)
+}
