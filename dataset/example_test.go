@@ -110,3 +110,25 @@ func ExampleScanDir() {
 	// (250, 4) 2000
 	// (250, 4) 3000
 }
+
+// Save writes tensors in the format a file name's extension names, atomically; Open reads
+// them back, and DenseOf gives one typed.
+func ExampleSave() {
+	dir, _ := os.MkdirTemp("", "dataset")
+	defer os.RemoveAll(dir)
+	emb := ndarray.Must(ndarray.Must(ndarray.Arange[float32](0, 6, 1)).Reshape(3, 2))
+	path := filepath.Join(dir, "features.parquet") // or .npy, .npz, .arrow, .tfrecord, …
+	err := dataset.Save(path, []dataset.Tensor{{Name: "emb", Dense: emb, DimNames: []string{"row", "dim"}}}, dataset.WriteOptions{})
+	if err != nil {
+		panic(err)
+	}
+	f, err := dataset.Open(path, limits.Limits{})
+	if err != nil {
+		panic(err)
+	}
+	defer f.Release()
+	t, _ := f.Tensor("features.emb")
+	values, _ := dataset.DenseOf[float32](t)
+	fmt.Println(t.Name, t.Shape(), t.DimNames, values.Get(2, 1))
+	// Output: features.emb (3, 2) [row dim] 5
+}

@@ -10,17 +10,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
-	"github.com/apache/arrow/go/v17/arrow"
-	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
-	"github.com/apache/arrow/go/v17/arrow/memory"
-
 	"github.com/ndarrow/ndarrow/dataset"
-	"github.com/ndarrow/ndarrow/npy"
 	"github.com/ndarrow/ndarrow/parquet"
-	"github.com/ndarrow/ndarrow/sparse"
 	"github.com/ndarrow/ndarrow/tfrecord"
 )
 
@@ -52,25 +45,19 @@ func formatNames() string {
 
 // checkFormat returns an error unless to is an output format.
 func checkFormat(to string) error {
-	for _, f := range outputFormats {
-		if f.name == to {
-			return nil
-		}
+	if _, err := dataset.ParseFormat(to); err != nil {
+		return fmt.Errorf("--to %q: unknown format (%s)", to, formatNames())
 	}
-	return fmt.Errorf("--to %q: unknown format (%s)", to, formatNames())
+	return nil
 }
 
-// formatOf returns the output format an OUT file's extension asks for (before a .gz, which
-// asks for GZIP, for the TFRecord formats); .tfrecords is tfrecord.
+// formatOf returns the output format an OUT file's extension asks for (see dataset.FormatOf).
 func formatOf(path string) (string, error) {
-	ext := strings.TrimPrefix(filepath.Ext(strings.TrimSuffix(path, ".gz")), ".")
-	if ext == "tfrecords" {
-		ext = "tfrecord"
-	}
-	if checkFormat(ext) != nil {
+	f, err := dataset.FormatOf(path)
+	if err != nil {
 		return "", fmt.Errorf("%s: cannot tell the format from the extension; give --to (%s)", path, formatNames())
 	}
-	return ext, nil
+	return string(f), nil
 }
 
 // outputFormat returns the format --to gives, or else OUT's extension.
@@ -276,192 +263,10 @@ func (o writeOptions) forOutput(out string) writeOptions {
 	return o
 }
 
-// write writes tensors in format to. Each format keeps what it can hold: tensor writes a
-// dense tensor as a Tensor message and a sparse one as a SparseTensor message in its own
-// format; arrow and arrows keep every kind, dimension names included; npy holds one dense
-// tensor and npz dense tensors, without names.
+// write writes tensors in format to with dataset.Write, as opts say.
 func write(to string, w io.Writer, tensors []tensor, opts writeOptions) error {
-	switch to {
-	case "npy":
-		if len(tensors) != 1 {
-			return fmt.Errorf("the input holds %d tensors; a .npy file holds one (pick it with --tensor, or write .npz)", len(tensors))
-		}
-		opts.dense = true
-	case "npz", "tensorproto":
-		opts.dense = true
-	}
-	if opts.dense {
-		out := slices.Clone(tensors)
-		for i, t := range out {
-			if t.Sparse == nil {
-				continue
-			}
-			d, err := t.DenseArray(opts.maxDense)
-			if err != nil {
-				return fmt.Errorf("%s: %w", t.Name, err)
-			}
-			out[i].Dense, out[i].Sparse, out[i].Kind = d, nil, dataset.KindDense
-		}
-		tensors = out
-	}
-	switch to {
-	case "npy", "npz":
-		for _, t := range tensors {
-			if len(t.DimNames) > 0 && strings.Join(t.DimNames, "") != "" {
-				opts.warn(fmt.Sprintf("%s: a .%s file has no place for dimension names: %s dropped", t.Name, to, strings.Join(t.DimNames, ",")))
-			}
-		}
-		if to == "npz" {
-			return writeNpz(w, tensors, opts.compress)
-		}
-		return writeNpy(w, tensors[0])
-	case "arrow", "arrows":
-		rec, err := dataset.Batch(memory.DefaultAllocator, tensors)
-		if err != nil {
-			return err
-		}
-		defer rec.Release()
-		return writeRecord(to, w, rec)
-	case "tfrecord", "tensorproto":
-		if to == "tfrecord" { // a TensorProto keeps them; a tf.train.Example has no place
-			for _, t := range tensors {
-				if len(t.DimNames) > 0 && strings.Join(t.DimNames, "") != "" {
-					opts.warn(fmt.Sprintf("%s: a tf.train.Example has no place for dimension names: %s dropped", t.Name, strings.Join(t.DimNames, ",")))
-				}
-			}
-		}
-		return writeTFRecord(to, w, tensors, opts.compression)
-	case "parquet":
-		rec, err := dataset.Batch(memory.DefaultAllocator, tensors)
-		if err != nil {
-			return err
-		}
-		defer rec.Release()
-		pw, err := parquet.NewWriter(w, rec.Schema(), parquet.WriterOptions{Compression: opts.parquetCompression})
-		if err != nil {
-			return err
-		}
-		if err := pw.Write(rec); err != nil {
-			return err
-		}
-		return pw.Close()
-	}
-	for _, t := range tensors {
-		var err error
-		switch {
-		case t.Ragged != nil:
-			err = errRagged
-		case to == "tensor" && t.Sparse != nil:
-			err = t.WriteSparseMessage(w, t.Sparse.Format())
-		case to == "tensor":
-			err = t.WriteTensorMessage(w)
-		default:
-			f, _ := sparse.ParseFormat(to)
-			err = t.WriteSparseMessage(w, f)
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", t.Name, err)
-		}
-	}
-	return nil
-}
-
-// dimNamesFor returns the tensor's dimension names when there is one per dimension.
-func dimNamesFor(t tensor) []string {
-	if len(t.DimNames) != t.Shape().Rank() {
-		return nil
-	}
-	return t.DimNames
-}
-
-// writeNpy writes one dense tensor as a .npy file.
-func writeNpy(w io.Writer, t tensor) error {
-	if t.Ragged != nil {
-		return errRagged
-	}
-	_, err := npy.WriteArray(w, t.Dense)
-	return err
-}
-
-// writeNpz writes dense tensors as an .npz archive, each a member named after its column, or
-// else its name.
-func writeNpz(w io.Writer, tensors []tensor, compress bool) error {
-	z := npy.NewNpzWriter(w, compress)
-	for _, t := range tensors {
-		if t.Ragged != nil {
-			return fmt.Errorf("%s: %w", t.Name, errRagged)
-		}
-		name := t.Column
-		if name == "" {
-			name = t.Name
-		}
-		if err := z.Write(name, t.Dense); err != nil {
-			return fmt.Errorf("%s: %w", t.Name, err)
-		}
-	}
-	return z.Close()
-}
-
-// writeRecord writes one record batch as an IPC file ("arrow") or stream ("arrows").
-func writeRecord(to string, w io.Writer, rec arrow.Record) error {
-	schema := rec.Schema()
-	if to == "arrow" {
-		ws, ok := w.(interface {
-			io.Writer
-			io.Seeker
-		})
-		if !ok {
-			return errors.New("an Arrow IPC file needs a seekable output")
-		}
-		fw, err := arrowipc.NewFileWriter(ws, arrowipc.WithSchema(schema))
-		if err != nil {
-			return err
-		}
-		if err := fw.Write(rec); err != nil {
-			return err
-		}
-		return fw.Close()
-	}
-	sw := arrowipc.NewWriter(w, arrowipc.WithSchema(schema))
-	if err := sw.Write(rec); err != nil {
-		return err
-	}
-	return sw.Close()
-}
-
-// writeTFRecord writes tensors as a TFRecord file compressed as c: of Examples, one per row,
-// each tensor a feature named after its column (or its name), or of one serialized
-// TensorProto per (dense) tensor.
-func writeTFRecord(to string, w io.Writer, tensors []tensor, c tfrecord.Compression) error {
-	tw, err := tfrecord.NewWriter(w, c)
-	if err != nil {
-		return err
-	}
-	if to == "tfrecord" {
-		cols := make([]tfrecord.Column, len(tensors))
-		for i, t := range tensors {
-			name := t.Column
-			if name == "" {
-				name = t.Name
-			}
-			cols[i] = tfrecord.Column{Name: name, Dense: t.Dense, Ragged: t.Ragged, Sparse: t.Sparse}
-		}
-		if _, err := tfrecord.WriteExamples(tw, cols); err != nil {
-			return err
-		}
-		return tw.Close()
-	}
-	for _, t := range tensors {
-		if t.Ragged != nil {
-			return fmt.Errorf("%s: %w", t.Name, errRagged)
-		}
-		b, err := tfrecord.EncodeTensor(t.Dense, dimNamesFor(t))
-		if err != nil {
-			return fmt.Errorf("%s: %w", t.Name, err)
-		}
-		if err := tw.WriteRecord(b); err != nil {
-			return err
-		}
-	}
-	return tw.Close()
+	return dataset.Write(w, dataset.Format(to), tensors, dataset.WriteOptions{
+		MaxDenseElements: opts.maxDense, Dense: opts.dense, Compress: opts.compress,
+		TFRecordCompression: opts.compression, ParquetCompression: opts.parquetCompression, Warn: opts.warn,
+	})
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -14,9 +13,6 @@ import (
 
 // tensor is one tensor found in an input file.
 type tensor = dataset.Tensor
-
-// errRagged is what the dense output formats say about a ragged tensor.
-var errRagged = errors.New("a ragged array has no dense form: convert it --to arrow or arrows")
 
 // input is the tensors of a file, or of every tensor file of a directory, which view the
 // files' mappings until release.

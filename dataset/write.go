@@ -1,0 +1,348 @@
+package dataset
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/npy"
+	"github.com/ndarrow/ndarrow/parquet"
+	"github.com/ndarrow/ndarrow/sparse"
+	"github.com/ndarrow/ndarrow/tfrecord"
+)
+
+// The formats Write writes beside those Detect tells (FormatTensor, FormatNpy, FormatNpz,
+// FormatArrow, FormatArrows, FormatParquet, FormatTFRecord).
+const (
+	FormatCOO         Format = "coo"         // SparseTensor messages, COO
+	FormatCSR         Format = "csr"         // SparseTensor messages, CSR (matrices)
+	FormatCSC         Format = "csc"         // SparseTensor messages, CSC (matrices)
+	FormatCSF         Format = "csf"         // SparseTensor messages, CSF (rank 2 and more)
+	FormatTensorProto Format = "tensorproto" // TFRecord of serialized TensorProto
+)
+
+// OutputFormats returns the formats Write writes, each also the extension of a file of it.
+func OutputFormats() []Format {
+	return []Format{FormatTensor, FormatNpy, FormatNpz, FormatArrow, FormatArrows, FormatCOO, FormatCSR,
+		FormatCSC, FormatCSF, FormatParquet, FormatTFRecord, FormatTensorProto}
+}
+
+// ErrFormat is returned for a format Write does not write, or a file name that names none.
+var ErrFormat = errors.New("dataset: unknown output format")
+
+// ParseFormat returns the output format named name ("npy", "arrow", …), or an error wrapping
+// ErrFormat that lists them.
+func ParseFormat(name string) (Format, error) {
+	for _, f := range OutputFormats() {
+		if string(f) == name {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("%w %q (%s)", ErrFormat, name, formatList())
+}
+
+// formatList returns the output formats as "tensor, npy, …".
+func formatList() string {
+	names := make([]string, 0, 12)
+	for _, f := range OutputFormats() {
+		names = append(names, string(f))
+	}
+	return strings.Join(names, ", ")
+}
+
+// FormatOf returns the output format a file name's extension names (before a .gz, .zz or
+// .zlib, which compress TFRecord files); .tfrecords is FormatTFRecord. It fails with
+// ErrFormat for a name that names none.
+func FormatOf(path string) (Format, error) {
+	base := path
+	for _, ext := range []string{".gz", ".zz", ".zlib"} {
+		base = strings.TrimSuffix(base, ext)
+	}
+	ext := strings.TrimPrefix(filepath.Ext(base), ".")
+	if ext == "tfrecords" {
+		ext = "tfrecord"
+	}
+	f, err := ParseFormat(ext)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s names none (%s)", ErrFormat, path, formatList())
+	}
+	return f, nil
+}
+
+// ErrRaggedNotDense is returned for a ragged tensor written in a format of dense tensors only.
+var ErrRaggedNotDense = errors.New("a ragged array has no dense form: write it as arrow, arrows or parquet")
+
+// WriteOptions say how Write and Save write.
+type WriteOptions struct {
+	// MaxDenseElements bounds a sparse tensor's dense form (a dense-only format, or Dense);
+	// zero takes limits.Default's.
+	MaxDenseElements int64
+	// Dense writes every sparse tensor in its dense form.
+	Dense bool
+	// Compress deflates the members of an .npz archive, as numpy.savez_compressed.
+	Compress bool
+	// TFRecordCompression compresses TFRecord output (Save takes it from a .gz name too).
+	TFRecordCompression tfrecord.Compression
+	// ParquetCompression is the codec of Parquet output (default ZSTD).
+	ParquetCompression parquet.Compression
+	// Warn, when set, is told what a format drops: "x: a .npy file has no place for
+	// dimension names: batch,row dropped".
+	Warn func(string)
+}
+
+// warn reports what a format drops, when someone listens.
+func (o WriteOptions) warn(s string) {
+	if o.Warn != nil {
+		o.Warn(s)
+	}
+}
+
+// Save writes tensors to the file at path in the format its extension names (FormatOf; a .gz
+// name compresses TFRecord output with GZIP), as Write does, through a temporary file beside
+// it renamed over path once complete: a failure leaves path as it was and no temporary file.
+// The file gets the permissions os.Create gives (0666 less the umask).
+func Save(path string, tensors []Tensor, opts WriteOptions) error {
+	format, err := FormatOf(path)
+	if err != nil {
+		return err
+	}
+	if c := tfrecord.CompressionOf(path); c != tfrecord.None {
+		opts.TFRecordCompression = c
+	}
+	dir, base := filepath.Dir(path), filepath.Base(path)
+	var tmp *os.File
+	for range 100 {
+		tmp, err = os.OpenFile(filepath.Join(dir, fmt.Sprintf(".%s.%d.tmp", base, rand.Uint32())), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := Write(tmp, format, tensors, opts); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	done = true
+	return nil
+}
+
+// Write writes tensors to w in format (see OutputFormats), as opts say. Each format keeps what
+// it can hold: FormatTensor writes a dense tensor as a Tensor message and a sparse one as a
+// SparseTensor message in its own format (FormatCOO … FormatCSF convert it); FormatArrow,
+// FormatArrows and FormatParquet keep every kind, dimension names included, a column per
+// tensor; FormatNpy holds one dense tensor and FormatNpz dense tensors, without names (opts.Warn
+// is told what is dropped); FormatTFRecord writes a tf.train.Example per row, FormatTensorProto
+// a serialized TensorProto per dense tensor. A dense-only format writes a sparse tensor's dense
+// form, within opts.MaxDenseElements; a ragged tensor has none (ErrRaggedNotDense). Only
+// FormatArrow needs w to report its position (an io.Seeker asked for Seek(0, io.SeekCurrent)).
+func Write(w io.Writer, format Format, tensors []Tensor, opts WriteOptions) error {
+	to := string(format)
+	switch to {
+	case "npy":
+		if len(tensors) != 1 {
+			return fmt.Errorf("the input holds %d tensors; a .npy file holds one (write one, or .npz): %w", len(tensors), ndarray.ErrShape)
+		}
+		opts.Dense = true
+	case "npz", "tensorproto":
+		opts.Dense = true
+	}
+	if opts.Dense {
+		out := slices.Clone(tensors)
+		for i, t := range out {
+			if t.Sparse == nil {
+				continue
+			}
+			d, err := t.DenseArray(opts.MaxDenseElements)
+			if err != nil {
+				return fmt.Errorf("%s: %w", t.Name, err)
+			}
+			out[i].Dense, out[i].Sparse, out[i].Kind = d, nil, KindDense
+		}
+		tensors = out
+	}
+	switch to {
+	case "npy", "npz":
+		for _, t := range tensors {
+			if len(t.DimNames) > 0 && strings.Join(t.DimNames, "") != "" {
+				opts.warn(fmt.Sprintf("%s: a .%s file has no place for dimension names: %s dropped", t.Name, to, strings.Join(t.DimNames, ",")))
+			}
+		}
+		if to == "npz" {
+			return writeNpz(w, tensors, opts.Compress)
+		}
+		return writeNpy(w, tensors[0])
+	case "arrow", "arrows":
+		rec, err := Batch(memory.DefaultAllocator, tensors)
+		if err != nil {
+			return err
+		}
+		defer rec.Release()
+		return writeRecord(to, w, rec)
+	case "tfrecord", "tensorproto":
+		if to == "tfrecord" { // a TensorProto keeps them; a tf.train.Example has no place
+			for _, t := range tensors {
+				if len(t.DimNames) > 0 && strings.Join(t.DimNames, "") != "" {
+					opts.warn(fmt.Sprintf("%s: a tf.train.Example has no place for dimension names: %s dropped", t.Name, strings.Join(t.DimNames, ",")))
+				}
+			}
+		}
+		return writeTFRecord(to, w, tensors, opts.TFRecordCompression)
+	case "parquet":
+		rec, err := Batch(memory.DefaultAllocator, tensors)
+		if err != nil {
+			return err
+		}
+		defer rec.Release()
+		pw, err := parquet.NewWriter(w, rec.Schema(), parquet.WriterOptions{Compression: opts.ParquetCompression})
+		if err != nil {
+			return err
+		}
+		if err := pw.Write(rec); err != nil {
+			return err
+		}
+		return pw.Close()
+	}
+	for _, t := range tensors {
+		var err error
+		switch {
+		case t.Ragged != nil:
+			err = ErrRaggedNotDense
+		case to == "tensor" && t.Sparse != nil:
+			err = t.WriteSparseMessage(w, t.Sparse.Format())
+		case to == "tensor":
+			err = t.WriteTensorMessage(w)
+		default:
+			f, _ := sparse.ParseFormat(to)
+			err = t.WriteSparseMessage(w, f)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", t.Name, err)
+		}
+	}
+	return nil
+}
+
+// dimNamesFor returns the tensor's dimension names when there is one per dimension.
+func dimNamesFor(t Tensor) []string {
+	if len(t.DimNames) != t.Shape().Rank() {
+		return nil
+	}
+	return t.DimNames
+}
+
+// writeNpy writes one dense tensor as a .npy file.
+func writeNpy(w io.Writer, t Tensor) error {
+	if t.Ragged != nil {
+		return ErrRaggedNotDense
+	}
+	_, err := npy.WriteArray(w, t.Dense)
+	return err
+}
+
+// writeNpz writes dense tensors as an .npz archive, each a member named after its column, or
+// else its name.
+func writeNpz(w io.Writer, tensors []Tensor, compress bool) error {
+	z := npy.NewNpzWriter(w, compress)
+	for _, t := range tensors {
+		if t.Ragged != nil {
+			return fmt.Errorf("%s: %w", t.Name, ErrRaggedNotDense)
+		}
+		name := t.Column
+		if name == "" {
+			name = t.Name
+		}
+		if err := z.Write(name, t.Dense); err != nil {
+			return fmt.Errorf("%s: %w", t.Name, err)
+		}
+	}
+	return z.Close()
+}
+
+// writeRecord writes one record batch as an IPC file ("arrow") or stream ("arrows").
+func writeRecord(to string, w io.Writer, rec arrow.Record) error {
+	schema := rec.Schema()
+	if to == "arrow" {
+		ws, ok := w.(interface {
+			io.Writer
+			io.Seeker
+		})
+		if !ok {
+			return errors.New("an Arrow IPC file needs a seekable output")
+		}
+		fw, err := arrowipc.NewFileWriter(ws, arrowipc.WithSchema(schema))
+		if err != nil {
+			return err
+		}
+		if err := fw.Write(rec); err != nil {
+			return err
+		}
+		return fw.Close()
+	}
+	sw := arrowipc.NewWriter(w, arrowipc.WithSchema(schema))
+	if err := sw.Write(rec); err != nil {
+		return err
+	}
+	return sw.Close()
+}
+
+// writeTFRecord writes tensors as a TFRecord file compressed as c: of Examples, one per row,
+// each tensor a feature named after its column (or its name), or of one serialized
+// TensorProto per (dense) tensor.
+func writeTFRecord(to string, w io.Writer, tensors []Tensor, c tfrecord.Compression) error {
+	tw, err := tfrecord.NewWriter(w, c)
+	if err != nil {
+		return err
+	}
+	if to == "tfrecord" {
+		cols := make([]tfrecord.Column, len(tensors))
+		for i, t := range tensors {
+			name := t.Column
+			if name == "" {
+				name = t.Name
+			}
+			cols[i] = tfrecord.Column{Name: name, Dense: t.Dense, Ragged: t.Ragged, Sparse: t.Sparse}
+		}
+		if _, err := tfrecord.WriteExamples(tw, cols); err != nil {
+			return err
+		}
+		return tw.Close()
+	}
+	for _, t := range tensors {
+		if t.Ragged != nil {
+			return fmt.Errorf("%s: %w", t.Name, ErrRaggedNotDense)
+		}
+		b, err := tfrecord.EncodeTensor(t.Dense, dimNamesFor(t))
+		if err != nil {
+			return fmt.Errorf("%s: %w", t.Name, err)
+		}
+		if err := tw.WriteRecord(b); err != nil {
+			return err
+		}
+	}
+	return tw.Close()
+}
