@@ -49,7 +49,7 @@ const (
 	KindKey = "ndarrow.kind"
 	// DimNamesKey holds the names of every dimension, the rows' included, as JSON, where an
 	// arrow.fixed_shape_tensor type names only the cells' dimensions: ["batch","row","col"].
-	DimNamesKey = "ndarrow.dim_names"
+	DimNamesKey = arrowtensor.DimNamesKey
 	// ColumnKey holds, on a Tensor or SparseTensor message, the name of the column the tensor
 	// came from.
 	ColumnKey = "ndarrow.column"

@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
@@ -72,4 +74,24 @@ func TestSaveAndOpen(t *testing.T) {
 	back, err := dataset.Read(buf.Bytes(), "s", limits.Limits{})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"row", "feature"}, back[0].DimNames)
+}
+
+// TestRecordsNameEveryDimension: arrowtensor.Records given a name per dimension, the rows'
+// included, gives them all back through FromRecords (the row name in the field metadata).
+func TestRecordsNameEveryDimension(t *testing.T) {
+	d := ndarray.Must(ndarray.Must(ndarray.Arange[float32](0, 24, 1)).Reshape(4, 3, 2))
+	recs, err := arrowtensor.Records(memory.DefaultAllocator, "img", d, []string{"batch", "h", "w"}, 2)
+	require.NoError(t, err)
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	ts, err := dataset.FromRecords(recs[0].Schema(), recs, "f")
+	require.NoError(t, err)
+	require.Len(t, ts, 1)
+	assert.Equal(t, []string{"batch", "h", "w"}, ts[0].DimNames)
+	assert.Equal(t, ndarray.Shape{4, 3, 2}, ts[0].Shape())
+	_, err = arrowtensor.Records(memory.DefaultAllocator, "img", d, []string{"a"}, 2)
+	assert.Error(t, err, "one name for rank 3")
 }

@@ -52,6 +52,7 @@ type ReaderOptions struct {
 // Values are decoded into memory from the Allocator: Parquet's encodings leave nothing to
 // view in place. A Reader is not safe for concurrent use.
 type Reader struct {
+	mapping *mmap.Mapping // the file Open mapped, nil for bytes
 	b       []byte
 	md      *metadata.FileMetaData
 	fr      *pqarrow.FileReader
@@ -326,9 +327,64 @@ func (r *Reader) Metadata() map[string]string {
 	return out
 }
 
+// Open maps the Parquet file at path into memory and returns a reader of it, as NewReader
+// reads bytes; Close unmaps it. The footer and each row group are read from the mapping under
+// a guard: a file that shrinks while it is read is an error naming it (wrapping
+// dataset.ErrFileChanged), not a fault that ends the process. What ReadRowGroup returns is
+// decoded into the Allocator's memory and outlives Close.
+func Open(path string, opts ReaderOptions) (*Reader, error) {
+	m, err := mmap.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("parquet: %w", err)
+	}
+	var r *Reader
+	err = mmap.Guard(func() error {
+		var err error
+		r, err = NewReader(m.Bytes(), opts)
+		return err
+	})
+	if err != nil {
+		m.Release()
+		var fault *mmap.FaultError
+		if errors.As(err, &fault) {
+			return nil, fmt.Errorf("parquet: %w", err)
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	r.mapping = m
+	return r, nil
+}
+
+// Close unmaps the file Open mapped (a no-op for a reader of bytes). The reader must not be
+// used afterwards.
+func (r *Reader) Close() error {
+	if r.mapping != nil {
+		r.mapping.Release()
+		r.mapping = nil
+	}
+	return nil
+}
+
 // ReadRowGroup decodes row group i into a record batch of the reader's schema, after checking
 // every page header of its column chunks. The record's memory is the Allocator's: Release it.
 func (r *Reader) ReadRowGroup(i int) (rec arrow.Record, err error) {
+	if r.mapping != nil { // a mapped file may shrink under the read
+		err = mmap.Guard(func() error {
+			var err error
+			rec, err = r.readRowGroup(i)
+			return err
+		})
+		var fault *mmap.FaultError
+		if errors.As(err, &fault) {
+			return nil, fmt.Errorf("parquet: row group %d: %w", i, err)
+		}
+		return rec, err
+	}
+	return r.readRowGroup(i)
+}
+
+// readRowGroup is ReadRowGroup.
+func (r *Reader) readRowGroup(i int) (rec arrow.Record, err error) {
 	defer recoverInvalid(fmt.Sprintf("row group %d", i), &err)
 	if i < 0 || i >= r.NumRowGroups() {
 		return nil, fmt.Errorf("parquet: row group %d of %d", i, r.NumRowGroups())

@@ -199,3 +199,34 @@ func TestCloseLeavesTheWriterOpen(t *testing.T) {
 	defer r.Close()
 	assert.Equal(t, int64(10), r.NumRows())
 }
+
+// TestOpenMapsTheFile: Open reads a Parquet file from a mapping; a file that shrinks under it
+// is an error naming the file, not a fault.
+func TestOpenMapsTheFile(t *testing.T) {
+	rec := table(t, memory.DefaultAllocator, 2000)
+	defer rec.Release()
+	path := filepath.Join(t.TempDir(), "t.parquet")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	w, err := parquet.NewWriter(f, rec.Schema(), parquet.WriterOptions{RowGroupBytes: 16 << 10, Compression: parquet.Uncompressed})
+	require.NoError(t, err)
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close())
+	require.NoError(t, f.Close())
+
+	r, err := parquet.Open(path, parquet.ReaderOptions{})
+	require.NoError(t, err)
+	require.Greater(t, r.NumRowGroups(), 2)
+	first, err := r.ReadRowGroup(0)
+	require.NoError(t, err)
+	first.Release()
+	require.NoError(t, os.Truncate(path, 4096))
+	_, err = r.ReadRowGroup(r.NumRowGroups() - 1)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, dataset.ErrFileChanged)
+	assert.Contains(t, err.Error(), path+": file changed while being read")
+	require.NoError(t, r.Close())
+
+	_, err = parquet.Open(filepath.Join(t.TempDir(), "missing.parquet"), parquet.ReaderOptions{})
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
