@@ -21,8 +21,11 @@ import (
 // the parts of a table written by Spark, Ray or DuckDB (part-0.parquet, part-1.parquet, …,
 // in Hive-style key=value folders or not) give one tensor per column. Hive-style folders
 // (key=value) name no table: files under the directory's own key=value folders belong to the
-// table the directory is, named after it. Tensors of the same name are concatenated, rows of
-// each file after the rows of the files before it in path order.
+// table the directory is, named after it. The files directly in the directory are one table
+// too, named after it, when they are its parts: two or more Parquet or Arrow files named as
+// writers of datasets name parts (part-…, data_…), with the same columns — the directory
+// pyarrow.dataset reads as one. Tensors of the same name are concatenated, rows of each file
+// after the rows of the files before it in path order.
 type Dir struct {
 	Path    string
 	Sources []*Source // one per name, in the order the names first appear in path order
@@ -38,6 +41,7 @@ type Dir struct {
 type fileScan struct {
 	info    fs.FileInfo // the file as it was read (nil when it could not be)
 	file    *File       // nil when it gave no tensors
+	format  Format
 	sources []*Source
 	err     error // why the file was skipped; nil for a file that is not a tensor file
 }
@@ -116,6 +120,7 @@ func scanDir(dir string, lim limits.Limits, prev map[string]*fileScan) (*Dir, er
 		d.Release()
 		return nil, err
 	}
+	partsOf := rootTable(dir, order)
 	byName := map[string]*Source{}
 	firstPath := map[string]string{}
 	for _, sc := range order {
@@ -124,6 +129,9 @@ func scanDir(dir string, lim limits.Limits, prev map[string]*fileScan) (*Dir, er
 		}
 		for _, src := range sc.sources {
 			path := src.parts[0].file.Path
+			if partsOf != "" && sc.file != nil && filepath.Dir(path) == filepath.Clean(dir) {
+				src = src.renamed(partsOf + "." + src.Column)
+			}
 			first, seen := byName[src.Name]
 			if !seen {
 				first = src.clone()
@@ -139,20 +147,71 @@ func scanDir(dir string, lim limits.Limits, prev map[string]*fileScan) (*Dir, er
 	return d, nil
 }
 
+// rootTable returns the name of the table the files directly in dir are the parts of, or ""
+// when they are not one table: two or more, every one a Parquet or Arrow IPC file whose name
+// says it is a part (part-0.parquet, part-00001-….snappy.parquet, data_0.parquet: a name
+// starting with "part" or "data" followed by "-", "_" or "."), all with the same columns — the
+// directory pyarrow.dataset, Spark and DuckDB write. The table is named after dir.
+func rootTable(dir string, scans []*fileScan) string {
+	var parts []*fileScan
+	for _, sc := range scans {
+		if sc.file != nil && filepath.Dir(sc.file.Path) == filepath.Clean(dir) {
+			parts = append(parts, sc)
+		}
+	}
+	if len(parts) < 2 {
+		return ""
+	}
+	columns := func(sc *fileScan) string {
+		cols := make([]string, len(sc.sources))
+		for i, src := range sc.sources {
+			cols[i] = src.Column
+		}
+		slices.Sort(cols)
+		return strings.Join(cols, "\x00")
+	}
+	want := columns(parts[0])
+	for _, sc := range parts {
+		switch sc.format {
+		case FormatParquet, FormatArrow, FormatArrows:
+		default:
+			return ""
+		}
+		if !isPartName(filepath.Base(sc.file.Path)) || columns(sc) != want || want == "" {
+			return ""
+		}
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	return filepath.Base(abs)
+}
+
+// isPartName reports whether a file name is one a writer of datasets gives its parts.
+func isPartName(name string) bool {
+	for _, prefix := range []string{"part", "data"} {
+		if rest, ok := strings.CutPrefix(name, prefix); ok && rest != "" && strings.ContainsRune("-_.", rune(rest[0])) {
+			return true
+		}
+	}
+	return false
+}
+
 // scanFile opens the file at path, under dir, whose directory entry said info.
 func scanFile(dir, path string, info fs.FileInfo, lim limits.Limits) *fileScan {
 	base := tableName(dir, path)
 	if base == "" {
 		base = BaseName(path)
 	}
-	f, sources, err := scanNamed(path, base, lim)
+	f, sources, format, err := scanNamed(path, base, lim)
 	switch {
 	case errors.Is(err, ErrNotTensors):
 		return &fileScan{info: info}
 	case err != nil:
 		return &fileScan{info: info, err: err}
 	}
-	return &fileScan{info: f.mapping.Info(), file: f, sources: sources}
+	return &fileScan{info: f.mapping.Info(), file: f, format: format, sources: sources}
 }
 
 // OpenDir opens the tensor files under dir as ScanDir does and reads every Source whole

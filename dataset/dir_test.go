@@ -242,3 +242,54 @@ func TestLegacyListsAreRagged(t *testing.T) {
 		f.Release()
 	}
 }
+
+// TestADirectoryOfPartsIsOneTable: a directory whose own files are the parts of one table
+// (Parquet and Arrow files named part-…, data_…, with the same columns), as pyarrow.dataset,
+// Spark and DuckDB write them, is that table, named after the directory; files of other names
+// or other columns keep their own names.
+func TestADirectoryOfPartsIsOneTable(t *testing.T) {
+	train := filepath.Join(t.TempDir(), "train")
+	writeTable(t, filepath.Join(train, "part-0.parquet"), 0, 50)
+	writeTable(t, filepath.Join(train, "part-1.parquet"), 1000, 30)
+	require.NoError(t, os.WriteFile(filepath.Join(train, "_SUCCESS"), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(train, "_metadata"), []byte("PAR1"), 0o644))
+	// an Arrow part, converted from a Parquet one
+	tmp := filepath.Join(t.TempDir(), "p.parquet")
+	writeTable(t, tmp, 5000, 20)
+	f, err := dataset.Open(tmp, limits.Limits{})
+	require.NoError(t, err)
+	ts := make([]dataset.Tensor, len(f.Tensors))
+	for i, x := range f.Tensors {
+		x.Name = x.Column
+		ts[i] = x
+	}
+	require.NoError(t, dataset.Save(filepath.Join(train, "part-2.arrow"), ts, dataset.WriteOptions{}))
+	f.Release()
+
+	d, err := dataset.OpenDir(train, limits.Limits{})
+	require.NoError(t, err)
+	assert.Empty(t, d.Skipped)
+	assert.Equal(t, []string{"train.emb", "train.ids"}, names(d))
+	emb, err := d.Tensor("train.emb")
+	require.NoError(t, err)
+	assert.Equal(t, ndarray.Shape{100, 4}, emb.Shape(), "50 + 30 + 20 rows")
+	vals := emb.Dense.(*ndarray.Dense[float32])
+	assert.Equal(t, float32(1000), vals.Get(50, 0), "part-1 after part-0")
+	assert.Equal(t, float32(5000), vals.Get(80, 0), "part-2 last")
+	d.Release()
+
+	// Served from the parent, the folder is a table of the same name.
+	parent, err := dataset.OpenDir(filepath.Dir(train), limits.Limits{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"train.emb", "train.ids"}, names(parent))
+	parent.Release()
+
+	// Files that are not parts keep their names.
+	other := t.TempDir()
+	writeTable(t, filepath.Join(other, "train.parquet"), 0, 5)
+	writeTable(t, filepath.Join(other, "test.parquet"), 0, 3)
+	d, err = dataset.OpenDir(other, limits.Limits{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"test.emb", "test.ids", "train.emb", "train.ids"}, names(d))
+	d.Release()
+}

@@ -128,11 +128,15 @@ func readNamed(path string, b []byte, base string, lim limits.Limits) ([]Tensor,
 // scanNamed opens the file at path for a directory dataset, naming its tensors after base:
 // a Parquet file's columns as Sources that read each row group on demand, any other file's
 // tensors as Open reads them.
-func scanNamed(path, base string, lim limits.Limits) (*File, []*Source, error) {
+func scanNamed(path, base string, lim limits.Limits) (*File, []*Source, Format, error) {
 	var sources []*Source
 	var file File // the Sources' file, filled in once mapped returns it
+	format := FormatTFRecord
 	f, err := mapped(path, func(b []byte) ([]Tensor, error) {
-		if !IsTFRecordName(path) && Detect(b) == FormatParquet {
+		if !IsTFRecordName(path) {
+			format = Detect(b)
+		}
+		if format == FormatParquet {
 			var err error
 			sources, err = scanParquet(&file, b, base, lim)
 			return nil, err
@@ -140,13 +144,13 @@ func scanNamed(path, base string, lim limits.Limits) (*File, []*Source, error) {
 		return readNamed(path, b, base, lim)
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	file = *f
 	for _, t := range f.Tensors {
 		sources = append(sources, residentSource(&file, t, lim))
 	}
-	return &file, sources, nil
+	return &file, sources, format, nil
 }
 
 // mapped maps the file at path into memory and reads its tensors with read, under Guard:

@@ -96,6 +96,13 @@ func scanParquet(f *File, b []byte, base string, lim limits.Limits) ([]*Source, 
 	return out, nil
 }
 
+// renamed returns a copy of s named name (a part of a table named after its directory).
+func (s *Source) renamed(name string) *Source {
+	c := s.clone()
+	c.Name = name
+	return c
+}
+
 // clone returns a copy of s whose parts can grow without changing s's.
 func (s *Source) clone() *Source {
 	c := *s
