@@ -95,7 +95,8 @@ func Batch(mem memory.Allocator, tensors []Tensor) (arrow.Record, error) {
 	}
 	if tensors[0].Sparse != nil || len(tensors) > 1 && slices.ContainsFunc(tensors, func(t Tensor) bool { return t.Sparse != nil }) {
 		if len(tensors) != 1 {
-			return nil, fmt.Errorf("dataset: a sparse tensor is a record batch of its own, not one column of %d: %w", len(tensors), ndarray.ErrShape)
+			i := slices.IndexFunc(tensors, func(t Tensor) bool { return t.Sparse != nil })
+			return nil, fmt.Errorf("dataset: %s: a sparse tensor is a record batch of its own, not one column of %d: %w", tensors[i].Name, len(tensors), ndarray.ErrShape)
 		}
 		return arrowtensor.SparseRecord(mem, tensors[0].Sparse, tensors[0].dimNamesForRank())
 	}

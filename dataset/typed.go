@@ -10,6 +10,7 @@ import (
 
 	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/ipc"
+	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/ragged"
 	"github.com/ndarrow/ndarrow/sparse"
@@ -26,6 +27,7 @@ type typedOps struct {
 	writeTensor   func(w io.Writer, a ndarray.Array, names []string, md arrow.Metadata) error
 	toSparse      func(a ndarray.Array, f sparse.Format) (sparse.Array, error)
 	writeSparse   func(w io.Writer, a sparse.Array, names []string, md arrow.Metadata) error
+	padRagged     func(a ragged.Any, pad float64, maxDense int64) (ndarray.Array, error)
 }
 
 func opsFor[T ndarray.Numeric]() typedOps {
@@ -63,6 +65,21 @@ func opsFor[T ndarray.Numeric]() typedOps {
 		},
 		toSparse: func(a ndarray.Array, f sparse.Format) (sparse.Array, error) {
 			return sparse.FromDenseAs(a.(*ndarray.Dense[T]), f)
+		},
+		padRagged: func(a ragged.Any, pad float64, maxDense int64) (ndarray.Array, error) {
+			r := a.(*ragged.Array[T])
+			shape := r.BoundingShape()
+			if err := shape.Validate(); err != nil {
+				return nil, err
+			}
+			if n := shape.Size(); n > maxDense {
+				return nil, fmt.Errorf("padded to %v, %d elements, above the limit of %d: %w", shape, n, maxDense, limits.ErrExceeded)
+			}
+			v, err := ndarray.AsType[T](ndarray.Scalar(pad))
+			if err != nil {
+				return nil, err
+			}
+			return r.ToDense(v.Get())
 		},
 		writeSparse: func(w io.Writer, a sparse.Array, names []string, md arrow.Metadata) error {
 			_, err := ipc.WriteSparse(w, a.(sparse.Tensor[T]), names, ipc.WithMetadata(md))

@@ -8,16 +8,17 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/npy"
 	"github.com/ndarrow/ndarrow/parquet"
+	"github.com/ndarrow/ndarrow/ragged"
 	"github.com/ndarrow/ndarrow/sparse"
 	"github.com/ndarrow/ndarrow/tfrecord"
 )
@@ -99,6 +100,75 @@ type WriteOptions struct {
 	// Warn, when set, is told what a format drops: "x: a .npy file has no place for
 	// dimension names: batch,row dropped".
 	Warn func(string)
+	// PadRagged writes a ragged tensor of numbers in a dense format as its dense form, every
+	// row padded at its end with Pad, as TensorFlow's RaggedTensor.to_tensor(default_value)
+	// does (within MaxDenseElements).
+	PadRagged bool
+	Pad       float64
+	// SkipUnsupported leaves out, each one named to Warn, the tensors the format cannot hold
+	// (a ragged tensor in a dense format, a sparse one beside others in a table, a bool or
+	// string tensor where Arrow tensors cannot hold it), instead of failing.
+	SkipUnsupported bool
+}
+
+// prepare returns the tensors as format can hold them: sparse tensors in their dense form
+// where asked or needed, ragged ones padded where asked, and (SkipUnsupported) what format
+// cannot hold left out and told to Warn. Every error names its tensor.
+func prepare(format Format, tensors []Tensor, opts *WriteOptions) ([]Tensor, error) {
+	if opts.MaxDenseElements <= 0 {
+		opts.MaxDenseElements = limits.Default().MaxDenseElements
+	}
+	switch format {
+	case FormatNpy, FormatNpz, FormatTensorProto:
+		opts.Dense = true
+	}
+	denseOnly := format != FormatArrow && format != FormatArrows && format != FormatParquet && format != FormatTFRecord
+	table := !denseOnly || format == FormatTFRecord
+	var out []Tensor
+	for _, t := range tensors {
+		var err error
+		switch {
+		case t.Sparse != nil && (opts.Dense || format == FormatNpy):
+			var d ndarray.Array
+			if d, err = t.DenseArray(opts.MaxDenseElements); err == nil {
+				t.Dense, t.Sparse, t.Kind = d, nil, KindDense
+			}
+		case t.Ragged != nil && denseOnly && opts.PadRagged:
+			var d ndarray.Array
+			if d, err = padded(t.Ragged, opts.Pad, opts.MaxDenseElements); err == nil {
+				t.Dense, t.Ragged, t.Kind = d, nil, KindDense
+			}
+		case t.Ragged != nil && denseOnly:
+			err = ErrRaggedNotDense
+		case t.Sparse != nil && table && len(tensors) > 1 && opts.SkipUnsupported:
+			err = fmt.Errorf("a sparse tensor is a record batch of its own, not one column of %d: %w", len(tensors), ndarray.ErrShape)
+		case t.Dense != nil && opts.SkipUnsupported && format != FormatNpy && format != FormatNpz && format != FormatTFRecord:
+			if _, opsErr := opsOf(t.DType()); opsErr != nil && t.Dense.Shape().Rank() > 0 {
+				err = opsErr // Arrow tensors and columns hold numbers
+			}
+		}
+		if err != nil {
+			if opts.SkipUnsupported {
+				opts.warn(fmt.Sprintf("%s: skipped: %v", t.Name, err))
+				continue
+			}
+			return nil, fmt.Errorf("%s: %w", t.Name, err)
+		}
+		out = append(out, t)
+	}
+	if len(out) == 0 && len(tensors) > 0 {
+		return nil, fmt.Errorf("no tensor of %d can be written as %s: %w", len(tensors), format, ErrFormat)
+	}
+	return out, nil
+}
+
+// padded returns a ragged array of numbers as its dense form padded with pad.
+func padded(a ragged.Any, pad float64, maxDense int64) (ndarray.Array, error) {
+	ops, err := opsOf(a.DType())
+	if err != nil {
+		return nil, fmt.Errorf("%v values cannot be padded: %w", a.DType(), ErrRaggedNotDense)
+	}
+	return ops.padRagged(a, pad, maxDense)
 }
 
 // warn reports what a format drops, when someone listens.
@@ -162,28 +232,24 @@ func Save(path string, tensors []Tensor, opts WriteOptions) error {
 // FormatArrow needs w to report its position (an io.Seeker asked for Seek(0, io.SeekCurrent)).
 func Write(w io.Writer, format Format, tensors []Tensor, opts WriteOptions) error {
 	to := string(format)
-	switch to {
-	case "npy":
-		if len(tensors) != 1 {
+	if _, err := ParseFormat(to); err != nil {
+		return err
+	}
+	holdsOne := func() error {
+		if format == FormatNpy && len(tensors) != 1 {
 			return fmt.Errorf("the input holds %d tensors; a .npy file holds one (write one, or .npz): %w", len(tensors), ndarray.ErrShape)
 		}
-		opts.Dense = true
-	case "npz", "tensorproto":
-		opts.Dense = true
+		return nil
 	}
-	if opts.Dense {
-		out := slices.Clone(tensors)
-		for i, t := range out {
-			if t.Sparse == nil {
-				continue
-			}
-			d, err := t.DenseArray(opts.MaxDenseElements)
-			if err != nil {
-				return fmt.Errorf("%s: %w", t.Name, err)
-			}
-			out[i].Dense, out[i].Sparse, out[i].Kind = d, nil, KindDense
-		}
-		tensors = out
+	if err := holdsOne(); err != nil && !opts.SkipUnsupported {
+		return err
+	}
+	tensors, err := prepare(format, tensors, &opts)
+	if err != nil {
+		return err
+	}
+	if err := holdsOne(); err != nil {
+		return err
 	}
 	switch to {
 	case "npy", "npz":

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/ndarrow/ndarrow/dataset"
@@ -100,8 +101,15 @@ func writeFlags(fs *flag.FlagSet, stderr io.Writer, name string) func() writeOpt
 		pqCodec = c
 		return err
 	})
+	var pad *float64
+	fs.Func("pad", "write ragged tensors of numbers in a dense format padded with this value, as RaggedTensor.to_tensor", func(s string) error {
+		v, err := strconv.ParseFloat(s, 64)
+		pad = &v
+		return err
+	})
+	skip := fs.Bool("skip-unsupported", false, "leave out, each named on stderr, the tensors the output format cannot hold")
 	return func() writeOptions {
-		return writeOptions{maxDense: *maxDense, dense: *dense, compress: *compress, parquetCompression: pqCodec,
+		return writeOptions{maxDense: *maxDense, dense: *dense, compress: *compress, parquetCompression: pqCodec, pad: pad, skip: *skip,
 			warn: func(s string) { fmt.Fprintf(stderr, "ndarrow %s: warning: %s\n", name, s) }}
 	}
 }
@@ -253,6 +261,8 @@ type writeOptions struct {
 	compression tfrecord.Compression // of TFRecord output: what OUT's name says
 	// parquetCompression is the codec of Parquet output.
 	parquetCompression parquet.Compression
+	pad                *float64 // pad ragged tensors into dense formats with this value
+	skip               bool     // leave out what the format cannot hold
 	warn               func(string)
 }
 
@@ -265,8 +275,13 @@ func (o writeOptions) forOutput(out string) writeOptions {
 
 // write writes tensors in format to with dataset.Write, as opts say.
 func write(to string, w io.Writer, tensors []tensor, opts writeOptions) error {
-	return dataset.Write(w, dataset.Format(to), tensors, dataset.WriteOptions{
+	wo := dataset.WriteOptions{
 		MaxDenseElements: opts.maxDense, Dense: opts.dense, Compress: opts.compress,
 		TFRecordCompression: opts.compression, ParquetCompression: opts.parquetCompression, Warn: opts.warn,
-	})
+		SkipUnsupported: opts.skip,
+	}
+	if opts.pad != nil {
+		wo.PadRagged, wo.Pad = true, *opts.pad
+	}
+	return dataset.Write(w, dataset.Format(to), tensors, wo)
 }

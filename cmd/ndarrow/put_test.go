@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/npy"
 )
@@ -50,4 +52,50 @@ func TestTFRecordWarnsOfDroppedNames(t *testing.T) {
 	code, _, stderr = runCLI("convert", "--to", "tensorproto", named, filepath.Join(dir, "y.tfrecord"))
 	require.Equal(t, exitOK, code, stderr)
 	assert.Empty(t, stderr)
+}
+
+// TestMixedDirectories: a directory mixing kinds fits no one output format; --pad writes
+// ragged tensors dense (as RaggedTensor.to_tensor), --skip-unsupported leaves out what the
+// format cannot hold, naming each on stderr, and every error names its tensor.
+func TestMixedDirectories(t *testing.T) {
+	dir := t.TempDir()
+	for _, src := range []string{
+		"../../arrowtensor/testdata/arrow-cpp-17/batch_tensors.arrow",
+		"../../npy/testdata/numpy/bool_mask.npy",
+		"../../ipc/testdata/arrow-cpp-17/coo_double_4x6_i64.tensor",
+	} {
+		b, err := os.ReadFile(src)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, filepath.Base(src)), b, 0o644))
+	}
+	out := t.TempDir()
+	code, _, stderr := runCLI("convert", dir, filepath.Join(out, "all.npz"))
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, "batch_tensors.tokens: a ragged array has no dense form")
+
+	code, _, stderr = runCLI("convert", "--pad", "-1", dir, filepath.Join(out, "all.npz"))
+	require.Equal(t, exitOK, code, stderr)
+	f, err := dataset.Open(filepath.Join(out, "all.npz"), limits.Limits{})
+	require.NoError(t, err)
+	tokens, err := f.Tensor("all.tokens")
+	require.NoError(t, err)
+	d, err := dataset.DenseOf[float32](tokens)
+	require.NoError(t, err)
+	assert.Equal(t, ndarray.Shape{4, 3}, d.Shape(), "padded to the longest row")
+	nested, err := f.Tensor("all.nested")
+	require.NoError(t, err)
+	assert.Equal(t, 3, nested.Shape().Rank())
+	assert.Contains(t, d.Ravel(), float32(-1), "the padding")
+	f.Release()
+
+	code, _, stderr = runCLI("convert", dir, filepath.Join(out, "all.arrows"))
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, "coo_double_4x6_i64: a sparse tensor is a record batch of its own")
+
+	code, _, stderr = runCLI("convert", "--skip-unsupported", "--tensor", "", dir, filepath.Join(out, "some.tensor"))
+	require.Equal(t, exitOK, code, stderr)
+	for _, name := range []string{"batch_tensors.tokens", "batch_tensors.ids", "batch_tensors.nested", "bool_mask"} {
+		assert.Contains(t, stderr, "warning: "+name+": skipped: ", "each skipped tensor named")
+	}
+	assert.NotContains(t, stderr, "batch_tensors.images: skipped")
 }
