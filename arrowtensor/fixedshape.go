@@ -50,8 +50,10 @@ func init() {
 // physical cell shape shape. permutation (nil for the identity) must be a permutation of
 // 0 … len(shape)-1, and dimNames (nil for none) must name every dimension.
 func NewFixedShapeTensorType(valueType arrow.DataType, shape []int64, permutation []int, dimNames []string) (*FixedShapeTensorType, error) {
-	if _, err := DTypeFromArrow(valueType); err != nil {
-		return nil, err
+	if valueType == nil || valueType.ID() != arrow.BOOL {
+		if _, err := DTypeFromArrow(valueType); err != nil {
+			return nil, err
+		}
 	}
 	size, err := fixedCellSize(shape)
 	if err != nil {
@@ -254,6 +256,59 @@ func NewFixedShapeTensorArray[T ndarray.Numeric](mem memory.Allocator, d *ndarra
 	data := array.NewData(typ, int(shape[0]), []*memory.Buffer{nil}, []arrow.ArrayData{child}, 0, 0)
 	defer data.Release()
 	return array.MakeFromData(data).(*FixedShapeTensorArray), nil
+}
+
+// NewBoolFixedShapeTensorArray is NewFixedShapeTensorArray for bool tensors: a column of
+// arrow.fixed_shape_tensor over bool values, which Arrow packs eight to a byte, so the values
+// are always copied into a bitmap allocated from mem. Release the array.
+func NewBoolFixedShapeTensorArray(mem memory.Allocator, d *ndarray.Dense[bool], dimNames []string) (*FixedShapeTensorArray, error) {
+	if d.Rank() == 0 {
+		return nil, fmt.Errorf("arrowtensor: a rank-0 array has no rows to make tensors of: %w", ndarray.ErrShape)
+	}
+	shape := d.Shape()
+	typ, err := NewFixedShapeTensorType(arrow.FixedWidthTypes.Boolean, shape[1:], nil, dimNames)
+	if err != nil {
+		return nil, err
+	}
+	child, err := leafData(mem, d.Ravel())
+	if err != nil {
+		return nil, err
+	}
+	defer child.Release()
+	data := array.NewData(typ, int(shape[0]), []*memory.Buffer{nil}, []arrow.ArrayData{child}, 0, 0)
+	defer data.Release()
+	return array.MakeFromData(data).(*FixedShapeTensorArray), nil
+}
+
+// ToDenseBool is ToDense for a column of bool tensors: a new array (Arrow's bits unpacked),
+// of shape [rows, logical cell shape...]. A null row or element is an error wrapping ErrNull.
+func ToDenseBool(a *FixedShapeTensorArray) (*ndarray.Dense[bool], error) {
+	typ := a.ExtensionType().(*FixedShapeTensorType)
+	if typ.valueType.ID() != arrow.BOOL {
+		return nil, fmt.Errorf("arrowtensor: %s of %v read as bool: %w", FixedShapeTensorName, typ.valueType, ndarray.ErrDType)
+	}
+	if r := NullRow(a); r >= 0 {
+		return nil, fmt.Errorf("arrowtensor: %s row %d is null or holds a null element: %w", FixedShapeTensorName, r, ErrNull)
+	}
+	storage := a.Storage().(*array.FixedSizeList)
+	child := storage.ListValues().(*array.Boolean)
+	cell, _ := cellSize(typ.shape)
+	first := int64(storage.Data().Offset()) * cell
+	values := make([]bool, int64(a.Len())*cell)
+	for i := range values {
+		values[i] = child.Value(int(first) + i)
+	}
+	physical := ndarray.RowMajor(ndarray.Shape(typ.shape)).Strides
+	layout := ndarray.Layout{Shape: ndarray.Shape{int64(a.Len())}, Strides: []int64{cell}}
+	for i, n := range typ.LogicalShape() {
+		layout.Shape = append(layout.Shape, n)
+		layout.Strides = append(layout.Strides, physical[typ.axis(i)])
+	}
+	d, err := ndarray.FromLayout(values, layout)
+	if err != nil {
+		return nil, fmt.Errorf("arrowtensor: %s column of %d rows: %w: %w", FixedShapeTensorName, a.Len(), ErrUnsupported, err)
+	}
+	return d.Clone(), nil // row-major, whatever the permutation
 }
 
 // rowMajorBuffer returns the elements of d in row-major order as an Arrow buffer: a view of

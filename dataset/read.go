@@ -415,6 +415,11 @@ func (t *Tensor) readFieldMetadata(md arrow.Metadata) error {
 	if err := t.readKind(md, KindFixedShape, KindDense, "column"); err != nil {
 		return err
 	}
+	if text, ok := md.GetValue(CellShapeKey); ok {
+		if err := t.reshapeCells(text); err != nil {
+			return err
+		}
+	}
 	if text, ok := md.GetValue(DimNamesKey); ok {
 		var names []string
 		if err := json.Unmarshal([]byte(text), &names); err != nil || len(names) != t.Shape().Rank() {
@@ -422,6 +427,26 @@ func (t *Tensor) readFieldMetadata(md arrow.Metadata) error {
 		}
 		t.DimNames = names
 	}
+	return nil
+}
+
+// reshapeCells gives a bool tensor read from a plain fixed_size_list column, [rows, n], the
+// cell shape CellShapeKey holds (JSON).
+func (t *Tensor) reshapeCells(text string) error {
+	var cell []int64
+	d, ok := t.Dense.(*ndarray.Dense[bool])
+	if json.Unmarshal([]byte(text), &cell) != nil || !ok || d.Rank() != 2 {
+		return fmt.Errorf("%s %q on a %v column: %w", CellShapeKey, text, t.Shape(), ErrMetadata)
+	}
+	shape := append(ndarray.Shape{d.Dim(0)}, cell...)
+	if err := shape.Validate(); err != nil || shape[1:].Size() != d.Dim(1) {
+		return fmt.Errorf("%s %q for cells of %d values: %w", CellShapeKey, text, d.Dim(1), ErrMetadata)
+	}
+	r, err := d.Reshape(shape...)
+	if err != nil {
+		return fmt.Errorf("%s %q: %w", CellShapeKey, text, err)
+	}
+	t.Dense = r
 	return nil
 }
 
@@ -575,12 +600,15 @@ func fixedShapeTensor(chunks []*arrowtensor.FixedShapeTensorArray, typ *arrowten
 }
 
 // ColumnDense returns the chunks of a fixed_shape_tensor column of type typ as one
-// [rows, cell...] array: a view when there is one chunk, a row-major copy of the rows in
+// [rows, cell...] array: a view when there is one chunk of numbers, a row-major copy of the rows in
 // order otherwise. A null row or element is an error wrapping arrowtensor.ErrNull.
 func ColumnDense(chunks []*arrowtensor.FixedShapeTensorArray, typ *arrowtensor.FixedShapeTensorType) (ndarray.Array, error) {
-	dtype, err := arrowtensor.DTypeFromArrow(typ.ValueType())
-	if err != nil {
-		return nil, err
+	dtype := ndarray.Bool
+	if typ.ValueType().ID() != arrow.BOOL {
+		var err error
+		if dtype, err = arrowtensor.DTypeFromArrow(typ.ValueType()); err != nil {
+			return nil, err
+		}
 	}
 	ops, err := opsOf(dtype)
 	if err != nil {

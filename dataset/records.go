@@ -53,6 +53,10 @@ const (
 	// ColumnKey holds, on a Tensor or SparseTensor message, the name of the column the tensor
 	// came from.
 	ColumnKey = "ndarrow.column"
+	// CellShapeKey holds, on a plain fixed_size_list column of bools (how a bool tensor goes,
+	// since Arrow C++ makes no arrow.fixed_shape_tensor of bool), the shape of each row's
+	// cell as JSON, [2,3]: a cell of other than one dimension.
+	CellShapeKey = "ndarrow.cell_shape"
 )
 
 // MessageMetadata returns the custom metadata of t's Tensor or SparseTensor message (see
@@ -144,6 +148,19 @@ func (t Tensor) column(mem memory.Allocator) (arrow.Array, error) {
 	if t.Dense.Rank() == 0 {
 		return nil, fmt.Errorf("a scalar: a tensor column needs a first dimension of rows: %w", ndarray.ErrShape)
 	}
+	if d, ok := t.Dense.(*ndarray.Dense[bool]); ok {
+		// Arrow C++ makes no arrow.fixed_shape_tensor of bool ("bool is not valid data type
+		// for a tensor"): a bool tensor is a plain fixed_size_list<bool> of each row's values,
+		// which every Arrow reader reads, its cell shape in the field (CellShapeKey).
+		arr, err := arrowtensor.NewBoolFixedShapeTensorArray(mem, d, nil)
+		if err != nil {
+			return nil, err
+		}
+		defer arr.Release()
+		storage := arr.Storage()
+		storage.Retain()
+		return storage, nil
+	}
 	ops, err := opsOf(t.DType())
 	if err != nil {
 		return nil, err
@@ -182,6 +199,10 @@ func (t Tensor) fieldMetadata() arrow.Metadata {
 	if names := t.dimNamesForRank(); names != nil && !allEmpty(names) {
 		b, _ := json.Marshal(names) // strings always marshal
 		keys, values = append(keys, DimNamesKey), append(values, string(b))
+	}
+	if t.DType() == ndarray.Bool && t.Dense != nil && t.Dense.Rank() != 2 {
+		b, _ := json.Marshal(t.Dense.Shape()[1:])
+		keys, values = append(keys, CellShapeKey), append(values, string(b))
 	}
 	return arrow.NewMetadata(keys, values)
 }

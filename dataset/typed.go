@@ -94,8 +94,54 @@ var numericOps = map[ndarray.DType]typedOps{
 	ndarray.Float16: opsFor[float16.Num](), ndarray.Float32: opsFor[float32](), ndarray.Float64: opsFor[float64](),
 }
 
-// opsOf returns the operations for a numeric element type.
+// errBoolTensor is what bool tensors say where only numbers go: Arrow's Tensor and
+// SparseTensor messages (Arrow C++ makes no bool Tensor), padding.
+var errBoolTensor = fmt.Errorf("bool tensors cannot be Arrow Tensor messages (a bool tensor goes as a fixed_size_list<bool> column: arrow, arrows, parquet, Flight): %w", ndarray.ErrDType)
+
+// boolOps are the operations on bool tensors: reading arrow.fixed_shape_tensor and
+// fixed_size_list columns of bool values (bit-packed, so always copied), no Tensor messages.
+// Batch writes them as plain fixed_size_list<bool> columns (see Tensor.column).
+var boolOps = typedOps{
+	column: func(chunks []*arrowtensor.FixedShapeTensorArray) (ndarray.Array, error) {
+		if len(chunks) == 0 {
+			return nil, fmt.Errorf("a column of no chunks: %w", ndarray.ErrShape)
+		}
+		parts := make([]*ndarray.Dense[bool], len(chunks))
+		for i, c := range chunks {
+			d, err := arrowtensor.ToDenseBool(c)
+			if err != nil {
+				return nil, err
+			}
+			parts[i] = d
+		}
+		return concatRows(parts)
+	},
+	variableShape: func(*arrowtensor.VariableShapeTensorArray) (ragged.Any, error) {
+		return nil, fmt.Errorf("an arrow.variable_shape_tensor of bool: %w", ndarray.ErrDType)
+	},
+	concatDense: func(parts []ndarray.Array) (ndarray.Array, error) {
+		typed := make([]*ndarray.Dense[bool], len(parts))
+		for i, p := range parts {
+			typed[i] = p.(*ndarray.Dense[bool])
+		}
+		return concatRows(typed)
+	},
+	tensorArray: func(mem memory.Allocator, a ndarray.Array, names []string) (*arrowtensor.FixedShapeTensorArray, error) {
+		return arrowtensor.NewBoolFixedShapeTensorArray(mem, a.(*ndarray.Dense[bool]), names)
+	},
+	writeTensor: func(io.Writer, ndarray.Array, []string, arrow.Metadata) error { return errBoolTensor },
+	toSparse:    func(ndarray.Array, sparse.Format) (sparse.Array, error) { return nil, errBoolTensor },
+	writeSparse: func(io.Writer, sparse.Array, []string, arrow.Metadata) error { return errBoolTensor },
+	padRagged: func(ragged.Any, float64, int64) (ndarray.Array, error) {
+		return nil, fmt.Errorf("bool values cannot be padded: %w", ErrRaggedNotDense)
+	},
+}
+
+// opsOf returns the operations for a numeric or bool element type.
 func opsOf(d ndarray.DType) (typedOps, error) {
+	if d == ndarray.Bool {
+		return boolOps, nil
+	}
 	ops, ok := numericOps[d]
 	if !ok {
 		return typedOps{}, fmt.Errorf("%v tensors cannot be Arrow tensors: %w", d, ndarray.ErrDType)
@@ -105,7 +151,7 @@ func opsOf(d ndarray.DType) (typedOps, error) {
 
 // concatRows returns parts, arrays of one cell shape, stacked along their first axis: the
 // only part itself, or a row-major copy of all in order.
-func concatRows[T ndarray.Numeric](parts []*ndarray.Dense[T]) (*ndarray.Dense[T], error) {
+func concatRows[T ndarray.Element](parts []*ndarray.Dense[T]) (*ndarray.Dense[T], error) {
 	switch len(parts) {
 	case 0:
 		return nil, fmt.Errorf("nothing to stack: %w", ndarray.ErrShape)

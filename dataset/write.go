@@ -143,8 +143,11 @@ func prepare(format Format, tensors []Tensor, opts *WriteOptions) ([]Tensor, err
 		case t.Sparse != nil && table && len(tensors) > 1 && opts.SkipUnsupported:
 			err = fmt.Errorf("a sparse tensor is a record batch of its own, not one column of %d: %w", len(tensors), ndarray.ErrShape)
 		case t.Dense != nil && opts.SkipUnsupported && format != FormatNpy && format != FormatNpz && format != FormatTFRecord:
-			if _, opsErr := opsOf(t.DType()); opsErr != nil && t.Dense.Shape().Rank() > 0 {
-				err = opsErr // Arrow tensors and columns hold numbers
+			switch dt := t.DType(); {
+			case dt == ndarray.Bool && !table:
+				err = errBoolTensor // Tensor messages hold numbers
+			case dt != ndarray.Bool && dt.ArrowType() == nil:
+				_, err = opsOf(dt) // nor do Arrow's tensor columns hold strings
 			}
 		}
 		if err != nil {

@@ -95,3 +95,66 @@ func TestRecordsNameEveryDimension(t *testing.T) {
 	_, err = arrowtensor.Records(memory.DefaultAllocator, "img", d, []string{"a"}, 2)
 	assert.Error(t, err, "one name for rank 3")
 }
+
+// TestBoolTensorsTravel: a bool tensor of any rank goes into Arrow files, streams and Parquet
+// as a plain fixed_size_list<bool> column (Arrow C++ 17 refuses an arrow.fixed_shape_tensor of
+// bool; it reads this one: testdata/arrow-cpp-17/bool_read.jsonl) with its cell shape in the
+// field, and comes back as it went.
+func TestBoolTensorsTravel(t *testing.T) {
+	vals := make([]bool, 4*2*3)
+	for i := range vals {
+		vals[i] = i%3 == 0 || i == 7
+	}
+	mask := ndarray.Must(ndarray.FromSlice(vals, 4, 2, 3))
+	x := dataset.Tensor{Name: "mask", Kind: dataset.KindDense, DimNames: []string{"b", "h", "w"}, Dense: mask}
+	rec, err := dataset.Batch(memory.DefaultAllocator, []dataset.Tensor{x})
+	require.NoError(t, err)
+	assert.Equal(t, "fixed_size_list<item: bool, nullable>[6]", rec.Schema().Field(0).Type.String())
+	cell, _ := rec.Schema().Field(0).Metadata.GetValue(dataset.CellShapeKey)
+	assert.Equal(t, "[2,3]", cell)
+	rec.Release()
+	dir := t.TempDir()
+	for _, f := range []dataset.Format{dataset.FormatArrow, dataset.FormatArrows, dataset.FormatParquet, dataset.FormatNpz} {
+		path := filepath.Join(dir, "m."+string(f))
+		require.NoError(t, dataset.Save(path, []dataset.Tensor{x}, dataset.WriteOptions{}))
+		file, err := dataset.Open(path, limits.Limits{})
+		require.NoError(t, err, f)
+		got, err := dataset.DenseOf[bool](file.Tensors[0])
+		require.NoError(t, err, f)
+		assert.True(t, mask.Equal(got), "%s: %v", f, got)
+		if f != dataset.FormatNpz {
+			assert.Equal(t, []string{"b", "h", "w"}, file.Tensors[0].DimNames, f)
+			assert.Equal(t, dataset.KindDense, file.Tensors[0].Kind, f)
+		}
+		file.Release()
+	}
+	err = dataset.Save(filepath.Join(dir, "m.tensor"), []dataset.Tensor{x}, dataset.WriteOptions{})
+	assert.ErrorIs(t, err, ndarray.ErrDType, "no bool Tensor messages")
+}
+
+// TestBoolFilesArrowCppRead: the files Arrow C++ 17 read (testdata/arrow-cpp-17) are what
+// ndarrow writes today, and read back as the tensor.
+func TestBoolFilesArrowCppRead(t *testing.T) {
+	vals := make([]bool, 24)
+	for i := range vals {
+		vals[i] = i%3 == 0 || i == 7
+	}
+	want := ndarray.Must(ndarray.FromSlice(vals, 4, 2, 3))
+	for _, ext := range []string{"arrow", "arrows", "parquet"} {
+		path := "testdata/arrow-cpp-17/bool_mask_4x2x3." + ext
+		f, err := dataset.Open(path, limits.Limits{})
+		require.NoError(t, err)
+		got, err := dataset.DenseOf[bool](f.Tensors[0])
+		require.NoError(t, err)
+		assert.True(t, want.Equal(got), path)
+		f.Release()
+		if ext == "parquet" {
+			continue // its footer names the writer's version
+		}
+		written := filepath.Join(t.TempDir(), "x."+ext)
+		require.NoError(t, dataset.Save(written, []dataset.Tensor{{Name: "mask", Kind: dataset.KindDense, DimNames: []string{"b", "h", "w"}, Dense: want}}, dataset.WriteOptions{}))
+		a, _ := os.ReadFile(path)
+		b, _ := os.ReadFile(written)
+		assert.Equal(t, a, b, "%s: the bytes Arrow C++ read", ext)
+	}
+}

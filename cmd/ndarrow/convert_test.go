@@ -61,7 +61,7 @@ func TestConvertFailuresLeaveNothing(t *testing.T) {
 	}{
 		"several tensors into one .npy": {[]string{"--to", "npy", "../../ipc/testdata/arrow-cpp-17/multi_3.tensor"}, "holds 3 tensors"},
 		"rows differ in one batch":      {[]string{"--to", "arrow", "../../ipc/testdata/arrow-cpp-17/multi_3.tensor"}, "need the same"},
-		"bool into a tensor":            {[]string{"--to", "tensor", "../../npy/testdata/numpy/bool_mask.npy"}, "bool tensors cannot be Arrow tensors"},
+		"bool into a tensor":            {[]string{"--to", "tensor", "../../npy/testdata/numpy/bool_mask.npy"}, "bool tensors cannot be Arrow Tensor messages"},
 		"scalar into a column":          {[]string{"--to", "arrows", "../../npy/testdata/numpy/f32_scalar.npy"}, "a scalar: a tensor column needs a first dimension of rows"},
 		"csr of rank 3":                 {[]string{"--to", "csr", "../../npy/testdata/numpy/u8_image.npy"}, "csr needs a rank-2 tensor, not shape (8, 8, 3)"},
 		"csc of rank 3":                 {[]string{"--to", "csc", "../../ipc/testdata/arrow-cpp-17/csf_double_3x4x5_i64.tensor"}, "csc needs a rank-2 tensor"},

@@ -40,10 +40,10 @@ func holds(to string, in inspection) bool {
 		return recordFormat(to)
 	case to == "npy" || to == "npz" || to == "tensorproto":
 		return true
-	case in.DType == "bool":
-		return false
 	case recordFormat(to):
-		return rank > 0
+		return rank > 0 // bool tensors too: a plain fixed_size_list<bool> column
+	case in.DType == "bool":
+		return false // no bool Tensor or SparseTensor messages
 	case to == "csr" || to == "csc":
 		return rank == 2
 	case to == "csf":
@@ -198,7 +198,7 @@ func holdsAll(to string) bool {
 }
 
 // TestEveryGoldenTensorSurvivesFlight puts every golden tensor a Flight server can hold
-// (everything but bool tensors and scalars), checks that ls --json says what inspect --json
+// (everything but scalars), checks that ls --json says what inspect --json
 // says of it, fetches it into the format it came in and compares inspect --json field by
 // field.
 func TestEveryGoldenTensorSurvivesFlight(t *testing.T) {

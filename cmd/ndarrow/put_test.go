@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,9 +16,9 @@ import (
 	"github.com/ndarrow/ndarrow/npy"
 )
 
-// TestPutChecksEveryTensorFirst: a file of several tensors, one of which Flight cannot carry,
-// stores none of them (not the ones before it, as it did), and the error names the tensor
-// once.
+// TestPutChecksEveryTensorFirst: a file of several tensors, one of which Flight cannot carry
+// (a scalar), stores none of them (not the ones before it, as it did), and the error names the
+// tensor once; a bool tensor travels, and comes back as it went.
 func TestPutChecksEveryTensorFirst(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "arrays.npz")
@@ -26,6 +27,7 @@ func TestPutChecksEveryTensorFirst(t *testing.T) {
 	z := npy.NewNpzWriter(f, false)
 	require.NoError(t, z.Write("a", ndarray.Full[float32](1, 2, 2)))
 	require.NoError(t, z.Write("mask", ndarray.Full(true, 2, 2)))
+	require.NoError(t, z.Write("s", ndarray.Scalar[float32](1)))
 	require.NoError(t, z.Write("h", ndarray.Full[float64](2, 3)))
 	require.NoError(t, z.Close())
 	require.NoError(t, f.Close())
@@ -35,10 +37,28 @@ func TestPutChecksEveryTensorFirst(t *testing.T) {
 	assert.Equal(t, exitFail, code)
 	assert.Empty(t, stdout, "nothing stored")
 	assert.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
-	assert.Equal(t, 1, strings.Count(stderr, "arrays.mask"), "the tensor named once: %s", stderr)
+	assert.Equal(t, 1, strings.Count(stderr, "arrays.s"), "the tensor named once: %s", stderr)
 	code, stdout, _ = runCLI("ls", s.uri)
 	assert.Equal(t, exitOK, code)
 	assert.NotContains(t, stdout, "arrays.a")
+
+	mask := filepath.Join(dir, "mask.npy")
+	require.NoError(t, os.WriteFile(mask, npyOf(t, ndarray.Must(ndarray.FromSlice([]bool{true, false, false, true, true, false}, 3, 2))), 0o644))
+	code, _, stderr = runCLI("put", s.uri, mask)
+	require.Equal(t, exitOK, code, stderr)
+	back := filepath.Join(dir, "back.npy")
+	code, _, stderr = runCLI("get", s.uri, "mask", back)
+	require.Equal(t, exitOK, code, stderr)
+	want, _ := os.ReadFile(mask)
+	got, _ := os.ReadFile(back)
+	assert.Equal(t, want, got, "the bool tensor bit for bit")
+}
+
+func npyOf(t *testing.T, d *ndarray.Dense[bool]) []byte {
+	var buf bytes.Buffer
+	_, err := npy.Write(&buf, d)
+	require.NoError(t, err)
+	return buf.Bytes()
 }
 
 // TestTFRecordWarnsOfDroppedNames: a tf.train.Example has no place for dimension names; convert
