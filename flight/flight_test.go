@@ -257,7 +257,15 @@ func TestErrors(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotFound)
 	require.ErrorIs(t, c.Delete(ctx, "missing"), ErrNotFound)
 	require.ErrorIs(t, c.Put(ctx, "../etc", dataset.Tensor{Dense: ndarray.New[int8](1)}), ErrName)
-	require.ErrorIs(t, s.store.Add("b", dataset.Tensor{Dense: ndarray.New[bool](2)}), ndarray.ErrDType)
+	require.ErrorIs(t, s.store.Add("str", dataset.Tensor{Dense: ndarray.New[string](2)}), ndarray.ErrDType)
+	// bool tensors travel, of any rank (a fixed_size_list<bool> column)
+	for _, shape := range [][]int64{{3}, {2, 2, 2}} {
+		mask := ndarray.FromFunc(func(i []int64) bool { return i[0]%2 == 0 }, shape...)
+		require.NoError(t, s.store.Add("b", dataset.Tensor{Dense: mask}))
+		got, err := c.Get(ctx, "b")
+		require.NoError(t, err)
+		require.True(t, mask.Equal(got.Dense.(*ndarray.Dense[bool])), "%v", got)
+	}
 	require.ErrorIs(t, s.store.Add("s", dataset.Tensor{Dense: ndarray.New[int8]()}), ndarray.ErrShape)
 
 	// One row larger than a message: refused up front, with the reason.
