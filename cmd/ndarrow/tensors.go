@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -43,8 +44,42 @@ func load(path, compression string) (*input, error) {
 // command.
 var inputLoaded = func(path string) {}
 
-// loadInput reads the tensors of path, as load does.
+// stdinName is how standard input is named: its tensors are named after it, stdin.NAME …
+const stdinName = "stdin"
+
+// readStdin reads standard input whole, within the copy limit, and reads its tensors from the
+// bytes as a file's are read (named stdin, stdin.COLUMN, …; TFRecord told by its first
+// record's CRCs, compression given).
+func readStdin(compression string) (*input, error) {
+	lim := limits.Default()
+	b, err := io.ReadAll(io.LimitReader(os.Stdin, lim.MaxCopySize+1))
+	if err != nil {
+		return nil, fmt.Errorf("standard input: %w", err)
+	}
+	if int64(len(b)) > lim.MaxCopySize {
+		return nil, fmt.Errorf("standard input: more than %d bytes: %w", lim.MaxCopySize, limits.ErrExceeded)
+	}
+	var tensors []tensor
+	if compression != "" {
+		c, cerr := tfrecord.ParseCompression(compression)
+		if cerr != nil {
+			return nil, cerr
+		}
+		tensors, err = dataset.ReadTFRecord(b, stdinName, c, lim)
+	} else {
+		tensors, err = dataset.Read(b, stdinName, lim)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("standard input: %w", err)
+	}
+	return &input{path: "standard input", tensors: tensors, release: func() {}}, nil
+}
+
+// loadInput reads the tensors of path, as load does; "-" is standard input.
 func loadInput(path, compression string) (*input, error) {
+	if path == "-" {
+		return readStdin(compression)
+	}
 	st, err := os.Stat(path)
 	if compression != "" {
 		c, err := tfrecord.ParseCompression(compression)

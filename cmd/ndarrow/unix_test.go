@@ -181,3 +181,37 @@ func TestJSONFieldsAgree(t *testing.T) {
 	_, withSplits, _ := runCLI("inspect", "--json", "--splits", ragged)
 	assert.Contains(t, withSplits, `"row_splits":[[`)
 }
+
+// TestStandardInput: "-" as the input reads standard input whole, as a file of its format,
+// its tensors named stdin…; with "-" as OUT too, convert is a filter.
+func TestStandardInput(t *testing.T) {
+	image, err := os.ReadFile(image)
+	require.NoError(t, err)
+	run := func(in []byte, args ...string) (int, []byte, string) {
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env = append(os.Environ(), "NDARROW_RUN_MAIN=1")
+		cmd.Stdin = bytes.NewReader(in)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return exit.ExitCode(), stdout.Bytes(), stderr.String()
+		}
+		require.NoError(t, err)
+		return 0, stdout.Bytes(), stderr.String()
+	}
+	code, out, stderr := run(image, "inspect", "--json", "-")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, string(out), `"name":"stdin","kind":"dense","dtype":"uint8","shape":[8,8,3]`)
+
+	code, arrows, stderr := run(image, "convert", "--to", "arrows", "-", "-")
+	require.Equal(t, exitOK, code, stderr)
+	code, npyBytes, stderr := run(arrows, "convert", "--to", "npy", "-", "-")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, image, npyBytes, "npy → arrows → npy through two pipes, bit for bit")
+
+	code, _, stderr = run([]byte("not a tensor"), "inspect", "-")
+	assert.Equal(t, exitFail, code)
+	assert.Equal(t, "ndarrow inspect: standard input: "+dataset.ErrNotTensors.Error()+"\n", stderr)
+}
