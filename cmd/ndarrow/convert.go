@@ -85,7 +85,7 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	// Under Guard: an input that shrinks while its values are written out is an error naming it.
 	return finishCommand(stderr, "convert", dataset.Guard(func() error {
-		return convert(ctx, *to, *pick, fs.Arg(0), fs.Arg(1), *compression, opts(), stdout)
+		return convert(ctx, *to, *pick, fs.Arg(0), fs.Arg(1), *compression, opts(), stdout, stderr)
 	}))
 }
 
@@ -117,7 +117,7 @@ func writeFlags(fs *flag.FlagSet, stderr io.Writer, name string) func() writeOpt
 // convert writes the tensors of in (or the one named pick) to out in format to (out's
 // extension when empty), as opts say, as writeOutput writes (out "-" is stdout); ctx
 // interrupts the writing.
-func convert(ctx context.Context, to, pick, in, out string, compression string, opts writeOptions, stdout io.Writer) error {
+func convert(ctx context.Context, to, pick, in, out string, compression string, opts writeOptions, stdout, stderr io.Writer) error {
 	if err := checkOutput(out); err != nil {
 		return err
 	}
@@ -134,7 +134,15 @@ func convert(ctx context.Context, to, pick, in, out string, compression string, 
 	if err != nil {
 		return err
 	}
-	return writeOutput(ctx, out, stdout, func(w io.Writer) error { return write(format, w, tensors, opts.forOutput(out)) })
+	total := int64(0)
+	for _, t := range tensors {
+		total += valueBytes(t)
+	}
+	return writeOutput(ctx, out, stdout, func(w io.Writer) error {
+		w, done := withProgress(w, stderr, out, total) // the output's bytes, against the values' (compression ends early)
+		defer done()
+		return write(format, w, tensors, opts.forOutput(out))
+	})
 }
 
 // writeOutput writes the output named path as a Unix tool does: "-" is standard output; an

@@ -479,3 +479,53 @@ func (p *progressBar) finish() {
 }
 
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// progressMin is the size of values below which convert and inspect draw no progress: what
+// takes less than a moment.
+const progressMin = 64 << 20
+
+// withProgress returns w, counting the bytes written through it into a progress bar named name
+// on stderr when stderr is a terminal and total (the bytes expected) is large enough to wait
+// for, and the function that ends the bar's line.
+func withProgress(w io.Writer, stderr io.Writer, name string, total int64) (io.Writer, func()) {
+	if total < progressMin || !isTerminal(stderr) {
+		return w, func() {}
+	}
+	p := &progressWriter{w: w, bar: newProgressBar(stderr, name), total: total}
+	return p, p.bar.finish
+}
+
+// progressWriter passes writes to w and draws how many bytes of total went through.
+type progressWriter struct {
+	w     io.Writer
+	bar   *progressBar
+	n     int64
+	total int64
+}
+
+func (p *progressWriter) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	p.n += int64(n)
+	p.bar.update(min(p.n, p.total), p.total)
+	return n, err
+}
+
+// Seek reports the position, as positionWriter does, when w can say it: an Arrow IPC file's
+// writer asks.
+func (p *progressWriter) Seek(offset int64, whence int) (int64, error) {
+	if s, ok := p.w.(io.Seeker); ok {
+		return s.Seek(offset, whence)
+	}
+	return 0, errors.New("the output cannot seek")
+}
+
+// valueBytes is the bytes of t's values as hashing or writing them goes through: its dense
+// form's for a dense or sparse tensor, its stored values' for a ragged one (0 for strings,
+// whose size is unknown before they are read).
+func valueBytes(t tensor) int64 {
+	width := int64(t.DType().Size())
+	if t.Ragged != nil {
+		return t.NNZ() * width
+	}
+	return t.Shape().Size() * width
+}

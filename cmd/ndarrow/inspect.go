@@ -43,9 +43,12 @@ type unmappedLine struct {
 
 // inspect describes t, hashing its values (a sparse tensor's dense form, within maxDense
 // elements); ctx interrupts the hashing.
-func inspect(ctx context.Context, t tensor, maxDense int64) (inspection, error) {
+func inspect(ctx context.Context, t tensor, maxDense int64, stderr io.Writer) (inspection, error) {
 	h := sha256.New()
-	if _, err := t.WriteValues(interruptible(ctx, h), maxDense); err != nil {
+	w, done := withProgress(interruptible(ctx, h), stderr, t.Name, valueBytes(t))
+	_, err := t.WriteValues(w, maxDense)
+	done()
+	if err != nil {
 		return inspection{}, err
 	}
 	shape := []int64(t.Shape())
@@ -110,7 +113,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			var line inspection
 			err := dataset.Guard(func() error { // hashing reads the values: the file may shrink
 				var err error
-				line, err = inspect(ctx, t, *maxDense)
+				line, err = inspect(ctx, t, *maxDense, stderr)
 				if !*splits {
 					line.RowSplits = nil // a million rows would make one line of megabytes
 				}

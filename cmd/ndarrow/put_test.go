@@ -119,3 +119,25 @@ func TestMixedDirectories(t *testing.T) {
 	}
 	assert.NotContains(t, stderr, "batch_tensors.images: skipped")
 }
+
+// TestProgressOfLongWrites: convert and inspect draw how much of a large tensor went through,
+// as get does; below the threshold, or off a terminal, nothing is drawn.
+func TestProgressOfLongWrites(t *testing.T) {
+	var sink, drawn bytes.Buffer
+	p := &progressWriter{w: &sink, bar: newProgressBar(&drawn, "x.npy"), total: 4 << 20}
+	for range 4 {
+		_, err := p.Write(make([]byte, 1<<20))
+		require.NoError(t, err)
+	}
+	p.bar.finish()
+	assert.Equal(t, 4<<20, sink.Len(), "every byte passed on")
+	assert.Contains(t, drawn.String(), "x.npy [##############################] 4.0 MiB / 4.0 MiB 100%")
+	assert.True(t, strings.HasSuffix(drawn.String(), "\n"), "the line ended")
+
+	var quiet bytes.Buffer
+	w, done := withProgress(&sink, &quiet, "y", 1<<30)
+	_, _ = w.Write([]byte("abc"))
+	done()
+	assert.Empty(t, quiet.String(), "not a terminal: no bar")
+	assert.Equal(t, int64(6*8), valueBytes(dataset.Tensor{Dense: ndarray.New[float64](2, 3)}))
+}
