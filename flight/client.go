@@ -2,7 +2,9 @@ package flight
 
 import (
 	"context"
+	crand "crypto/rand"
 	"crypto/tls"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -475,14 +477,96 @@ func (c *Client) Put(ctx context.Context, name string, t dataset.Tensor) error {
 			r.Release()
 		}
 	}()
-	if err := c.put(ctx, name, recs); err != nil {
+	if err := c.put(ctx, pathDescriptor(name), recs); err != nil {
 		return fmt.Errorf("flight: %s: %w", name, err)
 	}
 	return nil
 }
 
+// PutAll uploads tensors, the i-th under names[i], as one: the server holds each aside as it
+// arrives and is checked, and stores them all at once when the last has (ActionCommit), so a
+// reader sees all of them or none, and a failure part way stores none (ActionAbort). A server
+// that takes no such uploads (it lists no commit action: a Flight server that is not ndarrow)
+// gets them one by one, as Put sends them.
+func (c *Client) PutAll(ctx context.Context, names []string, tensors []dataset.Tensor) error {
+	if len(names) != len(tensors) {
+		return fmt.Errorf("flight: PutAll: %d names for %d tensors: %w", len(names), len(tensors), ErrName)
+	}
+	for _, name := range names {
+		if err := CheckName(name); err != nil {
+			return err
+		}
+	}
+	if !c.takesCommit(ctx) {
+		for i, t := range tensors {
+			if err := c.Put(ctx, names[i], t); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var id [16]byte
+	_, _ = crand.Read(id[:])
+	tx := hex.EncodeToString(id[:])
+	for i, t := range tensors {
+		err := c.stage(ctx, tx, names[i], t)
+		if err != nil {
+			_ = c.action(context.WithoutCancel(ctx), ActionAbort, []byte(tx))
+			return err
+		}
+	}
+	if err := c.action(ctx, ActionCommit, []byte(tx)); err != nil {
+		return fmt.Errorf("flight: committing %d tensors: %w", len(names), err)
+	}
+	return nil
+}
+
+// stage uploads t under name in transaction tx.
+func (c *Client) stage(ctx context.Context, tx, name string, t dataset.Tensor) error {
+	recs, err := t.Records(c.opts.Allocator, name, int64(c.opts.MaxMessageBytes-messageHeadroom))
+	if err != nil {
+		return err // dataset's error names the tensor
+	}
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	cmd, _ := json.Marshal(stageRequest{Tx: tx, Name: name})
+	desc := &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorCMD, Cmd: append([]byte(stageCommand), cmd...)}
+	if err := c.put(ctx, desc, recs); err != nil {
+		return fmt.Errorf("flight: %s: %w", name, err)
+	}
+	return nil
+}
+
+// takesCommit reports whether the server lists ActionCommit.
+func (c *Client) takesCommit(ctx context.Context) bool {
+	stream, err := c.fc.ListActions(ctx, &arrowflight.Empty{})
+	if err != nil {
+		return false
+	}
+	found := false
+	for {
+		a, err := stream.Recv()
+		if err != nil {
+			return found
+		}
+		found = found || a.GetType() == ActionCommit
+	}
+}
+
+// action runs the action typ with body and drains its results.
+func (c *Client) action(ctx context.Context, typ string, body []byte) error {
+	stream, err := c.fc.DoAction(ctx, &arrowflight.Action{Type: typ, Body: body})
+	if err != nil {
+		return c.remote(err)
+	}
+	return c.remote(drain(stream.Recv))
+}
+
 // put sends the record batches of the tensor named name in one DoPut.
-func (c *Client) put(ctx context.Context, name string, recs []arrow.Record) error {
+func (c *Client) put(ctx context.Context, desc *arrowflight.FlightDescriptor, recs []arrow.Record) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stream, err := c.fc.DoPut(ctx)
@@ -490,7 +574,7 @@ func (c *Client) put(ctx context.Context, name string, recs []arrow.Record) erro
 		return c.remote(err)
 	}
 	w := arrowflight.NewRecordWriter(stream, arrowipc.WithSchema(recs[0].Schema()), arrowipc.WithAllocator(c.opts.Allocator))
-	w.SetFlightDescriptor(pathDescriptor(name))
+	w.SetFlightDescriptor(desc)
 	for _, r := range recs {
 		if err := w.Write(r); err != nil {
 			return c.remote(putError(stream, err))

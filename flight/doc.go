@@ -8,7 +8,8 @@
 // GetSchema, DoGet (record batches: a dense tensor as an arrow.fixed_shape_tensor column
 // split along its first axis so every message stays under the gRPC limit, a ragged one as a
 // list column, a sparse one as COO record batches), DoPut (an upload, validated and stored
-// atomically) and the actions "list", "delete" and "reload".
+// atomically; several as one with Client.PutAll, staged and committed at once) and the actions
+// "list", "delete", "reload", "commit" and "abort".
 //
 // A Store follows the directories it serves (Store.Rescan, Store.Watch, the "reload" action):
 // files that appear are served, files replaced or rewritten are served from their new

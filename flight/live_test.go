@@ -317,3 +317,33 @@ func TestWatchFollowsNewTables(t *testing.T) {
 	require.NotEmpty(t, seen)
 	assert.Equal(t, []string{"events"}, seen[0].Added)
 }
+
+// TestPutAllIsAtomic: tensors uploaded as one are stored together once the last has arrived,
+// or not at all when one fails on the way (here: past the server's upload limit), and a
+// transaction the server does not hold is NotFound.
+func TestPutAllIsAtomic(t *testing.T) {
+	s := serve(t, Options{MaxPutBytes: 1 << 20}, "grpc")
+	c := dial(t, s.uri, ClientOptions{})
+	ctx := context.Background()
+	a := dataset.Tensor{Kind: dataset.KindDense, Dense: ndarray.Full[float32](1, 4, 4)}
+	b := dataset.Tensor{Kind: dataset.KindDense, Dense: ndarray.Full[int64](2, 3)}
+	require.NoError(t, c.PutAll(ctx, []string{"a", "b"}, []dataset.Tensor{a, b}))
+	assert.Equal(t, map[string]string{"a": "(4, 4)", "b": "(3,)"}, listing(t, c))
+
+	huge := dataset.Tensor{Kind: dataset.KindDense, Dense: ndarray.New[float64](1<<18, 1)} // 2 MiB
+	small := dataset.Tensor{Kind: dataset.KindDense, Dense: ndarray.Full[float32](5, 2)}
+	err := c.PutAll(ctx, []string{"c", "d"}, []dataset.Tensor{small, huge})
+	require.Error(t, err)
+	assert.Equal(t, codes.ResourceExhausted, status.Code(err), "%v", err)
+	assert.NotContains(t, listing(t, c), "c", "the first of a failed upload is not stored")
+	s.staged.mu.Lock()
+	assert.Zero(t, s.staged.bytes, "nothing left staged")
+	assert.Empty(t, s.staged.txs)
+	s.staged.mu.Unlock()
+
+	raw := rawClient(t, s.uri)
+	stream, err := raw.DoAction(ctx, &arrowflight.Action{Type: ActionCommit, Body: []byte("nope")})
+	require.NoError(t, err)
+	_, err = stream.Recv()
+	assert.Equal(t, codes.NotFound, status.Code(err))
+}

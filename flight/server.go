@@ -87,10 +87,11 @@ type Options struct {
 // Server is an Arrow Flight server for the tensors of a Store.
 type Server struct {
 	arrowflight.BaseFlightServer
-	store *Store
-	opts  Options
-	grpc  *grpc.Server
-	peers sync.Map // URI → *Client
+	store  *Store
+	opts   Options
+	grpc   *grpc.Server
+	peers  sync.Map // URI → *Client
+	staged *staging // uploads of open transactions (ActionCommit)
 }
 
 // NewServer returns a server for the tensors of store. Start it with Serve; stop it with
@@ -124,7 +125,7 @@ func NewServer(store *Store, opts Options) (*Server, error) {
 	if len(opts.Shards) > 0 && opts.Peer.Token == "" {
 		opts.Peer.Token = opts.Token
 	}
-	s := &Server{store: store, opts: opts}
+	s := &Server{store: store, opts: opts, staged: &staging{budget: 4 * opts.MaxPutBytes}}
 	gopts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(opts.MaxMessageBytes),
 		grpc.MaxSendMsgSize(opts.MaxMessageBytes),
@@ -167,6 +168,7 @@ func (s *Server) Shutdown(ctx context.Context) {
 		s.peers.Delete(k)
 		return true
 	})
+	s.staged.close()
 }
 
 // localCommand is the command of a FlightDescriptor for the part of a tensor one shard holds,
@@ -522,7 +524,15 @@ func (s *Server) DoPut(stream arrowflight.FlightService_DoPutServer) error {
 	if err != nil {
 		return err
 	}
+	var tx string
 	name, _, err := nameOf(first.GetFlightDescriptor())
+	if d := first.GetFlightDescriptor(); d != nil && d.Type == arrowflight.DescriptorCMD && strings.HasPrefix(string(d.Cmd), stageCommand) {
+		req, perr := parseStage([]byte(strings.TrimPrefix(string(d.Cmd), stageCommand)))
+		if perr != nil {
+			return status.Error(codes.InvalidArgument, perr.Error())
+		}
+		tx, name, err = req.Tx, req.Name, nil
+	}
 	if err != nil {
 		return err
 	}
@@ -554,8 +564,15 @@ func (s *Server) DoPut(stream arrowflight.FlightService_DoPutServer) error {
 	if err != nil {
 		return uploadStatus(err)
 	}
-	s.store.put(name, e)
 	meta, _ := json.Marshal(e.meta)
+	if tx != "" {
+		if err := s.staged.add(tx, name, e); err != nil {
+			e.release()
+			return statusOf(err)
+		}
+	} else {
+		s.store.put(name, e)
+	}
 	return stream.Send(&arrowflight.PutResult{AppMetadata: meta})
 }
 
@@ -564,6 +581,8 @@ const (
 	ActionList   = "list"   // one result per tensor: its name, kind, dtype and shape as JSON
 	ActionDelete = "delete" // body: a tensor name; deletes it
 	ActionReload = "reload" // rescans the served directories; one result: what changed, as JSON
+	ActionCommit = "commit" // body: an upload transaction; stores its staged tensors at once
+	ActionAbort  = "abort"  // body: an upload transaction; drops its staged tensors
 )
 
 // ListActions lists ActionList, ActionDelete and ActionReload.
@@ -572,6 +591,8 @@ func (s *Server) ListActions(_ *arrowflight.Empty, stream arrowflight.FlightServ
 		{Type: ActionList, Description: "one JSON object per tensor: name, kind, dtype, shape"},
 		{Type: ActionDelete, Description: "delete the tensor named by the body"},
 		{Type: ActionReload, Description: "rescan the served directories now; one JSON object: added, changed, removed, skipped"},
+		{Type: ActionCommit, Description: "store the tensors staged under the transaction the body names, all at once"},
+		{Type: ActionAbort, Description: "drop the tensors staged under the transaction the body names"},
 	} {
 		if err := stream.Send(a); err != nil {
 			return err
@@ -626,8 +647,19 @@ func (s *Server) DoAction(a *arrowflight.Action, stream arrowflight.FlightServic
 		}
 		b, _ := json.Marshal(res)
 		return stream.Send(&arrowflight.Result{Body: b})
+	case ActionCommit, ActionAbort:
+		t, err := s.staged.take(string(a.GetBody()))
+		if err != nil {
+			return status.Error(codes.NotFound, err.Error())
+		}
+		if a.GetType() == ActionAbort {
+			t.release()
+			return stream.Send(&arrowflight.Result{Body: a.GetBody()})
+		}
+		b, _ := json.Marshal(s.store.commit(t))
+		return stream.Send(&arrowflight.Result{Body: b})
 	}
-	return status.Errorf(codes.InvalidArgument, "unknown action %q (%s, %s, %s)", a.GetType(), ActionList, ActionDelete, ActionReload)
+	return status.Errorf(codes.InvalidArgument, "unknown action %q (%s, %s, %s, %s, %s)", a.GetType(), ActionList, ActionDelete, ActionReload, ActionCommit, ActionAbort)
 }
 
 // Handshake answers a handshake with an empty payload: authentication is the bearer token

@@ -413,10 +413,12 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			rec.Release()
 		}
 		return withClient(fs.Arg(0), func(c *flight.Client) error {
+			// All of the file or nothing: the server stores them at once (a server that is
+			// not ndarrow gets them one by one).
+			if err := c.PutAll(ctx, names, tensors); err != nil {
+				return err // it names the tensor
+			}
 			for i, t := range tensors {
-				if err := c.Put(ctx, names[i], t); err != nil {
-					return err // it names the tensor
-				}
 				fmt.Fprintf(stdout, "%s: %s %v %v\n", names[i], t.Kind, t.DType(), t.Shape())
 			}
 			return nil

@@ -1,0 +1,146 @@
+package flight
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/ndarrow/ndarrow/limits"
+)
+
+// Several tensors uploaded as one: each is sent by a DoPut whose descriptor is the command
+// stageCommand + {"tx": TX, "name": NAME}, checked and held aside under the transaction TX;
+// the action ActionCommit (body TX) then stores them all at once, and ActionAbort (or their
+// expiry) drops them. A reader never sees some of them without the others.
+const stageCommand = "ndarrow.stage:"
+
+// stageRequest is what follows stageCommand in a staged upload's descriptor.
+type stageRequest struct {
+	Tx   string `json:"tx"`
+	Name string `json:"name"`
+}
+
+// stagedTTL is how long an uncommitted transaction is kept.
+const stagedTTL = 10 * time.Minute
+
+// ErrNoTransaction is returned for a commit or abort of a transaction the server does not hold
+// (never staged, committed, aborted or expired).
+var ErrNoTransaction = errors.New("flight: no such upload transaction")
+
+// staging holds the uploads of open transactions, within one budget of bytes.
+type staging struct {
+	mu     sync.Mutex
+	txs    map[string]*transaction
+	bytes  int64
+	budget int64
+}
+
+type transaction struct {
+	started time.Time
+	names   []string
+	entries map[string]*entry
+	bytes   int64
+}
+
+// add holds e under tx, replacing an upload of the same name in it. It fails when the staged
+// bytes would pass the budget.
+func (st *staging) add(tx, name string, e *entry) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.expire()
+	if st.txs == nil {
+		st.txs = map[string]*transaction{}
+	}
+	size := max(e.bytes, 0)
+	if st.bytes+size > st.budget {
+		return fmt.Errorf("flight: staged uploads would hold %d bytes, more than %d: %w", st.bytes+size, st.budget, limits.ErrExceeded)
+	}
+	t := st.txs[tx]
+	if t == nil {
+		t = &transaction{started: time.Now(), entries: map[string]*entry{}}
+		st.txs[tx] = t
+	}
+	if old := t.entries[name]; old != nil {
+		st.bytes -= max(old.bytes, 0)
+		t.bytes -= max(old.bytes, 0)
+		old.release()
+	} else {
+		t.names = append(t.names, name)
+	}
+	t.entries[name] = e
+	t.bytes += size
+	st.bytes += size
+	return nil
+}
+
+// take removes tx and returns it.
+func (st *staging) take(tx string) (*transaction, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.expire()
+	t := st.txs[tx]
+	if t == nil {
+		return nil, fmt.Errorf("%w: %q", ErrNoTransaction, tx)
+	}
+	delete(st.txs, tx)
+	st.bytes -= t.bytes
+	return t, nil
+}
+
+// expire drops the transactions older than stagedTTL; the caller holds mu.
+func (st *staging) expire() {
+	for id, t := range st.txs {
+		if time.Since(t.started) > stagedTTL {
+			t.release()
+			st.bytes -= t.bytes
+			delete(st.txs, id)
+		}
+	}
+}
+
+// close drops every transaction.
+func (st *staging) close() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for id, t := range st.txs {
+		t.release()
+		delete(st.txs, id)
+	}
+	st.bytes = 0
+}
+
+func (t *transaction) release() {
+	for _, e := range t.entries {
+		e.release()
+	}
+}
+
+// commit stores every upload of tx at once, under one lock: a reader sees all of them or none.
+// It returns the names stored, in upload order.
+func (s *Store) commit(t *transaction) []string {
+	s.mu.Lock()
+	var replaced []*entry
+	for _, name := range t.names {
+		if old := s.entries[name]; old != nil {
+			replaced = append(replaced, old)
+		}
+		s.entries[name] = t.entries[name]
+	}
+	s.mu.Unlock()
+	for _, old := range replaced {
+		old.release()
+	}
+	return slices.Clone(t.names)
+}
+
+// parseStage returns the transaction and name a staged upload's command names.
+func parseStage(cmd []byte) (stageRequest, error) {
+	var r stageRequest
+	if err := json.Unmarshal(cmd, &r); err != nil || r.Tx == "" || len(r.Tx) > 128 {
+		return stageRequest{}, fmt.Errorf("a staged upload names {\"tx\": ID, \"name\": NAME}, not %q", cmd)
+	}
+	return r, CheckName(r.Name)
+}
