@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,9 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/internal/parquettest"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/npy"
+	"github.com/ndarrow/ndarrow/parquet"
 )
 
 // TestPutChecksEveryTensorFirst: a file of several tensors, one of which Flight cannot carry
@@ -140,4 +143,27 @@ func TestProgressOfLongWrites(t *testing.T) {
 	done()
 	assert.Empty(t, quiet.String(), "not a terminal: no bar")
 	assert.Equal(t, int64(6*8), valueBytes(dataset.Tensor{Dense: ndarray.New[float64](2, 3)}))
+}
+
+// TestDirectoryOfPartsInTheCLI: inspect of a folder of part files (as Spark and pyarrow write
+// them) lists one table named after the folder, and convert writes it whole, where the parts
+// were listed one by one and convert refused their row counts.
+func TestDirectoryOfPartsInTheCLI(t *testing.T) {
+	train := filepath.Join(t.TempDir(), "train")
+	for i, rows := range []int64{50, 30} {
+		emb := ndarray.Full(float32(i), rows, 8)
+		parquettest.WriteTensors(t, filepath.Join(train, fmt.Sprintf("part-%d.parquet", i)), parquet.WriterOptions{},
+			dataset.Tensor{Name: "emb", Kind: dataset.KindFixedShape, Dense: emb})
+	}
+	code, stdout, stderr := runCLI("inspect", train)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "train.emb")
+	assert.Contains(t, stdout, "(80, 8)")
+	assert.NotContains(t, stdout, "part-0")
+	out := filepath.Join(t.TempDir(), "train.tfrecord")
+	code, _, stderr = runCLI("convert", train, out)
+	require.Equal(t, exitOK, code, stderr)
+	code, stdout, _ = runCLI("inspect", out)
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, stdout, "(80, 8)")
 }
