@@ -298,8 +298,19 @@ func ToDenseBool(a *FixedShapeTensorArray) (*ndarray.Dense[bool], error) {
 	for i := range values {
 		values[i] = child.Value(int(first) + i)
 	}
+	d, err := rowsOf(a, typ, values, 0)
+	if err != nil {
+		return nil, err
+	}
+	return d.Clone(), nil // row-major, whatever the permutation
+}
+
+// rowsOf returns the rows of a, of type typ, as a view of its physical values, those of row 0
+// from first on: shape [rows, logical cell shape...], the permutation in the strides.
+func rowsOf[T ndarray.Element](a *FixedShapeTensorArray, typ *FixedShapeTensorType, values []T, first int64) (*ndarray.Dense[T], error) {
+	cell, _ := cellSize(typ.shape)
 	physical := ndarray.RowMajor(ndarray.Shape(typ.shape)).Strides
-	layout := ndarray.Layout{Shape: ndarray.Shape{int64(a.Len())}, Strides: []int64{cell}}
+	layout := ndarray.Layout{Shape: ndarray.Shape{int64(a.Len())}, Strides: []int64{cell}, Offset: first}
 	for i, n := range typ.LogicalShape() {
 		layout.Shape = append(layout.Shape, n)
 		layout.Strides = append(layout.Strides, physical[typ.axis(i)])
@@ -308,7 +319,7 @@ func ToDenseBool(a *FixedShapeTensorArray) (*ndarray.Dense[bool], error) {
 	if err != nil {
 		return nil, fmt.Errorf("arrowtensor: %s column of %d rows: %w: %w", FixedShapeTensorName, a.Len(), ErrUnsupported, err)
 	}
-	return d.Clone(), nil // row-major, whatever the permutation
+	return d, nil
 }
 
 // rowMajorBuffer returns the elements of d in row-major order as an Arrow buffer: a view of
@@ -384,16 +395,9 @@ func ToDense[T ndarray.Numeric](a *FixedShapeTensorArray) (*ndarray.Dense[T], er
 	raw := valueBytes(storage.ListValues().Data(), int64(dtype.Size()))
 	first := int64(storage.Data().Offset()) * cell
 	values, viewed := ndarray.ViewBytes[T](raw)
-
-	physical := ndarray.RowMajor(ndarray.Shape(typ.shape)).Strides
-	layout := ndarray.Layout{Shape: ndarray.Shape{int64(a.Len())}, Strides: []int64{cell}, Offset: first}
-	for i, n := range typ.LogicalShape() {
-		layout.Shape = append(layout.Shape, n)
-		layout.Strides = append(layout.Strides, physical[typ.axis(i)])
-	}
-	d, err := ndarray.FromLayout(values, layout)
+	d, err := rowsOf(a, typ, values, first)
 	if err != nil {
-		return nil, fmt.Errorf("arrowtensor: %s column of %d rows: %w: %w", FixedShapeTensorName, a.Len(), ErrUnsupported, err)
+		return nil, err
 	}
 	if viewed {
 		d = d.AsReadOnly()
