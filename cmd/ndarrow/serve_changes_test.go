@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndarrow/ndarrow/internal/childtest"
 	"github.com/ndarrow/ndarrow/internal/parquettest"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/npy"
@@ -91,7 +92,11 @@ func lsNames(t *testing.T, uri string) map[string]string {
 	return out
 }
 
-// requireListed waits up to a second for `ndarrow ls` to list name with shape (shape ""
+// followLimit is how soon a change must show: the issue's second, more under the race
+// detector, which slows everything several times (the plain run holds the second).
+var followLimit = map[bool]time.Duration{false: time.Second, true: 3 * time.Second}[childtest.RaceEnabled]
+
+// requireListed waits up to followLimit for `ndarrow ls` to list name with shape (shape ""
 // for: not listed).
 func requireListed(t *testing.T, uri, name, shape string) {
 	t.Helper()
@@ -101,8 +106,8 @@ func requireListed(t *testing.T, uri, name, shape string) {
 		if (shape == "" && !ok) || (shape != "" && got == shape) {
 			return
 		}
-		if time.Since(start) > time.Second {
-			t.Fatalf("after a second ls lists %s as %q, want %q", name, got, shape)
+		if time.Since(start) > followLimit {
+			t.Fatalf("after %v ls lists %s as %q, want %q", followLimit, name, got, shape)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
