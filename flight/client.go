@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"strings"
 	"sync"
@@ -41,15 +42,26 @@ var ErrInsecureEndpoint = errors.New("flight: an endpoint in plaintext from a se
 // DefaultMaxGetBytes bounds what one Get receives when ClientOptions leaves MaxBytes zero.
 const DefaultMaxGetBytes = 64 << 30
 
+// DefaultMaxRecvMessageBytes is the largest gRPC message a Client takes by default: a record
+// batch of 1 GiB, far above what Arrow C++ and pyarrow servers send by default (a table's own
+// batches; Arrow C++'s examples stream 16 MiB ones).
+const DefaultMaxRecvMessageBytes = 1 << 30
+
 // ClientOptions configure a Client. The zero value suits a default Server.
 type ClientOptions struct {
 	// TLS configures grpc+tls:// connections; nil uses the system's roots.
 	TLS *tls.Config
 	// Token, when set, is sent with every call as "authorization: Bearer TOKEN".
 	Token string
-	// MaxMessageBytes bounds every gRPC message the client sends or receives: the record
-	// batches of Put are split to fit. Default DefaultMaxMessageBytes.
+	// MaxMessageBytes bounds every gRPC message the client sends: the record batches of Put
+	// are split to fit. Default DefaultMaxMessageBytes (gRPC's default, which every server
+	// takes).
 	MaxMessageBytes int
+	// MaxRecvMessageBytes bounds one gRPC message the client receives (gRPC holds a message
+	// whole as it arrives): a larger one is an error wrapping limits.ErrExceeded that names
+	// this option. Default DefaultMaxRecvMessageBytes, which takes the record batches Arrow
+	// C++ and pyarrow servers send (they set no limit); never more than MaxBytes.
+	MaxRecvMessageBytes int
 	// MaxBytes bounds the bytes one Get receives. Default DefaultMaxGetBytes.
 	MaxBytes int64
 	// Allocator is where Put allocates record batches that cannot view a tensor's memory;
@@ -123,6 +135,10 @@ func Dial(uri string, opts ClientOptions) (*Client, error) {
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = DefaultMaxGetBytes
 	}
+	if opts.MaxRecvMessageBytes <= 0 {
+		opts.MaxRecvMessageBytes = DefaultMaxRecvMessageBytes
+	}
+	opts.MaxRecvMessageBytes = int(min(int64(opts.MaxRecvMessageBytes), opts.MaxBytes, math.MaxInt32))
 	if opts.Allocator == nil {
 		opts.Allocator = memory.DefaultAllocator
 	}
@@ -140,7 +156,7 @@ func Dial(uri string, opts ClientOptions) (*Client, error) {
 	}
 	dopts := []grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(opts.MaxMessageBytes), grpc.MaxCallSendMsgSize(opts.MaxMessageBytes)),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(opts.MaxRecvMessageBytes), grpc.MaxCallSendMsgSize(opts.MaxMessageBytes)),
 	}
 	if opts.Token != "" {
 		dopts = append(dopts, grpc.WithPerRPCCredentials(tokenCredentials(opts.Token)))

@@ -2,10 +2,13 @@ package flight
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/ndarrow/ndarrow/limits"
 )
 
 // ErrUnauthenticated is returned by a Client when the server refused its credentials.
@@ -48,6 +51,12 @@ func fromRemote(host string, err error) error {
 		sentinel = ErrNotFound
 	case codes.Unauthenticated:
 		sentinel = ErrUnauthenticated
+	case codes.ResourceExhausted:
+		if got, limit, ok := tooLarge(st.Message()); ok {
+			return &remoteError{sentinel: limits.ErrExceeded, status: err, msg: fmt.Sprintf(
+				"a message of %d bytes from %s, above the receive limit of %d bytes (ClientOptions.MaxRecvMessageBytes; --max-recv-message-bytes in the CLI)", got, host, limit)}
+		}
+		return err
 	case codes.Unavailable:
 		if reason, ok := unreachable(st.Message()); ok {
 			return &remoteError{sentinel: ErrUnreachable, status: err, msg: "cannot reach " + host + ": " + reason}
@@ -57,6 +66,16 @@ func fromRemote(host string, err error) error {
 		return err
 	}
 	return &remoteError{sentinel: sentinel, status: err, msg: st.Code().String() + ": " + st.Message()}
+}
+
+// tooLarge reads gRPC's "grpc: received message larger than max (16777393 vs. 4194304)".
+func tooLarge(msg string) (got, limit int64, ok bool) {
+	_, rest, found := strings.Cut(msg, "received message larger than max (")
+	if !found {
+		return 0, 0, false
+	}
+	n, err := fmt.Sscanf(rest, "%d vs. %d)", &got, &limit)
+	return got, limit, err == nil && n == 2
 }
 
 // unreachable returns, in words, why gRPC could not connect, from the message of its

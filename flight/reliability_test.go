@@ -30,6 +30,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/ragged"
 )
@@ -175,19 +176,21 @@ func flightDataOfSize(t *testing.T, desc *arrowflight.FlightDescriptor, n int) *
 	return nil
 }
 
-// TestMessageLimits sends messages of limit−1, limit and limit+1 bytes: the first two reach
-// the handler (which refuses a body without metadata), the third is refused by gRPC. And a
-// tensor whose batches fill messages close to the limit arrives through a client whose
-// receive limit is the same.
+// TestMessageLimits sends uploads in one message of the receive limit (MaxPutBytes and the
+// framing's headroom) less one, of the limit and of one more: the first two reach the handler
+// (which counts them past MaxPutBytes), the last is refused by gRPC. A tensor whose batches fill messages close to the send limit arrives; an upload in
+// batches larger than the server's send limit is taken (a pyarrow do_put of a table in one
+// batch); a client takes 16 MiB messages by default (Arrow C++'s servers send such), and one
+// over its receive limit is an error that names the option.
 func TestMessageLimits(t *testing.T) {
 	const limit = 256 << 10
-	s := serve(t, Options{MaxMessageBytes: limit}, "grpc")
-	raw := rawClient(t, s.uri)
+	small := serve(t, Options{MaxMessageBytes: limit, MaxPutBytes: limit - messageHeadroom}, "grpc")
+	raw := rawClient(t, small.uri)
 	desc := pathDescriptor("big")
 	for _, tc := range []struct {
 		size int
-		code codes.Code
-	}{{limit - 1, codes.InvalidArgument}, {limit, codes.InvalidArgument}, {limit + 1, codes.ResourceExhausted}} {
+		says string
+	}{{limit - 1, "an upload over"}, {limit, "an upload over"}, {limit + 1, "larger than max"}} {
 		stream, err := raw.DoPut(context.Background())
 		require.NoError(t, err)
 		fd := flightDataOfSize(t, desc, tc.size)
@@ -195,10 +198,12 @@ func TestMessageLimits(t *testing.T) {
 		_ = stream.Send(fd)
 		_ = stream.CloseSend()
 		_, err = stream.Recv()
-		require.Equal(t, tc.code, status.Code(err), "%d bytes: %v", tc.size, err)
+		require.Equal(t, codes.ResourceExhausted, status.Code(err), "%d bytes: %v", tc.size, err)
+		require.ErrorContains(t, err, tc.says, "%d bytes: the handler counts it, or gRPC refuses it", tc.size)
 	}
 
 	// 1000 rows of 1000 bytes: batches of as many rows as fit under the limit.
+	s := serve(t, Options{MaxMessageBytes: limit}, "grpc")
 	d := randomDense[uint8](mrand.New(mrand.NewPCG(3, 4)), 1000, 1000)
 	require.NoError(t, s.store.Add("big", dataset.Tensor{Dense: d}))
 	c := dial(t, s.uri, ClientOptions{MaxMessageBytes: limit})
@@ -215,12 +220,22 @@ func TestMessageLimits(t *testing.T) {
 	_, err = c.Get(context.Background(), "over")
 	require.Equal(t, codes.FailedPrecondition, status.Code(err), "%v", err)
 
-	// Put splits its batches to the client's limit, which the server accepts.
+	// Put splits its batches to the client's limit; a client sending batches above the
+	// server's send limit is taken too: uploads are bounded by MaxPutBytes.
 	require.NoError(t, c.Put(context.Background(), "up", dataset.Tensor{Dense: d}))
-	// A client with a larger limit than the server's sends batches the server refuses.
 	wide := dial(t, s.uri, ClientOptions{MaxMessageBytes: 4 * limit})
-	err = wide.Put(context.Background(), "up", dataset.Tensor{Dense: d})
-	require.Equal(t, codes.ResourceExhausted, status.Code(err), "%v", err)
+	require.NoError(t, wide.Put(context.Background(), "up", dataset.Tensor{Dense: d}))
+
+	// 16 MiB messages reach a client of default options; one over its limit is a clear error.
+	big := serve(t, Options{MaxMessageBytes: 17 << 20}, "grpc")
+	x := randomDense[uint8](mrand.New(mrand.NewPCG(5, 6)), 16, 1<<20)
+	require.NoError(t, big.store.Add("x", dataset.Tensor{Dense: x}))
+	got, err = GetDense[uint8](context.Background(), dial(t, big.uri, ClientOptions{}), "x")
+	require.NoError(t, err)
+	require.Equal(t, x.Data(), got.Data())
+	_, err = dial(t, big.uri, ClientOptions{MaxRecvMessageBytes: 1 << 20}).Get(context.Background(), "x")
+	require.ErrorIs(t, err, limits.ErrExceeded)
+	require.ErrorContains(t, err, "above the receive limit of 1048576 bytes (ClientOptions.MaxRecvMessageBytes; --max-recv-message-bytes in the CLI)")
 }
 
 // settleGoroutines waits for the number of goroutines to come back to at most n.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"path/filepath"
 	"strings"
@@ -56,8 +57,9 @@ type Options struct {
 	// Token, when set, is the bearer token every call must carry in its "authorization"
 	// metadata ("Bearer TOKEN"); calls without it fail with codes.Unauthenticated.
 	Token string
-	// MaxMessageBytes bounds every gRPC message the server sends or receives. DoGet splits
-	// tensors into record batches that fit. Default DefaultMaxMessageBytes; at least 64 KiB.
+	// MaxMessageBytes bounds every gRPC message the server sends: DoGet splits tensors into
+	// record batches that fit. Default DefaultMaxMessageBytes; at least 64 KiB. A message it
+	// receives is bounded by MaxPutBytes instead (an upload in one batch).
 	MaxMessageBytes int
 	// MaxPutBytes bounds the bytes of one DoPut upload. Default DefaultMaxPutBytes.
 	MaxPutBytes int64
@@ -127,7 +129,9 @@ func NewServer(store *Store, opts Options) (*Server, error) {
 	}
 	s := &Server{store: store, opts: opts, staged: &staging{budget: 4 * opts.MaxPutBytes}}
 	gopts := []grpc.ServerOption{
-		grpc.MaxRecvMsgSize(opts.MaxMessageBytes),
+		// An upload's message may be as large as the upload (a pyarrow do_put of a table in
+		// one batch); MaxPutBytes bounds it, as it bounds the whole upload.
+		grpc.MaxRecvMsgSize(int(min(max(int64(opts.MaxMessageBytes), opts.MaxPutBytes+messageHeadroom), math.MaxInt32))),
 		grpc.MaxSendMsgSize(opts.MaxMessageBytes),
 		grpc.ChainUnaryInterceptor(s.recoverUnary, s.authUnary),
 		grpc.ChainStreamInterceptor(s.recoverStream, s.authStream),

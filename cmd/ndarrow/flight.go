@@ -86,7 +86,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	watch := fs.Bool("watch", true, "follow DIR's changes as they are notified (SIGHUP and the reload action rescan either way)")
 	location := fs.String("location", "", "the URI clients reach this server at, put in FlightInfo endpoints (needed with --shards)")
 	shards := fs.String("shards", "", "comma-separated URIs of every server holding a shard of the tensors, this one included, in row order")
-	maxMsg := fs.Int("max-message-bytes", flight.DefaultMaxMessageBytes, "gRPC message limit, both ways")
+	maxMsg := fs.Int("max-message-bytes", flight.DefaultMaxMessageBytes, "the largest gRPC message sent (DoGet splits tensors to fit); uploads are bounded by their size")
 	tf := addTLSFlags(fs, true)
 	var tfi tfioFlags
 	fs.StringVar(&tfi.endpoint, "tfio", "", "also stream the tensors to tensorflow-io's ArrowStreamDataset on tcp://A.B.C.D:PORT or unix://PATH")
@@ -239,7 +239,8 @@ func peerTLS(cfg *tls.Config) *tls.Config {
 // afterwards.
 func clientFlags(fs *flag.FlagSet) func(uri string, use func(*flight.Client) error) error {
 	tf := addTLSFlags(fs, false)
-	maxMsg := fs.Int("max-message-bytes", flight.DefaultMaxMessageBytes, "gRPC message limit, both ways")
+	maxMsg := fs.Int("max-message-bytes", flight.DefaultMaxMessageBytes, "the largest gRPC message sent (put splits its batches to fit)")
+	maxRecv := fs.Int("max-recv-message-bytes", flight.DefaultMaxRecvMessageBytes, "the largest gRPC message taken from a server (one record batch)")
 	tokenEndpoints := fs.String("token-endpoints", "",
 		"comma-separated URIs of other servers (shards) that may receive the token when an endpoint names them")
 	return func(uri string, use func(*flight.Client) error) error {
@@ -250,7 +251,7 @@ func clientFlags(fs *flag.FlagSet) func(uri string, use func(*flight.Client) err
 		if cfg != nil && strings.HasPrefix(uri, "grpc://") {
 			return fmt.Errorf("TLS flags with %s: use grpc+tls://", uri)
 		}
-		opts := flight.ClientOptions{TLS: cfg, Token: *tf.token, MaxMessageBytes: *maxMsg}
+		opts := flight.ClientOptions{TLS: cfg, Token: *tf.token, MaxMessageBytes: *maxMsg, MaxRecvMessageBytes: *maxRecv}
 		if *tokenEndpoints != "" {
 			opts.TokenEndpoints = strings.Split(*tokenEndpoints, ",")
 		}
