@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +12,7 @@ import (
 	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/ndarrow/ndarrow/internal/atomicfile"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/npy"
@@ -123,7 +122,7 @@ func prepare(format Format, tensors []Tensor, opts *WriteOptions) ([]Tensor, err
 		opts.Dense = true
 	}
 	denseOnly := format != FormatArrow && format != FormatArrows && format != FormatParquet && format != FormatTFRecord
-	table := !denseOnly || format == FormatTFRecord
+	table := !denseOnly // a record batch's columns, or an Example's features
 	var out []Tensor
 	for _, t := range tensors {
 		var err error
@@ -193,35 +192,7 @@ func Save(path string, tensors []Tensor, opts WriteOptions) error {
 	if c := tfrecord.CompressionOf(path); c != tfrecord.None {
 		opts.TFRecordCompression = c
 	}
-	dir, base := filepath.Dir(path), filepath.Base(path)
-	var tmp *os.File
-	for range 100 {
-		tmp, err = os.OpenFile(filepath.Join(dir, fmt.Sprintf(".%s.%d.tmp", base, rand.Uint32())), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
-		if !errors.Is(err, fs.ErrExist) {
-			break
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := Write(tmp, format, tensors, opts); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	done = true
-	return nil
+	return atomicfile.Write(path, func(f *os.File) error { return Write(f, format, tensors, opts) })
 }
 
 // Write writes tensors to w in format (see OutputFormats), as opts say. Each format keeps what

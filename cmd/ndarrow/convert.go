@@ -6,14 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
-	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/internal/atomicfile"
 	"github.com/ndarrow/ndarrow/parquet"
 	"github.com/ndarrow/ndarrow/tfrecord"
 )
@@ -208,49 +206,15 @@ func (p *positionWriter) Seek(offset int64, whence int) (int64, error) {
 	return p.pos, nil
 }
 
-// writeAtomically writes a temporary file beside path and renames it to path only when
-// write succeeded, so a failure or an interruption (ctx, or a signal that ends the process)
-// leaves nothing behind. The file gets the permissions os.Create gives (0666 less the umask).
-// Errors name path, never the temporary file.
+// writeAtomically writes path through a temporary file renamed at the end (atomicfile.Write),
+// so a failure or an interruption (ctx, or a signal that ends the process) leaves nothing
+// behind. Errors name path, never the temporary file.
 func writeAtomically(ctx context.Context, path string, write func(io.Writer) error) error {
-	tmp, err := createTemp(path)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, errors.Unwrap(err))
-	}
-	temporaries.add(tmp.Name())
-	defer temporaries.remove(tmp.Name())
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := write(&seekWriter{interruptible(ctx, tmp), tmp}); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("%s: %w", path, errors.Unwrap(err))
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("%s: %w", path, errors.Unwrap(err))
-	}
-	done = true
-	return nil
-}
-
-// createTemp creates a new hidden file beside path, opened for writing, with mode 0666 less
-// the umask (os.CreateTemp would make it 0600, and the rename would keep that).
-func createTemp(path string) (*os.File, error) {
-	dir, base := filepath.Dir(path), filepath.Base(path)
-	for range 100 {
-		name := filepath.Join(dir, fmt.Sprintf(".%s.%d.tmp", base, rand.Uint32()))
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
-		if !errors.Is(err, fs.ErrExist) {
-			return f, err
-		}
-	}
-	return nil, &fs.PathError{Op: "create", Path: path, Err: fs.ErrExist}
+	return atomicfile.Write(path, func(tmp *os.File) error {
+		temporaries.add(tmp.Name())
+		defer temporaries.remove(tmp.Name())
+		return write(&seekWriter{interruptible(ctx, tmp), tmp})
+	})
 }
 
 // seekWriter is an interruptible writer that still seeks, as an Arrow IPC file writer needs.
