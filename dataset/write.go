@@ -38,6 +38,16 @@ func OutputFormats() []Format {
 		FormatCSC, FormatCSF, FormatParquet, FormatTFRecord, FormatTensorProto}
 }
 
+// HoldsSeveral reports whether a file of format f holds several tensors: FormatNpy,
+// FormatTensor and the SparseTensor formats hold one.
+func HoldsSeveral(f Format) bool {
+	switch f {
+	case FormatNpy, FormatTensor, FormatCOO, FormatCSR, FormatCSC, FormatCSF:
+		return false
+	}
+	return true
+}
+
 // ErrFormat is returned for a format Write does not write, or a file name that names none.
 var ErrFormat = errors.New("dataset: unknown output format")
 

@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -226,20 +227,37 @@ func (c *Client) sendsTokenTo(o origin) bool {
 	return false
 }
 
-// Info describes a served tensor.
+// Info describes a flight: one tensor (Kind, DType, Shape, DimNames), or a table of several
+// tensor columns (Kind KindTable, one Info per column in Columns).
 type Info struct {
 	Name      string
-	Kind      dataset.Kind // empty when the server did not say
+	Kind      dataset.Kind // empty when the flight holds no tensor ndarrow reads
 	DType     string
-	Shape     ndarray.Shape // ragged dimensions -1
+	Shape     ndarray.Shape // ragged dimensions and a first dimension not announced -1
 	DimNames  []string
 	Schema    *arrow.Schema // of its record batches
-	Rows      int64         // record batch rows: the first dimension, or a sparse tensor's entries
+	Rows      int64         // record batch rows: the first dimension, or a sparse tensor's entries; -1 when not announced
 	Bytes     int64         // what the record batches' buffers hold; -1 when the server cannot tell before reading them
 	Endpoints int
+	Columns   []Info // a table's tensor columns, each named NAME.COLUMN as dataset names them; nil for one tensor
 }
 
-// infoOf decodes a FlightInfo, verifying its schema within lim.
+// KindTable is the Kind of a flight whose record batches hold several tensor columns: what a
+// pyarrow do_put of a table leaves on a server, or an Arrow C++ server serves of a file.
+const KindTable dataset.Kind = "table"
+
+// Column returns the Info of the table column named name (NAME.COLUMN or COLUMN).
+func (i Info) Column(name string) (Info, bool) {
+	for _, c := range i.Columns {
+		if c.Name == name || c.Name == i.Name+"."+name {
+			return c, true
+		}
+	}
+	return Info{}, false
+}
+
+// infoOf decodes a FlightInfo, verifying its schema within lim. A flight ndarrow serves says
+// what it holds in its app_metadata; any other is described from its schema and counts.
 func infoOf(fi *arrowflight.FlightInfo, lim limits.Limits) (Info, error) {
 	d := fi.GetFlightDescriptor()
 	info := Info{Rows: fi.GetTotalRecords(), Bytes: fi.GetTotalBytes(), Endpoints: len(fi.GetEndpoint())}
@@ -252,10 +270,46 @@ func infoOf(fi *arrowflight.FlightInfo, lim limits.Limits) (Info, error) {
 	}
 	info.Schema = schema
 	var meta tensorMetadata
-	if json.Unmarshal(fi.GetAppMetadata(), &meta) == nil {
+	if json.Unmarshal(fi.GetAppMetadata(), &meta) == nil && meta.Kind != "" {
 		info.Kind, info.DType, info.Shape, info.DimNames = dataset.Kind(meta.Kind), meta.DType, meta.Shape, meta.DimNames
+		return info, nil
+	}
+	columns := describeSchema(info.Name, schema, info.Rows)
+	switch len(columns) {
+	case 0:
+	case 1:
+		c := columns[0]
+		info.Kind, info.DType, info.Shape, info.DimNames = c.Kind, c.DType, c.Shape, c.DimNames
+	default:
+		info.Kind, info.Columns = KindTable, columns
 	}
 	return info, nil
+}
+
+// describeSchema describes the tensors record batches of schema hold, rows of them (-1: not
+// known), named as dataset names them: what a schema says without reading any batch.
+func describeSchema(name string, schema *arrow.Schema, rows int64) []Info {
+	tensors, err := dataset.FromRecords(schema, nil, name)
+	if err != nil {
+		return nil // not something ndarrow reads: Get says why
+	}
+	out := make([]Info, len(tensors))
+	for i, t := range tensors {
+		c := Info{Name: t.Name, Kind: t.ImpliedKind(), DType: t.DType().String(), DimNames: t.DimNames, Rows: rows, Bytes: -1, Endpoints: 1}
+		if t.Sparse == nil { // a sparse tensor's shape is in its messages, not the schema
+			c.Shape = slices.Clone(t.Shape())
+			c.Shape[0] = max(rows, -1)
+			switch n := rows * c.Shape[1:].Size(); {
+			case rows < 0 || t.Dense == nil || t.DType() == ndarray.String:
+			case t.DType() == ndarray.Bool:
+				c.Bytes = (n + 7) / 8 // Arrow packs bools in bits
+			default:
+				c.Bytes = n * int64(t.DType().Size())
+			}
+		}
+		out[i] = c
+	}
+	return out
 }
 
 // List returns the tensors the server serves, sorted by name.
@@ -309,30 +363,135 @@ func WithProgress(f func(received, total int64)) GetOption {
 }
 
 // Get fetches the tensor named name: its FlightInfo, then every endpoint in parallel, the
-// parts stacked along the first axis in endpoint order. A dense tensor of one record batch is
-// a view of the message received; of several, one row-major copy. Everything received is
+// parts stacked along the first axis in endpoint order. name is a flight of one tensor, or a
+// column of a table as List names it (NAME.COLUMN); a flight of several tensor columns is an
+// error wrapping ErrTable (GetTable fetches them all). A dense tensor of one record batch is a
+// view of the message received; of several, one row-major copy. Everything received is
 // verified before it is decoded.
 func (c *Client) Get(ctx context.Context, name string, opts ...GetOption) (dataset.Tensor, error) {
+	f, err := c.find(ctx, name)
+	if err != nil {
+		return dataset.Tensor{}, err
+	}
+	if f.column == "" && f.info.Kind == KindTable {
+		names := make([]string, len(f.info.Columns))
+		for i, col := range f.info.Columns {
+			names[i] = col.Name
+		}
+		return dataset.Tensor{}, fmt.Errorf("flight: %s is a table of %d tensor columns (%s): get one by name, or all with GetTable: %w",
+			name, len(names), strings.Join(names, ", "), ErrTable)
+	}
+	tensors, err := c.fetch(ctx, f, opts)
+	if err != nil {
+		return dataset.Tensor{}, err
+	}
+	if f.column == "" {
+		if len(tensors) != 1 {
+			return dataset.Tensor{}, fmt.Errorf("flight: %s: a stream of %d tensor columns, not one: %w", name, len(tensors), ipc.ErrInvalid)
+		}
+		t := tensors[0]
+		t.Name, t.Column = name, ""
+		return t, nil
+	}
+	for _, t := range tensors {
+		if t.Name == f.column {
+			return t, nil
+		}
+	}
+	return dataset.Tensor{}, fmt.Errorf("flight: %s: the stream holds no column %s: %w", f.info.Name, f.column, ipc.ErrInvalid)
+}
+
+// GetTable fetches every tensor of the flight named name (see Get): the columns of a table,
+// each named NAME.COLUMN as dataset names them and List describes them, or the one tensor of
+// any other flight, named name.
+func (c *Client) GetTable(ctx context.Context, name string, opts ...GetOption) ([]dataset.Tensor, error) {
+	f, err := c.find(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if f.column != "" {
+		t, err := c.Get(ctx, name, opts...)
+		return []dataset.Tensor{t}, err
+	}
+	tensors, err := c.fetch(ctx, f, opts)
+	if err != nil {
+		return nil, err
+	}
+	if f.info.Kind != KindTable && len(tensors) == 1 {
+		tensors[0].Name, tensors[0].Column = name, ""
+	}
+	return tensors, nil
+}
+
+// ErrTable is returned by Get for a flight of several tensor columns.
+var ErrTable = errors.New("flight: a table of several tensors")
+
+// found is the flight a name asks for: its FlightInfo, decoded, and the table column asked
+// for (NAME.COLUMN; empty for the whole flight).
+type found struct {
+	fi     *arrowflight.FlightInfo
+	info   Info
+	column string
+}
+
+// maxColumnSplits bounds the names Get tries for NAME.COLUMN: one per dot, from the right.
+const maxColumnSplits = 4
+
+// find looks name up: a flight of that name, or else a table column List names so.
+func (c *Client) find(ctx context.Context, name string) (found, error) {
+	fi, err := c.fc.GetFlightInfo(ctx, pathDescriptor(name))
+	if err == nil {
+		info, err := infoOf(fi, c.opts.Limits)
+		return found{fi: fi, info: info}, err
+	}
+	err = c.remote(err)
+	end := len(name)
+	for range maxColumnSplits {
+		if !errors.Is(err, ErrNotFound) {
+			break
+		}
+		dot := strings.LastIndexByte(name[:end], '.')
+		if dot <= 0 {
+			break
+		}
+		end = dot
+		tfi, terr := c.fc.GetFlightInfo(ctx, pathDescriptor(name[:dot]))
+		if terr != nil {
+			if terr = c.remote(terr); !errors.Is(terr, ErrNotFound) {
+				return found{}, terr
+			}
+			continue
+		}
+		info, ierr := infoOf(tfi, c.opts.Limits)
+		if ierr != nil {
+			return found{}, ierr
+		}
+		if _, ok := info.Column(name); ok && info.Kind == KindTable {
+			return found{fi: tfi, info: info, column: name}, nil
+		}
+	}
+	return found{}, err
+}
+
+// fetch fetches every endpoint of f in parallel and returns the tensors of its record
+// batches, named as dataset names them, each stacked along the first axis in endpoint order.
+func (c *Client) fetch(ctx context.Context, f found, opts []GetOption) ([]dataset.Tensor, error) {
 	var cfg getConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
-	fi, err := c.fc.GetFlightInfo(ctx, pathDescriptor(name))
-	if err != nil {
-		return dataset.Tensor{}, c.remote(err)
-	}
-	info, err := infoOf(fi, c.opts.Limits)
-	if err != nil {
-		return dataset.Tensor{}, err
+	fi, info, name := f.fi, f.info, f.info.Name
+	if name == "" {
+		name = f.column
 	}
 	if len(fi.Endpoint) == 0 {
-		return dataset.Tensor{}, fmt.Errorf("flight: %s: a FlightInfo without endpoints", name)
+		return nil, fmt.Errorf("flight: %s: a FlightInfo without endpoints", name)
 	}
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	g := &getter{name: name, schema: info.Schema, lim: c.opts.Limits, limit: c.opts.MaxBytes, total: max(fi.TotalBytes, 0), progress: cfg.progress}
-	parts := make([]dataset.Tensor, len(fi.Endpoint))
+	parts := make([][]dataset.Tensor, len(fi.Endpoint))
 	errs := make([]error, len(fi.Endpoint))
 	var wg sync.WaitGroup
 	for i, ep := range fi.Endpoint {
@@ -354,15 +513,15 @@ func (c *Client) Get(ctx context.Context, name string, opts ...GetOption) (datas
 	}
 	wg.Wait()
 	if err := parent.Err(); err != nil {
-		return dataset.Tensor{}, fmt.Errorf("flight: %s: %w", name, err)
+		return nil, fmt.Errorf("flight: %s: %w", name, err)
 	}
 	for i, err := range errs {
 		if err != nil && !errors.Is(err, context.Canceled) {
-			return dataset.Tensor{}, fmt.Errorf("flight: %s: endpoint %d: %w", name, i, err)
+			return nil, fmt.Errorf("flight: %s: endpoint %d: %w", name, i, err)
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return dataset.Tensor{}, fmt.Errorf("flight: %s: %w", name, err)
+		return nil, fmt.Errorf("flight: %s: %w", name, err)
 	}
 	return g.assemble(parts, info)
 }
@@ -394,11 +553,11 @@ func (g *getter) count(n int) error {
 }
 
 // fetch reads the stream of one ticket, each message decoded as it arrives, and returns the
-// tensor it holds (a view of the messages received where it can be).
-func (g *getter) fetch(ctx context.Context, c *Client, t *arrowflight.Ticket) (dataset.Tensor, error) {
+// tensors it holds (views of the messages received where they can be).
+func (g *getter) fetch(ctx context.Context, c *Client, t *arrowflight.Ticket) ([]dataset.Tensor, error) {
 	stream, err := c.fc.DoGet(ctx, t)
 	if err != nil {
-		return dataset.Tensor{}, err
+		return nil, err
 	}
 	dec := &streamDecoder{name: g.name, lim: g.lim}
 	defer dec.release()
@@ -408,34 +567,49 @@ func (g *getter) fetch(ctx context.Context, c *Client, t *arrowflight.Ticket) (d
 			break
 		}
 		if err != nil {
-			return dataset.Tensor{}, err
+			return nil, err
 		}
 		if err := g.count(len(fd.GetDataHeader()) + len(fd.GetDataBody())); err != nil {
-			return dataset.Tensor{}, err
+			return nil, err
 		}
 		if err := dec.add(fd.GetDataHeader(), fd.GetDataBody()); err != nil {
-			return dataset.Tensor{}, err
+			return nil, err
 		}
 		if s := dec.schema(); s != nil && !s.Equal(g.schema) {
-			return dataset.Tensor{}, fmt.Errorf("the stream's schema %v is not the FlightInfo's %v: %w", s, g.schema, ipc.ErrInvalid)
+			return nil, fmt.Errorf("the stream's schema %v is not the FlightInfo's %v: %w", s, g.schema, ipc.ErrInvalid)
 		}
 	}
-	return dec.tensor()
+	return dec.tensors()
 }
 
-// assemble stacks the parts of the endpoints in order. The kind and dimension names come
-// with the record batches (dataset.Batch's field metadata); the dimension names the
-// FlightInfo gives stand in when a server's batches carry none.
-func (g *getter) assemble(parts []dataset.Tensor, info Info) (dataset.Tensor, error) {
-	t, err := dataset.Concat(parts)
-	if err != nil {
-		return dataset.Tensor{}, fmt.Errorf("flight: %w", err)
+// assemble stacks the parts of the endpoints in order, column by column. The kind and
+// dimension names come with the record batches (dataset.Batch's field metadata); the
+// dimension names the FlightInfo gives stand in when a server's batches carry none.
+func (g *getter) assemble(parts [][]dataset.Tensor, info Info) ([]dataset.Tensor, error) {
+	out := make([]dataset.Tensor, len(parts[0]))
+	for c := range out {
+		column := make([]dataset.Tensor, len(parts))
+		for i, p := range parts {
+			if len(p) != len(out) {
+				return nil, fmt.Errorf("flight: %s: endpoint %d holds %d tensors, endpoint 0 %d: %w", g.name, i, len(p), len(out), ipc.ErrInvalid)
+			}
+			column[i] = p[c]
+		}
+		t, err := dataset.Concat(column)
+		if err != nil {
+			return nil, fmt.Errorf("flight: %w", err)
+		}
+		t.Name = column[0].Name
+		dimNames := info.DimNames
+		if col, ok := info.Column(t.Name); ok {
+			dimNames = col.DimNames
+		}
+		if t.DimNames == nil && len(dimNames) == t.Shape().Rank() {
+			t.DimNames = dimNames
+		}
+		out[c] = t
 	}
-	t.Name, t.Column = g.name, ""
-	if t.DimNames == nil && len(info.DimNames) == t.Shape().Rank() {
-		t.DimNames = info.DimNames
-	}
-	return t, nil
+	return out, nil
 }
 
 // GetDense fetches a dense tensor of element type T (see Client.Get).

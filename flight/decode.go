@@ -58,19 +58,20 @@ func (s *streamDecoder) schema() *arrow.Schema {
 	return s.dec.Schema()
 }
 
-// tensor returns the one tensor the stream's records hold. It views the bodies received.
-func (s *streamDecoder) tensor() (dataset.Tensor, error) {
+// tensors returns the tensors the stream's records hold, named as dataset names them after
+// the stream's name. They view the bodies received.
+func (s *streamDecoder) tensors() ([]dataset.Tensor, error) {
 	if s.dec == nil {
-		return dataset.Tensor{}, fmt.Errorf("a stream without a schema: %w", ipc.ErrInvalid)
+		return nil, fmt.Errorf("a stream without a schema: %w", ipc.ErrInvalid)
 	}
 	tensors, err := dataset.FromRecords(s.dec.Schema(), s.records, s.name)
 	if err != nil {
-		return dataset.Tensor{}, err
+		return nil, err
 	}
-	if len(tensors) != 1 {
-		return dataset.Tensor{}, fmt.Errorf("a stream of %d tensor columns, not one: %w", len(tensors), ipc.ErrInvalid)
+	if len(tensors) == 0 {
+		return nil, fmt.Errorf("a stream of no tensor columns (%v): %w", s.dec.Schema(), dataset.ErrNotTensors)
 	}
-	return tensors[0], nil
+	return tensors, nil
 }
 
 // release releases the records and the decoder; tensors made stay valid.

@@ -103,43 +103,53 @@ func FuzzFlightData(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		msgs := decodeFuzz(data)
 		lim := limits.Limits{MaxElements: 1 << 20, MaxCopySize: 64 << 20, MaxDenseElements: 1 << 20}
-		x, err := decodeMessages(msgs, lim)
+		xs, err := decodeMessages(msgs, lim)
 		if err != nil {
 			return
 		}
-		var want bytes.Buffer
-		if _, err := x.WriteValues(&want, lim.MaxDenseElements); err != nil {
-			if errors.Is(err, limits.ErrExceeded) {
-				return
-			}
-			t.Fatalf("%s decoded but its values cannot be written: %v", x.Name, err)
-		}
-		again := flightMessages(x, "f", 0)
-		if again == nil {
-			return // a tensor Flight cannot carry (a scalar, say)
-		}
-		back, err := decodeMessages(again, lim)
-		if err != nil {
-			t.Fatalf("%s: what the server would send does not decode: %v", x.Name, err)
-		}
-		var got bytes.Buffer
-		_, _ = back.WriteValues(&got, lim.MaxDenseElements)
-		if !bytes.Equal(want.Bytes(), got.Bytes()) {
-			t.Fatalf("%s: values differ after a round trip", x.Name)
+		for _, x := range xs {
+			roundTrip(t, x, lim)
 		}
 	})
 }
 
+// roundTrip checks that x, decoded from FlightData, is sent as FlightData that decodes to
+// the same values.
+func roundTrip(t *testing.T, x dataset.Tensor, lim limits.Limits) {
+	t.Helper()
+	var want bytes.Buffer
+	if _, err := x.WriteValues(&want, lim.MaxDenseElements); err != nil {
+		if errors.Is(err, limits.ErrExceeded) {
+			return
+		}
+		t.Fatalf("%s decoded but its values cannot be written: %v", x.Name, err)
+	}
+	again := flightMessages(x, "f", 0)
+	if again == nil {
+		return // a tensor Flight cannot carry (a scalar, say)
+	}
+	backs, err := decodeMessages(again, lim)
+	if err != nil || len(backs) != 1 {
+		t.Fatalf("%s: what the server would send does not decode to one tensor: %v", x.Name, err)
+	}
+	back := backs[0]
+	var got bytes.Buffer
+	_, _ = back.WriteValues(&got, lim.MaxDenseElements)
+	if !bytes.Equal(want.Bytes(), got.Bytes()) {
+		t.Fatalf("%s: values differ after a round trip", x.Name)
+	}
+}
+
 // decodeMessages decodes FlightData messages as a Client or Server does.
-func decodeMessages(msgs []fuzzMessage, lim limits.Limits) (dataset.Tensor, error) {
+func decodeMessages(msgs []fuzzMessage, lim limits.Limits) ([]dataset.Tensor, error) {
 	dec := &streamDecoder{name: "f", lim: lim}
 	defer dec.release()
 	for _, m := range msgs {
 		if err := dec.add(m.header, m.body); err != nil {
-			return dataset.Tensor{}, err
+			return nil, err
 		}
 	}
-	return dec.tensor()
+	return dec.tensors()
 }
 
 // flightMessages returns the FlightData a server sends for t in batches of at most

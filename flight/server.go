@@ -181,6 +181,7 @@ const localCommand = "ndarrow.local:"
 
 // tensorMetadata is the app_metadata of a FlightInfo: what the tensor is, in JSON.
 type tensorMetadata struct {
+	Name     string   `json:"name,omitempty"` // in a PutResult: the name stored under
 	Kind     string   `json:"kind"`
 	DType    string   `json:"dtype"`
 	Shape    []int64  `json:"shape"`
@@ -560,24 +561,54 @@ func (s *Server) DoPut(stream arrowflight.FlightService_DoPutServer) error {
 			return err
 		}
 	}
-	t, err := dec.tensor()
+	tensors, err := dec.tensors()
 	if err != nil {
 		return uploadStatus(err)
 	}
-	e, err := s.store.newEntry(name, t)
-	if err != nil {
-		return uploadStatus(err)
+	// One tensor is stored under the descriptor's name; a table's columns under NAME.COLUMN,
+	// as serve names the columns of a file NAME.arrow.
+	names := []string{name}
+	if len(tensors) > 1 {
+		names = make([]string, len(tensors))
+		for i, t := range tensors {
+			names[i] = t.Name
+		}
 	}
-	meta, _ := json.Marshal(e.meta)
-	if tx != "" {
-		if err := s.staged.add(tx, name, e); err != nil {
+	entries := make([]*entry, 0, len(tensors))
+	drop := func() {
+		for _, e := range entries {
 			e.release()
-			return statusOf(err)
+		}
+	}
+	for i, t := range tensors {
+		e, err := s.store.newEntry(names[i], t)
+		if err != nil {
+			drop()
+			return uploadStatus(err)
+		}
+		entries = append(entries, e)
+	}
+	if tx != "" {
+		for i, e := range entries {
+			if err := s.staged.add(tx, names[i], e); err != nil {
+				for _, e := range entries[i:] {
+					e.release()
+				}
+				return statusOf(err) // those staged go with the transaction
+			}
 		}
 	} else {
-		s.store.put(name, e)
+		s.store.putAll(names, entries)
 	}
-	return stream.Send(&arrowflight.PutResult{AppMetadata: meta})
+	for i, e := range entries {
+		meta := e.meta
+		meta.Name = names[i]
+		body, _ := json.Marshal(meta)
+		if err := stream.Send(&arrowflight.PutResult{AppMetadata: body}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // The actions a Server takes.

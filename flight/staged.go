@@ -118,21 +118,14 @@ func (t *transaction) release() {
 	}
 }
 
-// commit stores every upload of tx at once, under one lock: a reader sees all of them or none.
-// It returns the names stored, in upload order.
+// commit stores every upload of tx at once: a reader sees all of them or none. It returns the
+// names stored, in upload order.
 func (s *Store) commit(t *transaction) []string {
-	s.mu.Lock()
-	var replaced []*entry
-	for _, name := range t.names {
-		if old := s.entries[name]; old != nil {
-			replaced = append(replaced, old)
-		}
-		s.entries[name] = t.entries[name]
+	entries := make([]*entry, len(t.names))
+	for i, name := range t.names {
+		entries[i] = t.entries[name]
 	}
-	s.mu.Unlock()
-	for _, old := range replaced {
-		old.release()
-	}
+	s.putAll(t.names, entries)
 	return slices.Clone(t.names)
 }
 

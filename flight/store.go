@@ -176,6 +176,23 @@ func (s *Store) put(name string, e *entry) {
 	}
 }
 
+// putAll stores entries[i] under names[i], all under one lock (a reader sees all of them or
+// none), and releases the entries they replace.
+func (s *Store) putAll(names []string, entries []*entry) {
+	var replaced []*entry
+	s.mu.Lock()
+	for i, name := range names {
+		if old := s.entries[name]; old != nil {
+			replaced = append(replaced, old)
+		}
+		s.entries[name] = entries[i]
+	}
+	s.mu.Unlock()
+	for _, old := range replaced {
+		old.release()
+	}
+}
+
 // ErrFromDirectory is returned by Delete for a tensor served from a file of a directory: it
 // goes when its file goes.
 var ErrFromDirectory = errors.New("flight: the tensor is served from a file of the directory: remove the file to remove it")

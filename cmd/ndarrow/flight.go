@@ -286,7 +286,7 @@ func readableDir(dir string) error {
 
 // lsLine is what `ls --json` prints of a tensor: the fields it shares with `inspect --json`
 // (name, kind, dtype, shape, dim_names) under the same names and in the same order, then what
-// a server tells (rows, bytes, endpoints).
+// a server tells (rows, bytes, endpoints) and, for a column of a table, the table's flight.
 type lsLine struct {
 	Name      string   `json:"name"`
 	Kind      string   `json:"kind"`
@@ -296,6 +296,7 @@ type lsLine struct {
 	Rows      int64    `json:"rows"`
 	Bytes     int64    `json:"bytes"`
 	Endpoints int      `json:"endpoints"`
+	Table     string   `json:"table,omitempty"`
 }
 
 func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -306,26 +307,46 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	err := withClient(fs.Arg(0), func(c *flight.Client) error {
-		infos, err := c.List(ctx)
+		flights, err := c.List(ctx)
 		if err != nil {
 			return err
 		}
+		// a table is listed as its columns, each a tensor get fetches by that name
+		var infos []flight.Info
+		var tables []string
+		for _, i := range flights {
+			if i.Kind != flight.KindTable {
+				infos, tables = append(infos, i), append(tables, "")
+				continue
+			}
+			for _, col := range i.Columns {
+				col.Endpoints = i.Endpoints
+				infos, tables = append(infos, col), append(tables, i.Name)
+			}
+		}
 		if *asJSON {
 			enc := json.NewEncoder(stdout)
-			for _, i := range infos {
+			for n, i := range infos {
 				names := i.DimNames
 				if names == nil {
 					names = []string{} // as inspect --json prints it
 				}
 				_ = enc.Encode(lsLine{Name: i.Name, Kind: string(i.Kind), DType: i.DType, Shape: i.Shape,
-					DimNames: names, Rows: i.Rows, Bytes: i.Bytes, Endpoints: i.Endpoints})
+					DimNames: names, Rows: i.Rows, Bytes: i.Bytes, Endpoints: i.Endpoints, Table: tables[n]})
 			}
 			return nil
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tKIND\tDTYPE\tSHAPE\tROWS\tBYTES")
 		for _, i := range infos {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%d\t%d\n", i.Name, i.Kind, i.DType, i.Shape, i.Rows, i.Bytes)
+			kind, dtype, shape, bytes := string(i.Kind), i.DType, fmt.Sprint(i.Shape), fmt.Sprint(i.Bytes)
+			if kind == "" { // a flight of no tensor ndarrow reads
+				kind, dtype, shape = "-", "-", "-"
+			}
+			if i.Bytes < 0 {
+				bytes = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", i.Name, kind, dtype, shape, i.Rows, bytes)
 		}
 		return tw.Flush()
 	})
@@ -335,6 +356,7 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("get", flag.ContinueOnError)
 	to := fs.String("to", "", "output format (default: OUT's extension): "+formatNames())
+	pick := fs.String("tensor", "", "of a table, get only this column (COLUMN or NAME.COLUMN, as ls prints it)")
 	writeOpts := writeFlags(fs, stderr, "get")
 	withClient := clientFlags(fs)
 	if code, ok := parseArgs(fs, "get", args, stdout, stderr, 3, 3); !ok {
@@ -360,19 +382,59 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			defer bar.finish()
 			opts = append(opts, flight.WithProgress(bar.update))
 		}
-		t, err := c.Get(ctx, name, opts...)
+		tensors, err := getTensors(ctx, c, name, *pick, dataset.Format(format), opts)
 		if err != nil {
 			return err
 		}
-		if err := writeOutput(ctx, out, stdout, func(w io.Writer) error { return write(format, w, []tensor{t}, writeOpts().forOutput(out)) }); err != nil {
+		wopts := writeOpts().forOutput(out)
+		skipped := map[string]bool{}
+		warn := wopts.warn
+		wopts.warn = func(s string) {
+			if name, _, ok := strings.Cut(s, ": skipped: "); ok {
+				skipped[name] = true
+			}
+			warn(s)
+		}
+		if err := writeOutput(ctx, out, stdout, func(w io.Writer) error { return write(format, w, tensors, wopts) }); err != nil {
 			return err
 		}
-		if out != "-" { // standard output holds the tensor
-			fmt.Fprintf(stdout, "%s: %s %v %v → %s\n", name, t.Kind, t.DType(), t.Shape(), out)
+		if out != "-" { // standard output holds the tensors
+			for _, t := range tensors {
+				if skipped[t.Name] {
+					continue
+				}
+				fmt.Fprintf(stdout, "%s: %s %v %v → %s\n", t.Name, t.Kind, t.DType(), t.Shape(), out)
+			}
 		}
 		return nil
 	})
 	return finishCommand(stderr, "get", err)
+}
+
+// getTensors fetches what get writes: the column pick of the flight name, or every tensor
+// of it when format holds several, or its one tensor.
+func getTensors(ctx context.Context, c *flight.Client, name, pick string, format dataset.Format, opts []flight.GetOption) ([]tensor, error) {
+	if pick != "" {
+		if !strings.HasPrefix(pick, name+".") {
+			pick = name + "." + pick
+		}
+		t, err := c.Get(ctx, pick, opts...)
+		return []tensor{t}, err
+	}
+	if !dataset.HoldsSeveral(format) {
+		// a table's columns are listed before anything is fetched
+		if info, err := c.Info(ctx, name); err == nil && info.Kind == flight.KindTable {
+			names := make([]string, len(info.Columns))
+			for i, col := range info.Columns {
+				names[i] = strings.TrimPrefix(col.Name, name+".")
+			}
+			return nil, fmt.Errorf("%s is a table of %d tensors (%s); a .%s file holds one: pick it with --tensor, or write .npz, .arrow or .parquet",
+				name, len(names), strings.Join(names, ", "), format)
+		}
+		t, err := c.Get(ctx, name, opts...)
+		return []tensor{t}, err
+	}
+	return c.GetTable(ctx, name, opts...)
 }
 
 func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) int {
