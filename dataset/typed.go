@@ -28,10 +28,12 @@ type typedOps struct {
 	toSparse      func(a ndarray.Array, f sparse.Format) (sparse.Array, error)
 	writeSparse   func(w io.Writer, a sparse.Array, names []string, md arrow.Metadata) error
 	padRagged     func(a ragged.Any, pad float64, maxDense int64) (ndarray.Array, error)
+	stack         func(cell ndarray.Shape, capRows int64) rowStack
 }
 
 func opsFor[T ndarray.Numeric]() typedOps {
 	return typedOps{
+		stack: newDenseStack[T],
 		column: func(chunks []*arrowtensor.FixedShapeTensorArray) (ndarray.Array, error) {
 			if len(chunks) == 0 {
 				return nil, fmt.Errorf("a column of no chunks: %w", ndarray.ErrShape)
@@ -102,6 +104,7 @@ var errBoolTensor = fmt.Errorf("bool tensors cannot be Arrow Tensor messages (a 
 // fixed_size_list columns of bool values (bit-packed, so always copied), no Tensor messages.
 // Batch writes them as plain fixed_size_list<bool> columns (see Tensor.column).
 var boolOps = typedOps{
+	stack: newDenseStack[bool],
 	column: func(chunks []*arrowtensor.FixedShapeTensorArray) (ndarray.Array, error) {
 		if len(chunks) == 0 {
 			return nil, fmt.Errorf("a column of no chunks: %w", ndarray.ErrShape)

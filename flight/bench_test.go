@@ -3,9 +3,12 @@ package flight
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -182,5 +185,67 @@ func BenchmarkDoGetParquet(b *testing.B) {
 				b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
 			})
 		}
+	}
+}
+
+// BenchmarkFetch fetches a float32 tensor of 256 MiB and 1 GiB from ndarrow's server on
+// loopback with GetDense (received into one array allocated once, each message copied in and
+// dropped), beside the floor: the same bytes written by one goroutine into a loopback TCP
+// connection and read by another into one preallocated buffer. peak-MiB is the most heap
+// held above the start while fetching, the server's messages on their way included (its
+// tensor is held before the start); per-tensor is that over the tensor's size.
+func BenchmarkFetch(b *testing.B) {
+	for _, rows := range []int64{65536, 262144} {
+		d := ndarray.New[float32](rows, benchCols)
+		for i := range d.Data() {
+			d.Data()[i] = float32(i)
+		}
+		size := int64(len(d.Data()) * 4)
+		s := serve(b, Options{}, "grpc")
+		require.NoError(b, s.store.Add("t", dataset.Tensor{Dense: d}))
+		c := dial(b, s.uri, ClientOptions{MaxBytes: 2 * size})
+		b.Run(fmt.Sprintf("ndarrow-GetDense/%dMiB", size>>20), func(b *testing.B) {
+			// as ndarrow get runs: garbage collected when the heap has grown a tenth
+			defer debug.SetGCPercent(debug.SetGCPercent(10))
+			runtime.GC()
+			stop := heappeak.Watch()
+			for range b.N {
+				b.StopTimer()
+				runtime.GC() // the last iteration's tensor
+				b.StartTimer()
+				got, err := GetDense[float32](context.Background(), c, "t")
+				require.NoError(b, err)
+				require.EqualValues(b, rows, got.Dim(0))
+			}
+			peak := stop()
+			reportGBs(b, size)
+			b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+			b.ReportMetric(float64(peak)/float64(size), "per-tensor")
+		})
+		src := arrow.Float32Traits.CastToBytes(d.Data())
+		b.Run(fmt.Sprintf("raw-tcp/%dMiB", size>>20), func(b *testing.B) {
+			lis, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(b, err)
+			defer lis.Close()
+			go func() {
+				for {
+					conn, err := lis.Accept()
+					if err != nil {
+						return
+					}
+					_, _ = conn.Write(src)
+					conn.Close()
+				}
+			}()
+			for range b.N {
+				conn, err := net.Dial("tcp", lis.Addr().String())
+				require.NoError(b, err)
+				dst := make([]byte, len(src))
+				_, err = io.ReadFull(conn, dst)
+				require.NoError(b, err)
+				conn.Close()
+			}
+			reportGBs(b, size)
+		})
 	}
 }

@@ -157,6 +157,13 @@ func Dial(uri string, opts ClientOptions) (*Client, error) {
 	}
 	dopts := []grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
+		// Flow-control windows and socket buffers sized for record batches of megabytes:
+		// gRPC's defaults (64 KiB windows grown by its estimate, 32 KiB buffers) leave a
+		// loopback or LAN stream waiting on window updates.
+		grpc.WithInitialWindowSize(streamWindow),
+		grpc.WithInitialConnWindowSize(connWindow),
+		grpc.WithReadBufferSize(socketBuffer),
+		grpc.WithWriteBufferSize(socketBuffer),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(opts.MaxRecvMessageBytes), grpc.MaxCallSendMsgSize(opts.MaxMessageBytes)),
 	}
 	if opts.Token != "" {
@@ -365,8 +372,10 @@ func WithProgress(f func(received, total int64)) GetOption {
 // Get fetches the tensor named name: its FlightInfo, then every endpoint in parallel, the
 // parts stacked along the first axis in endpoint order. name is a flight of one tensor, or a
 // column of a table as List names it (NAME.COLUMN); a flight of several tensor columns is an
-// error wrapping ErrTable (GetTable fetches them all). A dense tensor of one record batch is a
-// view of the message received; of several, one row-major copy. Everything received is
+// error wrapping ErrTable (GetTable fetches them all). A dense tensor is received into one
+// row-major array, allocated once for the rows the FlightInfo announces (growing past them, up
+// to ClientOptions.MaxBytes), each message copied in and dropped as the next arrives, so the
+// tensor is held once; other tensors view the messages received. Everything received is
 // verified before it is decoded.
 func (c *Client) Get(ctx context.Context, name string, opts ...GetOption) (dataset.Tensor, error) {
 	f, err := c.find(ctx, name)
@@ -490,7 +499,11 @@ func (c *Client) fetch(ctx context.Context, f found, opts []GetOption) ([]datase
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	g := &getter{name: name, schema: info.Schema, lim: c.opts.Limits, limit: c.opts.MaxBytes, total: max(fi.TotalBytes, 0), progress: cfg.progress}
+	rows := int64(0)
+	if len(fi.Endpoint) == 1 { // a stream's result is allocated once, for the rows announced
+		rows = max(fi.TotalRecords, 0)
+	}
+	g := &getter{name: name, rows: rows, schema: info.Schema, lim: c.opts.Limits, limit: c.opts.MaxBytes, total: max(fi.TotalBytes, 0), progress: cfg.progress}
 	parts := make([][]dataset.Tensor, len(fi.Endpoint))
 	errs := make([]error, len(fi.Endpoint))
 	var wg sync.WaitGroup
@@ -529,6 +542,7 @@ func (c *Client) fetch(ctx context.Context, f found, opts []GetOption) ([]datase
 // getter is the state the endpoints of one Get share.
 type getter struct {
 	name       string
+	rows       int64 // what one endpoint's stream is announced to hold (0: not known)
 	schema     *arrow.Schema
 	lim        limits.Limits
 	limit      int64
@@ -555,11 +569,11 @@ func (g *getter) count(n int) error {
 // fetch reads the stream of one ticket, each message decoded as it arrives, and returns the
 // tensors it holds (views of the messages received where they can be).
 func (g *getter) fetch(ctx context.Context, c *Client, t *arrowflight.Ticket) ([]dataset.Tensor, error) {
-	stream, err := c.fc.DoGet(ctx, t)
+	stream, err := c.fc.DoGet(ctx, t, grpc.ForceCodec(flightDataCodec{}))
 	if err != nil {
 		return nil, err
 	}
-	dec := &streamDecoder{name: g.name, lim: g.lim}
+	dec := &streamDecoder{name: g.name, lim: g.lim, capRows: g.rows, capBytes: g.limit}
 	defer dec.release()
 	for {
 		fd, err := stream.Recv()

@@ -13,13 +13,26 @@ import (
 
 // streamDecoder decodes the FlightData of one stream — a schema message, then dictionary and
 // record batch messages — through ipc's one verified decoder, and turns the records into the
-// one tensor the stream carries. Both a Server's DoPut and a Client's Get use it.
+// tensors the stream carries. Both a Server's DoPut and a Client's Get use it.
+//
+// A stream of one dense tensor column is stacked as it comes: each record batch is copied
+// into the result (allocated once for capRows rows when given, growing otherwise) and
+// dropped, so the stream is held once, in the result. Any other stream's records are kept
+// until the end and viewed by its tensors.
 type streamDecoder struct {
-	name    string
-	lim     limits.Limits
-	dec     *ipc.BatchDecoder
-	records []arrow.Record
+	name     string
+	lim      limits.Limits
+	capRows  int64 // the rows a stacked result is allocated for up front (0: grow)
+	capBytes int64 // at most this many bytes of them
+	dec      *ipc.BatchDecoder
+	records  []arrow.Record
+	stacked  bool // one dense tensor column: stack the batches as they come
+	stack    *dataset.Stacker
 }
+
+// maxPreallocation bounds what a result is allocated for before its rows arrive, whatever a
+// peer announces: past it, the result grows as rows come.
+const maxPreallocation = 4 << 30
 
 // add decodes one FlightData's metadata and body. A message of application metadata only
 // (no metadata header) adds nothing.
@@ -38,16 +51,33 @@ func (s *streamDecoder) add(header, body []byte) error {
 			return err
 		}
 		s.dec = dec
+		if ts, err := dataset.FromRecords(dec.Schema(), nil, s.name); err == nil && len(ts) == 1 && ts[0].Dense != nil && ts[0].Dense.Rank() > 0 {
+			s.stacked = true
+			if cell := ts[0].Shape()[1:].Size() * int64(max(ts[0].DType().Size(), 1)); cell > 0 {
+				s.capRows = min(s.capRows, min(s.capBytes, maxPreallocation)/cell)
+			}
+		}
 		return nil
 	}
 	rec, err := s.dec.Decode(header, body)
+	if err != nil || rec == nil {
+		return err
+	}
+	if !s.stacked {
+		s.records = append(s.records, rec)
+		return nil
+	}
+	defer rec.Release()
+	ts, err := dataset.FromRecords(s.dec.Schema(), []arrow.Record{rec}, s.name)
 	if err != nil {
 		return err
 	}
-	if rec != nil {
-		s.records = append(s.records, rec)
+	if s.stack == nil {
+		if s.stack, err = dataset.NewStacker(ts[0], s.capRows); err != nil {
+			return err
+		}
 	}
-	return nil
+	return s.stack.Add(ts[0])
 }
 
 // schema returns the stream's schema, nil before its first message.
@@ -59,10 +89,13 @@ func (s *streamDecoder) schema() *arrow.Schema {
 }
 
 // tensors returns the tensors the stream's records hold, named as dataset names them after
-// the stream's name. They view the bodies received.
+// the stream's name: the stacked result, or views of the bodies received.
 func (s *streamDecoder) tensors() ([]dataset.Tensor, error) {
 	if s.dec == nil {
 		return nil, fmt.Errorf("a stream without a schema: %w", ipc.ErrInvalid)
+	}
+	if s.stack != nil {
+		return []dataset.Tensor{s.stack.Tensor()}, nil
 	}
 	tensors, err := dataset.FromRecords(s.dec.Schema(), s.records, s.name)
 	if err != nil {

@@ -46,6 +46,14 @@ const (
 	// messageHeadroom is what a batch leaves of the message limit for the FlightData framing,
 	// the record batch metadata and the padding of its buffers.
 	messageHeadroom = 16 << 10
+
+	// The flow-control windows of a stream and of a connection, and the size of a
+	// connection's read and write buffers, on both sides: what one stream may have in flight
+	// before the receiver acknowledges it, so a record batch of megabytes streams without
+	// stopping (see BENCHMARKS.md).
+	streamWindow = 16 << 20
+	connWindow   = 64 << 20
+	socketBuffer = 1 << 20
 )
 
 // Options configure a Server. The zero value serves plaintext gRPC without authentication,
@@ -133,6 +141,10 @@ func NewServer(store *Store, opts Options) (*Server, error) {
 		// one batch); MaxPutBytes bounds it, as it bounds the whole upload.
 		grpc.MaxRecvMsgSize(int(min(max(int64(opts.MaxMessageBytes), opts.MaxPutBytes+messageHeadroom), math.MaxInt32))),
 		grpc.MaxSendMsgSize(opts.MaxMessageBytes),
+		grpc.InitialWindowSize(streamWindow),
+		grpc.InitialConnWindowSize(connWindow),
+		grpc.ReadBufferSize(socketBuffer),
+		grpc.WriteBufferSize(socketBuffer),
 		grpc.ChainUnaryInterceptor(s.recoverUnary, s.authUnary),
 		grpc.ChainStreamInterceptor(s.recoverStream, s.authStream),
 	}

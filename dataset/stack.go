@@ -1,0 +1,110 @@
+package dataset
+
+import (
+	"fmt"
+
+	"github.com/ndarrow/ndarrow/ndarray"
+)
+
+// Stacker stacks dense tensors of one element type and cell shape along their first axis
+// into one row-major tensor as they come, copying each in and keeping no reference to it:
+// what a stream of record batches decodes to, held in the memory of the result alone.
+type Stacker struct {
+	first Tensor // names, kind and dimension names of the result
+	stack rowStack
+}
+
+// rowStack is a Stacker's storage for one element type.
+type rowStack interface {
+	add(a ndarray.Array) error
+	array() ndarray.Array
+}
+
+// NewStacker returns a Stacker for tensors like first (which it does not add): dense, of its
+// element type and cell shape (its shape but the first dimension). capRows rows are allocated
+// up front (≤ 0: none; the storage grows as rows come, doubling).
+func NewStacker(first Tensor, capRows int64) (*Stacker, error) {
+	if first.Dense == nil || first.Dense.Rank() == 0 {
+		return nil, fmt.Errorf("dataset: %s: only dense tensors of rank 1 or more stack: %w", first.Name, ndarray.ErrShape)
+	}
+	ops, err := opsOf(first.DType())
+	if err != nil {
+		return nil, fmt.Errorf("dataset: %s: %w", first.Name, err)
+	}
+	cell := first.Shape()[1:]
+	if err := cell.Validate(); err != nil {
+		return nil, fmt.Errorf("dataset: %s: %w", first.Name, err)
+	}
+	out := first
+	out.Dense = nil
+	return &Stacker{first: out, stack: ops.stack(cell, max(capRows, 0))}, nil
+}
+
+// Add copies the rows of t below those added before. t must be dense, of the Stacker's
+// element type and cell shape (else an error wrapping ndarray.ErrDType or ndarray.ErrShape).
+func (s *Stacker) Add(t Tensor) error {
+	if t.Dense == nil {
+		return fmt.Errorf("dataset: %s: a %s part of a dense tensor: %w", s.first.Name, t.ImpliedKind(), ndarray.ErrShape)
+	}
+	if err := s.stack.add(t.Dense); err != nil {
+		return fmt.Errorf("dataset: %s: %w", s.first.Name, err)
+	}
+	return nil
+}
+
+// Tensor returns the rows added so far as one tensor, named and described as the first
+// tensor given to NewStacker. It views the Stacker's storage: call it once, when done.
+func (s *Stacker) Tensor() Tensor {
+	t := s.first
+	t.Dense = s.stack.array()
+	return t
+}
+
+// denseStack is a rowStack of element type T.
+type denseStack[T ndarray.Element] struct {
+	cell     ndarray.Shape
+	cellSize int64
+	rows     int64
+	data     []T
+}
+
+func newDenseStack[T ndarray.Element](cell ndarray.Shape, capRows int64) rowStack {
+	s := &denseStack[T]{cell: cell, cellSize: cell.Size()}
+	if n := capRows * s.cellSize; n > 0 && capRows <= n/max(s.cellSize, 1) {
+		s.data = make([]T, 0, n)
+	}
+	return s
+}
+
+func (s *denseStack[T]) add(a ndarray.Array) error {
+	d, ok := a.(*ndarray.Dense[T])
+	if !ok {
+		return fmt.Errorf("a part of %v, not %v: %w", a.DType(), ndarray.DTypeOf[T](), ndarray.ErrDType)
+	}
+	if d.Rank() == 0 || !d.Shape()[1:].Equal(s.cell) {
+		return fmt.Errorf("a part of shape %v below rows of cells %v: %w", d.Shape(), s.cell, ndarray.ErrShape)
+	}
+	n := d.Dim(0) * s.cellSize
+	at := int64(len(s.data))
+	if at+n > int64(cap(s.data)) {
+		grown := make([]T, at, max(2*int64(cap(s.data)), at+n))
+		copy(grown, s.data)
+		s.data = grown
+	}
+	s.data = s.data[:at+n]
+	if err := d.CopyTo(s.data[at:]); err != nil {
+		s.data = s.data[:at]
+		return err
+	}
+	s.rows += d.Dim(0)
+	return nil
+}
+
+func (s *denseStack[T]) array() ndarray.Array {
+	shape := append(ndarray.Shape{s.rows}, s.cell...)
+	d, err := ndarray.FromSlice(s.data[:len(s.data):len(s.data)], shape...)
+	if err != nil { // the rows added are the data's length: cannot happen
+		panic(err)
+	}
+	return d
+}
