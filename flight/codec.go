@@ -58,8 +58,11 @@ func (flightDataCodec) Unmarshal(data []byte, v any) error {
 		data = data[n:]
 		switch num {
 		case 1:
-			fd.FlightDescriptor = &arrowflight.FlightDescriptor{}
-			if err := proto.Unmarshal(b, fd.FlightDescriptor); err != nil {
+			if fd.FlightDescriptor == nil {
+				fd.FlightDescriptor = &arrowflight.FlightDescriptor{}
+			}
+			// a message field that repeats merges, as the generated code does
+			if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(b, fd.FlightDescriptor); err != nil {
 				return fmt.Errorf("flight: FlightData descriptor: %w", err)
 			}
 		case 2:

@@ -1,0 +1,67 @@
+package dataset
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndarrow/ndarrow/ndarray"
+)
+
+func TestStacker(t *testing.T) {
+	part := func(rows int64, first float32) Tensor {
+		return Tensor{Name: "x", Kind: KindFixedShape, DimNames: []string{"", "c"}, Dense: ndarray.FromFunc(func(i []int64) float32 { return first + float32(i[0]*3+i[1]) }, rows, 3)}
+	}
+	for _, capRows := range []int64{0, 1, 6, 100} {
+		s, err := NewStacker(part(2, 0), capRows)
+		require.NoError(t, err)
+		for _, p := range []Tensor{part(2, 0), part(1, 6), part(3, 9)} {
+			require.NoError(t, s.Add(p))
+		}
+		got := s.Tensor()
+		require.Equal(t, "x", got.Name)
+		require.Equal(t, KindFixedShape, got.Kind)
+		require.Equal(t, []string{"", "c"}, got.DimNames)
+		d := got.Dense.(*ndarray.Dense[float32])
+		require.Equal(t, ndarray.Shape{6, 3}, d.Shape())
+		for i, v := range d.Data() {
+			require.Equal(t, float32(i), v, "capRows %d", capRows)
+		}
+	}
+
+	// a strided view is copied in row-major order
+	s, err := NewStacker(part(1, 0), 0)
+	require.NoError(t, err)
+	col, err := ndarray.FromFunc(func(i []int64) float32 { return float32(i[0]*3 + i[1]) }, 2, 6).Slice(ndarray.All(), ndarray.RangeStep(0, 6, 2))
+	require.NoError(t, err)
+	require.NoError(t, s.Add(Tensor{Dense: col}))
+	require.Equal(t, []float32{0, 2, 4, 3, 5, 7}, s.Tensor().Dense.(*ndarray.Dense[float32]).Data())
+
+	bools, err := NewStacker(Tensor{Dense: ndarray.New[bool](1, 2)}, 4)
+	require.NoError(t, err)
+	require.NoError(t, bools.Add(Tensor{Dense: ndarray.FromFunc(func(i []int64) bool { return i[1] == 1 }, 2, 2)}))
+	require.Equal(t, []bool{false, true, false, true}, bools.Tensor().Dense.(*ndarray.Dense[bool]).Data())
+
+	for _, tc := range []struct {
+		name string
+		add  Tensor
+		err  error
+	}{
+		{"another dtype", Tensor{Dense: ndarray.New[float64](1, 3)}, ndarray.ErrDType},
+		{"another cell shape", Tensor{Dense: ndarray.New[float32](1, 4)}, ndarray.ErrShape},
+		{"a scalar", Tensor{Dense: ndarray.New[float32]()}, ndarray.ErrShape},
+		{"a ragged part", Tensor{Kind: KindRagged}, ndarray.ErrShape},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := NewStacker(part(1, 0), 2)
+			require.NoError(t, err)
+			require.NoError(t, s.Add(part(1, 0)))
+			require.ErrorIs(t, s.Add(tc.add), tc.err)
+			require.Equal(t, ndarray.Shape{1, 3}, s.Tensor().Shape(), "a refused part adds nothing")
+		})
+	}
+	_, err = NewStacker(Tensor{Dense: ndarray.New[float32]()}, 0)
+	require.ErrorIs(t, err, ndarray.ErrShape)
+	_, err = NewStacker(Tensor{Dense: ndarray.New[string](2)}, 0)
+	require.ErrorIs(t, err, ndarray.ErrDType)
+}
