@@ -31,8 +31,9 @@ type streamDecoder struct {
 }
 
 // maxPreallocation bounds what a result is allocated for before its rows arrive, whatever a
-// peer announces: past it, the result grows as rows come.
-const maxPreallocation = 4 << 30
+// peer announces (a peer that lies must not make a client allocate what it cannot hold):
+// past it, the result grows as rows come, by doubling.
+const maxPreallocation = 1 << 30
 
 // add decodes one FlightData's metadata and body. A message of application metadata only
 // (no metadata header) adds nothing.
