@@ -2,9 +2,10 @@ package flight
 
 import (
 	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/ipc"
@@ -45,9 +46,10 @@ func (s *streamDecoder) add(header, body []byte) error {
 		return nil
 	}
 	if s.dec == nil {
-		// Copies (decompressed, byte-swapped) come from a Go allocator, whose memory the
-		// garbage collector reclaims once no tensor views it: tensors outlive the records.
-		dec, err := ipc.NewBatchDecoder(header, ipc.BatchOptions{Limits: s.lim, Allocator: memory.NewGoAllocator(), SkipUnsupported: true})
+		// Copies (decompressed, byte-swapped, aligned) come from Go memory, which the garbage
+		// collector reclaims once no tensor views it: tensors outlive the records. A stacked
+		// stream releases each record once copied, and its next copies reuse that memory.
+		dec, err := ipc.NewBatchDecoder(header, ipc.BatchOptions{Limits: s.lim, Allocator: &reusingAllocator{}, SkipUnsupported: true})
 		if err != nil {
 			return err
 		}
@@ -116,5 +118,51 @@ func (s *streamDecoder) release() {
 	s.records = nil
 	if s.dec != nil {
 		s.dec.Release()
+	}
+}
+
+// reusingAllocator allocates Go memory, handing out again what was freed to it: the copies
+// ipc's decoder makes of a stacked stream's bodies (decompressed, or aligned when a codec
+// could not align them) take the same few buffers message after message, instead of new
+// zeroed memory that becomes garbage at once. Memory of a record still held is never handed
+// out: only what its release freed.
+type reusingAllocator struct {
+	mu   sync.Mutex
+	free [][]byte
+}
+
+// maxFreeBuffers bounds the buffers a reusingAllocator keeps: the copies of one message.
+const maxFreeBuffers = 4
+
+// Allocate returns n bytes, not zeroed when reused: the decoder writes every byte it reads.
+func (a *reusingAllocator) Allocate(n int) []byte {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for i, b := range a.free {
+		if cap(b) >= n {
+			a.free = slices.Delete(a.free, i, i+1)
+			return b[:n]
+		}
+	}
+	return make([]byte, n)
+}
+
+// Reallocate returns b grown to n bytes, its contents kept.
+func (a *reusingAllocator) Reallocate(n int, b []byte) []byte {
+	if cap(b) >= n {
+		return b[:n]
+	}
+	grown := a.Allocate(n)
+	copy(grown, b)
+	a.Free(b)
+	return grown
+}
+
+// Free keeps b for a later Allocate.
+func (a *reusingAllocator) Free(b []byte) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if cap(b) > 0 && len(a.free) < maxFreeBuffers {
+		a.free = append(a.free, b[:cap(b)])
 	}
 }
