@@ -1,7 +1,9 @@
 package flight
 
 import (
+	"bytes"
 	"fmt"
+	"unsafe"
 
 	arrowflight "github.com/apache/arrow/go/v17/arrow/flight"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -11,8 +13,14 @@ import (
 // flightDataCodec is the gRPC codec of a Client's DoGet streams: it decodes a FlightData's
 // data_header, app_metadata and data_body as views of the message gRPC received, where the
 // generated code would copy each (a record batch's body is most of the message). gRPC
-// allocates each received message afresh (no receive buffer pool is configured), so the
-// views stay valid after the next message arrives; ipc's decoder verifies the bytes.
+// allocates each received message afresh (no receive buffer pool is configured) and does not
+// touch it after Unmarshal (no stats handler is installed), so the views stay valid after the
+// next message arrives; ipc's decoder verifies the bytes.
+//
+// A body sits at whatever offset the fields before it leave, so its values are seldom
+// aligned, and ipc's decoder would copy them to align them. The codec moves a misaligned
+// body to the start of the message instead (copying the small header and metadata out
+// first): the body's values are then viewed where they arrived.
 type flightDataCodec struct{}
 
 // Name returns "proto": the content-subtype of the messages is unchanged.
@@ -38,6 +46,7 @@ func (flightDataCodec) Unmarshal(data []byte, v any) error {
 		return proto.Unmarshal(data, m)
 	}
 	fd.Reset()
+	start := data
 	for len(data) > 0 {
 		num, typ, n := protowire.ConsumeTag(data)
 		if n < 0 {
@@ -73,5 +82,15 @@ func (flightDataCodec) Unmarshal(data []byte, v any) error {
 			fd.DataBody = b[:len(b):len(b)]
 		}
 	}
+	if len(fd.DataBody) > 0 && !aligned8(fd.DataBody) && aligned8(start) {
+		fd.DataHeader = bytes.Clone(fd.DataHeader)
+		fd.AppMetadata = bytes.Clone(fd.AppMetadata)
+		n := copy(start, fd.DataBody) // overlapping: copy moves
+		fd.DataBody = start[:n:n]
+	}
 	return nil
 }
+
+// aligned8 reports whether b starts at a multiple of 8 bytes, the widest alignment of a
+// number in a record batch's buffers.
+func aligned8(b []byte) bool { return uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 == 0 }

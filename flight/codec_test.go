@@ -24,8 +24,20 @@ func TestFlightDataCodec(t *testing.T) {
 	var got arrowflight.FlightData
 	require.NoError(t, flightDataCodec{}.Unmarshal(msg, &got))
 	require.True(t, proto.Equal(fd, &got))
-	msg[len(msg)-1] = 9 // the body's last byte: a view sees it
-	require.Equal(t, byte(9), got.DataBody[len(got.DataBody)-1])
+	// the body is a view of the message, moved to its start to be aligned
+	require.True(t, aligned8(got.DataBody))
+	require.Same(t, &msg[0], &got.DataBody[0])
+
+	// an aligned message whose body is already aligned is viewed where it is
+	for pad := range 8 {
+		fd.DataHeader = make([]byte, 8+pad)
+		msg, err := flightDataCodec{}.Marshal(fd)
+		require.NoError(t, err)
+		var got arrowflight.FlightData
+		require.NoError(t, flightDataCodec{}.Unmarshal(msg, &got))
+		require.True(t, proto.Equal(fd, &got), "pad %d", pad)
+		require.True(t, aligned8(got.DataBody), "pad %d", pad)
+	}
 
 	for _, bad := range [][]byte{{0x12}, {0x12, 0x05, 'a'}, {0x82, 0x3e, 0xff, 0xff, 0xff, 0xff, 0x7f}, {0x0a, 0x02, 0xff, 0x01}} {
 		require.Error(t, flightDataCodec{}.Unmarshal(bad, &arrowflight.FlightData{}), "%x", bad)
