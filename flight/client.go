@@ -773,7 +773,7 @@ func (c *Client) action(ctx context.Context, typ string, body []byte) error {
 func (c *Client) put(ctx context.Context, desc *arrowflight.FlightDescriptor, recs []arrow.Record) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stream, err := c.fc.DoPut(ctx)
+	stream, err := c.fc.DoPut(ctx, grpc.ForceCodec(flightDataCodec{}))
 	if err != nil {
 		return c.remote(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// flightDataCodec is the gRPC codec of a Client's DoGet streams: it decodes a FlightData's
+// flightDataCodec is the gRPC codec of ndarrow's Flight calls, both sides: it decodes a FlightData's
 // data_header, app_metadata and data_body as views of the message gRPC received, where the
 // generated code would copy each (a record batch's body is most of the message). gRPC
 // allocates each received message afresh (no receive buffer pool is configured) and does not
@@ -26,13 +26,63 @@ type flightDataCodec struct{}
 // Name returns "proto": the content-subtype of the messages is unchanged.
 func (flightDataCodec) Name() string { return "proto" }
 
-// Marshal marshals v, a protobuf message, as the default codec does.
+// Marshal marshals v, a protobuf message, as the default codec does, but for a FlightData:
+// its data_header is padded with zeros (which a flatbuffer reader ignores, as in Arrow IPC
+// files) so that data_body starts at a multiple of 8 bytes into the message, where any
+// receiver can view its values without moving them.
 func (flightDataCodec) Marshal(v any) ([]byte, error) {
-	m, ok := v.(proto.Message)
+	fd, ok := v.(*arrowflight.FlightData)
 	if !ok {
-		return nil, fmt.Errorf("flight: cannot marshal %T", v)
+		m, ok := v.(proto.Message)
+		if !ok {
+			return nil, fmt.Errorf("flight: cannot marshal %T", v)
+		}
+		return proto.Marshal(m)
 	}
-	return proto.Marshal(m)
+	var desc []byte
+	if fd.FlightDescriptor != nil {
+		var err error
+		if desc, err = proto.Marshal(fd.FlightDescriptor); err != nil {
+			return nil, err
+		}
+	}
+	field := func(num protowire.Number, n int, present bool) int {
+		if !present {
+			return 0
+		}
+		return protowire.SizeTag(num) + protowire.SizeBytes(n)
+	}
+	head, body := len(fd.DataHeader), len(fd.DataBody)
+	pad := 0
+	before := func() int { // the bytes before the body's own
+		return field(1, len(desc), fd.FlightDescriptor != nil) + field(2, head+pad, head > 0) +
+			field(3, len(fd.AppMetadata), len(fd.AppMetadata) > 0) + protowire.SizeTag(1000) + protowire.SizeVarint(uint64(body))
+	}
+	if head > 0 && body > 0 {
+		for before()%8 != 0 && pad < 16 {
+			pad++
+		}
+	}
+	out := make([]byte, 0, before()+body)
+	if fd.FlightDescriptor != nil {
+		out = protowire.AppendTag(out, 1, protowire.BytesType)
+		out = protowire.AppendBytes(out, desc)
+	}
+	if head > 0 {
+		out = protowire.AppendTag(out, 2, protowire.BytesType)
+		out = protowire.AppendVarint(out, uint64(head+pad))
+		out = append(out, fd.DataHeader...)
+		out = append(out, make([]byte, pad)...)
+	}
+	if len(fd.AppMetadata) > 0 {
+		out = protowire.AppendTag(out, 3, protowire.BytesType)
+		out = protowire.AppendBytes(out, fd.AppMetadata)
+	}
+	if body > 0 {
+		out = protowire.AppendTag(out, 1000, protowire.BytesType)
+		out = protowire.AppendBytes(out, fd.DataBody)
+	}
+	return out, nil
 }
 
 // Unmarshal decodes a FlightData viewing data, and any other message as the default codec.

@@ -9,34 +9,44 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// TestFlightDataCodec: what the codec decodes is what the generated code decodes, the
-// byte fields views of the message, and a malformed message an error.
+// TestFlightDataCodec: what the codec marshals, the generated code unmarshals, the header
+// padded with zeros so that the body is aligned in the message; what it unmarshals is what the
+// generated code unmarshals, the byte fields views of the message, the body aligned; a
+// malformed message is an error.
 func TestFlightDataCodec(t *testing.T) {
-	fd := &arrowflight.FlightData{
-		FlightDescriptor: &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorPATH, Path: []string{"x"}},
-		DataHeader:       []byte("header"),
-		AppMetadata:      []byte("meta"),
-		DataBody:         make([]byte, 1<<16),
-	}
-	fd.DataBody[7] = 7
-	msg, err := flightDataCodec{}.Marshal(fd)
-	require.NoError(t, err)
-	var got arrowflight.FlightData
-	require.NoError(t, flightDataCodec{}.Unmarshal(msg, &got))
-	require.True(t, proto.Equal(fd, &got))
-	// the body is a view of the message, moved to its start to be aligned
-	require.True(t, aligned8(got.DataBody))
-	require.Same(t, &msg[0], &got.DataBody[0])
-
-	// an aligned message whose body is already aligned is viewed where it is
-	for pad := range 8 {
-		fd.DataHeader = make([]byte, 8+pad)
+	for pad := range 9 {
+		fd := &arrowflight.FlightData{
+			FlightDescriptor: &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorPATH, Path: []string{"x"}},
+			DataHeader:       bytes.Repeat([]byte{'h'}, 8+pad),
+			AppMetadata:      []byte("meta"),
+			DataBody:         make([]byte, 1<<16),
+		}
+		fd.DataBody[7] = 7
 		msg, err := flightDataCodec{}.Marshal(fd)
 		require.NoError(t, err)
+		var generated arrowflight.FlightData
+		require.NoError(t, proto.Unmarshal(msg, &generated))
+		require.Equal(t, fd.DataBody, generated.DataBody)
+		require.Equal(t, fd.AppMetadata, generated.AppMetadata)
+		require.True(t, proto.Equal(fd.FlightDescriptor, generated.FlightDescriptor))
+		padding := generated.DataHeader[len(fd.DataHeader):]
+		require.Equal(t, fd.DataHeader, generated.DataHeader[:len(fd.DataHeader)])
+		require.Equal(t, make([]byte, len(padding)), padding)
+		require.Zero(t, (len(msg)-len(fd.DataBody))%8, "pad %d: the body starts at a multiple of 8", pad)
+
 		var got arrowflight.FlightData
 		require.NoError(t, flightDataCodec{}.Unmarshal(msg, &got))
-		require.True(t, proto.Equal(fd, &got), "pad %d", pad)
-		require.True(t, aligned8(got.DataBody), "pad %d", pad)
+		require.True(t, proto.Equal(&generated, &got))
+		require.True(t, aligned8(got.DataBody))
+		require.Same(t, &msg[len(msg)-len(fd.DataBody)], &got.DataBody[0], "a view where it arrived")
+
+		// a peer's message, body misaligned: moved to the message's start, still a view
+		peer, err := proto.Marshal(&arrowflight.FlightData{DataHeader: fd.DataHeader, DataBody: fd.DataBody})
+		require.NoError(t, err)
+		require.NoError(t, flightDataCodec{}.Unmarshal(peer, &got))
+		require.Equal(t, fd.DataHeader, got.DataHeader)
+		require.Equal(t, fd.DataBody, got.DataBody)
+		require.True(t, aligned8(got.DataBody))
 	}
 
 	for _, bad := range [][]byte{{0x12}, {0x12, 0x05, 'a'}, {0x82, 0x3e, 0xff, 0xff, 0xff, 0xff, 0x7f}, {0x0a, 0x02, 0xff, 0x01}} {

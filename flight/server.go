@@ -141,6 +141,7 @@ func NewServer(store *Store, opts Options) (*Server, error) {
 		// one batch); MaxPutBytes bounds it, as it bounds the whole upload.
 		grpc.MaxRecvMsgSize(int(min(max(int64(opts.MaxMessageBytes), opts.MaxPutBytes+messageHeadroom), math.MaxInt32))),
 		grpc.MaxSendMsgSize(opts.MaxMessageBytes),
+		grpc.ForceServerCodec(flightDataCodec{}),
 		grpc.InitialWindowSize(streamWindow),
 		grpc.InitialConnWindowSize(connWindow),
 		grpc.ReadBufferSize(socketBuffer),
