@@ -1,6 +1,7 @@
 package flight
 
 import (
+	"bytes"
 	"context"
 	crand "crypto/rand"
 	"crypto/tls"
@@ -23,6 +24,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/experimental"
 
 	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/ipc"
@@ -160,6 +162,10 @@ func Dial(uri string, opts ClientOptions) (*Client, error) {
 		// Flow-control windows and socket buffers sized for record batches of megabytes:
 		// gRPC's defaults (64 KiB windows grown by its estimate, 32 KiB buffers) leave a
 		// loopback or LAN stream waiting on window updates.
+		// Received messages are read into buffers gRPC takes back after each Unmarshal, instead
+		// of new zeroed memory each: a DoGet's codec decodes each message before returning
+		// (streamCodec), every other call's codec copies what it keeps.
+		experimental.WithRecvBufferPool(grpc.NewSharedBufferPool()),
 		grpc.WithInitialWindowSize(streamWindow),
 		grpc.WithInitialConnWindowSize(connWindow),
 		grpc.WithReadBufferSize(socketBuffer),
@@ -566,31 +572,42 @@ func (g *getter) count(n int) error {
 	return nil
 }
 
-// fetch reads the stream of one ticket, each message decoded as it arrives, and returns the
-// tensors it holds (views of the messages received where they can be).
+// fetch reads the stream of one ticket, each message decoded as it arrives (inside the
+// codec's Unmarshal, while gRPC's buffer is lent: see streamCodec), and returns the tensors it
+// holds.
 func (g *getter) fetch(ctx context.Context, c *Client, t *arrowflight.Ticket) ([]dataset.Tensor, error) {
-	stream, err := c.fc.DoGet(ctx, t, grpc.ForceCodec(flightDataCodec{}))
+	dec := &streamDecoder{name: g.name, lim: g.lim, capRows: g.rows, capBytes: g.limit}
+	defer dec.release()
+	codec := &streamCodec{decode: func(fd *arrowflight.FlightData) error {
+		if err := g.count(len(fd.GetDataHeader()) + len(fd.GetDataBody())); err != nil {
+			return err
+		}
+		header, body := bytes.Clone(fd.GetDataHeader()), fd.GetDataBody()
+		if !dec.stacked {
+			body = bytes.Clone(body) // the records keep views of it
+		}
+		if err := dec.add(header, body); err != nil {
+			return err
+		}
+		if s := dec.schema(); s != nil && !s.Equal(g.schema) {
+			return fmt.Errorf("the stream's schema %v is not the FlightInfo's %v: %w", s, g.schema, ipc.ErrInvalid)
+		}
+		return nil
+	}}
+	stream, err := c.fc.DoGet(ctx, t, grpc.ForceCodec(codec))
 	if err != nil {
 		return nil, err
 	}
-	dec := &streamDecoder{name: g.name, lim: g.lim, capRows: g.rows, capBytes: g.limit}
-	defer dec.release()
 	for {
-		fd, err := stream.Recv()
+		_, err := stream.Recv()
+		if codec.err != nil {
+			return nil, codec.err
+		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return nil, err
-		}
-		if err := g.count(len(fd.GetDataHeader()) + len(fd.GetDataBody())); err != nil {
-			return nil, err
-		}
-		if err := dec.add(fd.GetDataHeader(), fd.GetDataBody()); err != nil {
-			return nil, err
-		}
-		if s := dec.schema(); s != nil && !s.Equal(g.schema) {
-			return nil, fmt.Errorf("the stream's schema %v is not the FlightInfo's %v: %w", s, g.schema, ipc.ErrInvalid)
 		}
 	}
 	return dec.tensors()

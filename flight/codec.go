@@ -10,17 +10,19 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// flightDataCodec is the gRPC codec of ndarrow's Flight calls, both sides: it decodes a FlightData's
-// data_header, app_metadata and data_body as views of the message gRPC received, where the
-// generated code would copy each (a record batch's body is most of the message). gRPC
-// allocates each received message afresh (no receive buffer pool is configured) and does not
-// touch it after Unmarshal (no stats handler is installed), so the views stay valid after the
-// next message arrives; ipc's decoder verifies the bytes.
+// flightDataCodec is the gRPC codec of ndarrow's Flight calls, both sides. It decodes a
+// FlightData's data_header, app_metadata and data_body as views of the message gRPC received,
+// where the generated code would copy each (a record batch's body is most of the message). A
+// Server's gRPC allocates each received message afresh (no receive buffer pool is configured)
+// and does not touch it after Unmarshal (no stats handler is installed), so a DoPut's records
+// may keep viewing it. A Client's connection reuses its receive buffers, so its DoGet streams
+// decode each message inside Unmarshal (streamCodec) and keep copies only.
 //
 // A body sits at whatever offset the fields before it leave, so its values are seldom
 // aligned, and ipc's decoder would copy them to align them. The codec moves a misaligned
 // body to the start of the message instead (copying the small header and metadata out
-// first): the body's values are then viewed where they arrived.
+// first): the body's values are then viewed where they arrived. Marshal, in turn, lays a
+// message out so that its body is aligned.
 type flightDataCodec struct{}
 
 // Name returns "proto": the content-subtype of the messages is unchanged.
@@ -144,3 +146,29 @@ func (flightDataCodec) Unmarshal(data []byte, v any) error {
 // aligned8 reports whether b starts at a multiple of 8 bytes, the widest alignment of a
 // number in a record batch's buffers.
 func aligned8(b []byte) bool { return uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 == 0 }
+
+// streamCodec is the codec of one DoGet stream of a Client: it decodes each FlightData inside
+// Unmarshal, through decode, while the message's bytes are gRPC's to lend (a Client's
+// connection reads messages into buffers it reuses as soon as Unmarshal returns); decode
+// copies what it keeps. Unmarshal leaves the FlightData's byte fields empty and keeps
+// decode's error in err, which the stream's reader checks after each Recv (an error
+// returned to gRPC would reach the reader as a status without its sentinels).
+type streamCodec struct {
+	flightDataCodec
+	decode func(fd *arrowflight.FlightData) error
+	err    error
+}
+
+// Unmarshal decodes a FlightData through decode, and any other message as flightDataCodec.
+func (c *streamCodec) Unmarshal(data []byte, v any) error {
+	fd, ok := v.(*arrowflight.FlightData)
+	if !ok || c.err != nil {
+		return c.flightDataCodec.Unmarshal(data, v)
+	}
+	if err := c.flightDataCodec.Unmarshal(data, fd); err != nil {
+		return err
+	}
+	c.err = c.decode(fd)
+	fd.DataHeader, fd.AppMetadata, fd.DataBody = nil, nil, nil // gRPC's again
+	return nil
+}
