@@ -376,11 +376,12 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return finishCommand(stderr, "get", err)
 	}
-	// What get holds is the tensor, received into place, and the messages on their way,
-	// which are garbage once copied: collected when the heap has grown a tenth, not doubled,
-	// the process peaks near the tensor's size. The tensor holds no pointers, so a
-	// collection does not scan it.
-	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	// What get holds is the tensor, received into place, and what is garbage once a message
+	// is copied in: collected when the heap has grown by 2%, not doubled, the process peaks
+	// near the tensor's size (1.07× for 1 GiB; see BENCHMARKS.md). The tensor holds no
+	// pointers, so a collection does not scan it, and little else is allocated: collections
+	// are few and short.
+	defer debug.SetGCPercent(debug.SetGCPercent(2))
 	err = withClient(uri, func(c *flight.Client) error {
 		var opts []flight.GetOption
 		if isTerminal(stderr) {
