@@ -2,6 +2,7 @@ package flight
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -507,4 +509,57 @@ func setFirstNodeLength(t *testing.T, header []byte, n int64) {
 	var node arrowfb.FieldNode
 	require.True(t, rb.Nodes(&node, 0))
 	require.True(t, node.MutateLength(n))
+}
+
+// TestConcurrentGetsShareOneClient: one Client's Gets at once, over one connection whose
+// receive buffers gRPC reuses between messages and streams, each get its own values: dense
+// streams stacked as they come, tables and ragged columns kept as copies.
+func TestConcurrentGetsShareOneClient(t *testing.T) {
+	_, srv := cppReplay(t)
+	c := dial(t, srv.URI(), ClientOptions{})
+	table := cppTable()
+	big := dataset.Tensor{Name: "big", Dense: cppBig()}
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for i := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var want []dataset.Tensor
+			var got []dataset.Tensor
+			var err error
+			switch i % 3 {
+			case 0:
+				var x dataset.Tensor
+				x, err = c.Get(context.Background(), "big")
+				want, got = []dataset.Tensor{big}, []dataset.Tensor{x}
+			case 1:
+				want = table
+				got, err = c.GetTable(context.Background(), "table")
+			case 2:
+				var x dataset.Tensor
+				x, err = c.Get(context.Background(), "table.tokens")
+				want, got = table[3:4], []dataset.Tensor{x}
+			}
+			if err == nil && len(got) != len(want) {
+				err = fmt.Errorf("get %d: %d tensors, want %d", i, len(got), len(want))
+			}
+			for k := range min(len(got), len(want)) {
+				var w, g bytes.Buffer
+				_, _ = want[k].WriteValues(&w, 1<<30)
+				_, _ = got[k].WriteValues(&g, 1<<30)
+				if err == nil && !bytes.Equal(w.Bytes(), g.Bytes()) {
+					err = fmt.Errorf("get %d: %s: values differ", i, want[k].Name)
+				}
+			}
+			if err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
 }
