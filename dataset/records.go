@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/ndarrow/ndarrow/arrowtensor"
+	"github.com/ndarrow/ndarrow/internal/sentinel"
 	"github.com/ndarrow/ndarrow/ndarray"
 )
 
@@ -297,8 +299,61 @@ func RecordBytes(rec arrow.Record) (int64, error) {
 	return total, nil
 }
 
+// listSpan is byteSpan of a list array of offsets width bytes wide over values.
+func listSpan(arr, values arrow.Array, lo, hi int64, width int, validity int64) (int64, error) {
+	start, end, err := offsetsAt(arr, lo, hi, width, -1)
+	if err != nil {
+		return 0, err
+	}
+	if end > int64(values.Len()) {
+		return 0, fmt.Errorf("dataset: a %v column's offset %d is past its %d values: %w", arr.DataType(), end, values.Len(), ErrOffsets)
+	}
+	b, err := byteSpan(values, start, end)
+	return validity + int64(width)*(hi-lo+1) + b, err
+}
+
+// ErrOffsets is returned for an array whose offsets do not describe its values: missing,
+// decreasing, or past the values. It wraps arrow.ErrInvalid.
+var ErrOffsets = sentinel.New("dataset: invalid offsets", arrow.ErrInvalid)
+
+// offsetsAt returns the offsets of rows lo and hi of arr (relative to its offset), read from
+// its offsets buffer of width-byte integers and checked: present, at least 0, in order, and,
+// with data ≥ 0, within the length of buffer data.
+func offsetsAt(arr arrow.Array, lo, hi int64, width, data int) (start, end int64, err error) {
+	bufs := arr.Data().Buffers()
+	var b []byte
+	if len(bufs) > 1 && bufs[1] != nil {
+		b = bufs[1].Bytes()
+	}
+	i, j := int64(arr.Data().Offset())+lo, int64(arr.Data().Offset())+hi
+	if i < 0 || j < i || j >= int64(len(b)/width) {
+		return 0, 0, fmt.Errorf("dataset: a %v column of %d bytes of offsets for rows %d to %d: %w", arr.DataType(), len(b), i, j, ErrOffsets)
+	}
+	at := func(k int64) int64 {
+		if width == 4 {
+			return int64(int32(binary.LittleEndian.Uint32(b[4*k:])))
+		}
+		return int64(binary.LittleEndian.Uint64(b[8*k:]))
+	}
+	start, end = at(i), at(j)
+	if start < 0 || end < start {
+		return 0, 0, fmt.Errorf("dataset: a %v column's offsets %d and %d for rows %d and %d: %w", arr.DataType(), start, end, i, j, ErrOffsets)
+	}
+	if data >= 0 {
+		have := int64(0)
+		if len(bufs) > data && bufs[data] != nil {
+			have = int64(bufs[data].Len())
+		}
+		if end > have {
+			return 0, 0, fmt.Errorf("dataset: a %v column's offset %d is past its %d bytes: %w", arr.DataType(), end, have, ErrOffsets)
+		}
+	}
+	return start, end, nil
+}
+
 // byteSpan returns the bytes the buffers of rows [lo, hi) of arr take in a record batch
-// body, before padding.
+// body, before padding. Offsets are read from the buffers and checked, not through arrow-go's
+// accessors, which panic on an array a dependency left inconsistent.
 func byteSpan(arr arrow.Array, lo, hi int64) (int64, error) {
 	if hi <= lo {
 		return 0, nil
@@ -317,23 +372,15 @@ func byteSpan(arr arrow.Array, lo, hi int64) (int64, error) {
 		b, err := byteSpan(a.ListValues(), (off+lo)*n, (off+hi)*n)
 		return validity + b, err
 	case *array.List:
-		start, _ := a.ValueOffsets(int(lo))
-		_, end := a.ValueOffsets(int(hi - 1))
-		b, err := byteSpan(a.ListValues(), start, end)
-		return validity + 4*(rows+1) + b, err
+		return listSpan(a, a.ListValues(), lo, hi, 4, validity)
 	case *array.LargeList:
-		start, _ := a.ValueOffsets(int(lo))
-		_, end := a.ValueOffsets(int(hi - 1))
-		b, err := byteSpan(a.ListValues(), start, end)
-		return validity + 8*(rows+1) + b, err
-	case *array.String:
-		return validity + 4*(rows+1) + a.ValueOffset64(int(hi)) - a.ValueOffset64(int(lo)), nil
-	case *array.LargeString:
-		return validity + 8*(rows+1) + a.ValueOffset64(int(hi)) - a.ValueOffset64(int(lo)), nil
-	case *array.Binary:
-		return validity + 4*(rows+1) + a.ValueOffset64(int(hi)) - a.ValueOffset64(int(lo)), nil
-	case *array.LargeBinary:
-		return validity + 8*(rows+1) + a.ValueOffset64(int(hi)) - a.ValueOffset64(int(lo)), nil
+		return listSpan(a, a.ListValues(), lo, hi, 8, validity)
+	case *array.String, *array.Binary:
+		start, end, err := offsetsAt(arr, lo, hi, 4, 2)
+		return validity + 4*(rows+1) + end - start, err
+	case *array.LargeString, *array.LargeBinary:
+		start, end, err := offsetsAt(arr, lo, hi, 8, 2)
+		return validity + 8*(rows+1) + end - start, err
 	case *array.Struct:
 		total := validity
 		for i := range a.NumField() {

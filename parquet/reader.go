@@ -508,6 +508,11 @@ func (r *Reader) decode(idx int, leaves []int, rg int, rows int64) (arr arrow.Ar
 	if int64(chunked.Len()) != rows {
 		return nil, fmt.Errorf("%d rows decoded of %d: %w", chunked.Len(), rows, ErrInvalid)
 	}
+	for _, c := range chunked.Chunks() { // before anything reads them
+		if err := checkArray(c.Data()); err != nil {
+			return nil, err
+		}
+	}
 	switch chunks := chunked.Chunks(); len(chunks) {
 	case 0:
 		return array.MakeArrayOfNull(r.mem, chunked.DataType(), 0), nil
