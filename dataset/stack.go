@@ -18,6 +18,52 @@ type Stacker struct {
 type rowStack interface {
 	add(a ndarray.Array) error
 	array() ndarray.Array
+	filled() int64 // the rows added
+}
+
+// NewStackers returns Stackers for consecutive blocks of one tensor like first (see
+// NewStacker), the i-th taking exactly rows[i] rows, all held in one allocation, and whole,
+// which returns the tensor they filled once each has been given its rows (an error wrapping
+// ndarray.ErrShape names a block given fewer; Add refuses more). The Stackers may be filled
+// from different goroutines at once, one goroutine each: the parts of a tensor several
+// servers send. The whole is allocated at once: bound rows before calling.
+func NewStackers(first Tensor, rows []int64) (parts []*Stacker, whole func() (Tensor, error), err error) {
+	if first.Dense == nil || first.Dense.Rank() == 0 {
+		return nil, nil, fmt.Errorf("dataset: %s: only dense tensors of rank 1 or more stack: %w", first.Name, ndarray.ErrShape)
+	}
+	ops, err := opsOf(first.DType())
+	if err != nil {
+		return nil, nil, fmt.Errorf("dataset: %s: %w", first.Name, err)
+	}
+	cell := first.Shape()[1:]
+	if err := cell.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("dataset: %s: %w", first.Name, err)
+	}
+	total := int64(0)
+	for i, r := range rows {
+		if r < 0 || total+r < total || (total+r)*max(cell.Size(), 1)/max(cell.Size(), 1) != total+r {
+			return nil, nil, fmt.Errorf("dataset: %s: block %d of %d rows: %w", first.Name, i, r, ndarray.ErrShape)
+		}
+		total += r
+	}
+	out := first
+	out.Dense = nil
+	stacks, all := ops.stackParts(cell, rows)
+	parts = make([]*Stacker, len(stacks))
+	for i, st := range stacks {
+		parts[i] = &Stacker{first: out, stack: st}
+	}
+	whole = func() (Tensor, error) {
+		for i, st := range stacks {
+			if got := st.filled(); got != rows[i] {
+				return Tensor{}, fmt.Errorf("dataset: %s: block %d holds %d rows of %d: %w", first.Name, i, got, rows[i], ndarray.ErrShape)
+			}
+		}
+		t := out
+		t.Dense = all()
+		return t, nil
+	}
+	return parts, whole, nil
 }
 
 // NewStacker returns a Stacker for tensors like first (which it does not add): dense, of its
@@ -66,7 +112,34 @@ type denseStack[T ndarray.Element] struct {
 	cellSize int64
 	rows     int64
 	data     []T
+	fixed    bool // a block of a larger allocation: it does not grow
 }
+
+// newDenseParts returns denseStacks for consecutive blocks of rows[i] rows of one
+// allocation, and the array of all of it.
+func newDenseParts[T ndarray.Element](cell ndarray.Shape, rows []int64) ([]rowStack, func() ndarray.Array) {
+	size := cell.Size()
+	total := int64(0)
+	for _, r := range rows {
+		total += r
+	}
+	data := make([]T, total*size)
+	parts := make([]rowStack, len(rows))
+	at := int64(0)
+	for i, r := range rows {
+		parts[i] = &denseStack[T]{cell: cell, cellSize: size, data: data[at*size : at*size : (at+r)*size], fixed: true}
+		at += r
+	}
+	return parts, func() ndarray.Array {
+		d, err := ndarray.FromSlice(data, append(ndarray.Shape{total}, cell...)...)
+		if err != nil { // the blocks' rows are the data's length: cannot happen
+			panic(err)
+		}
+		return d
+	}
+}
+
+func (s *denseStack[T]) filled() int64 { return s.rows }
 
 func newDenseStack[T ndarray.Element](cell ndarray.Shape, capRows int64) rowStack {
 	s := &denseStack[T]{cell: cell, cellSize: cell.Size()}
@@ -87,6 +160,9 @@ func (s *denseStack[T]) add(a ndarray.Array) error {
 	n := d.Dim(0) * s.cellSize
 	at := int64(len(s.data))
 	if at+n > int64(cap(s.data)) {
+		if s.fixed {
+			return fmt.Errorf("%d rows more than the %d announced: %w", d.Dim(0), int64(cap(s.data))/max(s.cellSize, 1), ndarray.ErrShape)
+		}
 		grown := make([]T, at, max(2*int64(cap(s.data)), at+n))
 		copy(grown, s.data)
 		s.data = grown

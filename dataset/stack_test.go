@@ -1,8 +1,10 @@
 package dataset
 
 import (
+	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndarrow/ndarrow/ndarray"
@@ -64,4 +66,47 @@ func TestStacker(t *testing.T) {
 	require.ErrorIs(t, err, ndarray.ErrShape)
 	_, err = NewStacker(Tensor{Dense: ndarray.New[string](2)}, 0)
 	require.ErrorIs(t, err, ndarray.ErrDType)
+}
+
+// TestNewStackers: blocks of one allocation filled at once from several goroutines give the
+// whole; a block given more rows than its own, or fewer, is an error.
+func TestNewStackers(t *testing.T) {
+	rows := []int64{3, 0, 5, 2}
+	first := Tensor{Name: "x", Kind: KindFixedShape, Dense: ndarray.New[int32](0, 2)}
+	parts, whole, err := NewStackers(first, rows)
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	at := int64(0)
+	for i, r := range rows {
+		start := at
+		at += r
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := int64(0); k < r; k++ { // one row at a time
+				row := ndarray.FromFunc(func(j []int64) int32 { return int32((start+k)*2 + j[1]) }, 1, 2)
+				assert.NoError(t, parts[i].Add(Tensor{Dense: row}))
+			}
+		}()
+	}
+	wg.Wait()
+	got, err := whole()
+	require.NoError(t, err)
+	require.Equal(t, KindFixedShape, got.Kind)
+	d := got.Dense.(*ndarray.Dense[int32])
+	require.Equal(t, ndarray.Shape{10, 2}, d.Shape())
+	for i, v := range d.Data() {
+		require.Equal(t, int32(i), v)
+	}
+
+	parts, whole, err = NewStackers(first, []int64{1, 1})
+	require.NoError(t, err)
+	require.ErrorIs(t, parts[0].Add(Tensor{Dense: ndarray.New[int32](2, 2)}), ndarray.ErrShape)
+	require.NoError(t, parts[0].Add(Tensor{Dense: ndarray.New[int32](1, 2)}))
+	_, err = whole()
+	require.ErrorIs(t, err, ndarray.ErrShape, "block 1 holds none of its row")
+	_, _, err = NewStackers(first, []int64{-1})
+	require.ErrorIs(t, err, ndarray.ErrShape)
+	_, _, err = NewStackers(first, []int64{1 << 62, 1 << 62})
+	require.ErrorIs(t, err, ndarray.ErrShape)
 }

@@ -29,11 +29,13 @@ type typedOps struct {
 	writeSparse   func(w io.Writer, a sparse.Array, names []string, md arrow.Metadata) error
 	padRagged     func(a ragged.Any, pad float64, maxDense int64) (ndarray.Array, error)
 	stack         func(cell ndarray.Shape, capRows int64) rowStack
+	stackParts    func(cell ndarray.Shape, rows []int64) ([]rowStack, func() ndarray.Array)
 }
 
 func opsFor[T ndarray.Numeric]() typedOps {
 	return typedOps{
-		stack: newDenseStack[T],
+		stack:      newDenseStack[T],
+		stackParts: newDenseParts[T],
 		column: func(chunks []*arrowtensor.FixedShapeTensorArray) (ndarray.Array, error) {
 			if len(chunks) == 0 {
 				return nil, fmt.Errorf("a column of no chunks: %w", ndarray.ErrShape)
@@ -104,7 +106,8 @@ var errBoolTensor = fmt.Errorf("bool tensors cannot be Arrow Tensor messages (a 
 // fixed_size_list columns of bool values (bit-packed, so always copied), no Tensor messages.
 // Batch writes them as plain fixed_size_list<bool> columns (see Tensor.column).
 var boolOps = typedOps{
-	stack: newDenseStack[bool],
+	stack:      newDenseStack[bool],
+	stackParts: newDenseParts[bool],
 	column: func(chunks []*arrowtensor.FixedShapeTensorArray) (ndarray.Array, error) {
 		if len(chunks) == 0 {
 			return nil, fmt.Errorf("a column of no chunks: %w", ndarray.ErrShape)

@@ -563,3 +563,40 @@ func TestConcurrentGetsShareOneClient(t *testing.T) {
 		require.NoError(t, err)
 	}
 }
+
+// TestBlocksHoldWhatWasAnnounced: a stream received into its block of a whole (a shard's part)
+// that sends more rows than its endpoint announced is refused as they come; fewer, when the
+// whole is assembled.
+func TestBlocksHoldWhatWasAnnounced(t *testing.T) {
+	lim := limits.Limits{}.WithDefaults()
+	msgs := flightMessages(dataset.Tensor{Dense: ndarray.FromFunc(func(i []int64) float32 { return float32(i[0]) }, 4, 2)}, "f", 16)
+	require.Greater(t, len(msgs), 2, "several batches")
+	first := dataset.Tensor{Name: "f", Dense: ndarray.New[float32](0, 2)}
+	for _, tc := range []struct {
+		announced int64
+		err       string
+	}{{4, ""}, {3, "more than the 3 announced"}, {5, "holds 4 rows of 5"}} {
+		blocks, whole, err := dataset.NewStackers(first, []int64{tc.announced, 1})
+		require.NoError(t, err)
+		dec := &streamDecoder{name: "f", lim: lim, block: blocks[0]}
+		for _, m := range msgs {
+			if err = dec.add(m.header, m.body); err != nil {
+				break
+			}
+		}
+		dec.release()
+		if err == nil {
+			require.NoError(t, blocks[1].Add(dataset.Tensor{Dense: ndarray.New[float32](1, 2)}))
+			var got dataset.Tensor
+			got, err = whole()
+			if err == nil {
+				require.Equal(t, []float32{0, 0, 1, 1, 2, 2, 3, 3, 0, 0}, got.Dense.(*ndarray.Dense[float32]).Data())
+			}
+		}
+		if tc.err == "" {
+			require.NoError(t, err)
+		} else {
+			require.ErrorContains(t, err, tc.err)
+		}
+	}
+}

@@ -511,6 +511,7 @@ func (c *Client) fetch(ctx context.Context, f found, opts []GetOption) ([]datase
 	}
 	g := &getter{name: name, rows: rows, schema: info.Schema, lim: c.opts.Limits, limit: c.opts.MaxBytes, total: max(fi.TotalBytes, 0), progress: cfg.progress}
 	parts := make([][]dataset.Tensor, len(fi.Endpoint))
+	blocks, whole := endpointBlocks(fi, info, name, c.opts.MaxBytes)
 	errs := make([]error, len(fi.Endpoint))
 	var wg sync.WaitGroup
 	for i, ep := range fi.Endpoint {
@@ -519,7 +520,11 @@ func (c *Client) fetch(ctx context.Context, f found, opts []GetOption) ([]datase
 			defer wg.Done()
 			pc, err := c.at(ep.GetLocation())
 			if err == nil {
-				parts[i], err = g.fetch(ctx, pc, ep.GetTicket())
+				var block *dataset.Stacker
+				if blocks != nil {
+					block = blocks[i]
+				}
+				parts[i], err = g.fetch(ctx, pc, ep.GetTicket(), block)
 			}
 			if err != nil {
 				if pc == nil {
@@ -542,7 +547,47 @@ func (c *Client) fetch(ctx context.Context, f found, opts []GetOption) ([]datase
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("flight: %s: %w", name, err)
 	}
+	if whole != nil {
+		t, err := whole()
+		if err != nil {
+			return nil, fmt.Errorf("flight: %s: %w", name, err)
+		}
+		return g.assemble([][]dataset.Tensor{{t}}, info)
+	}
 	return g.assemble(parts, info)
+}
+
+// endpointBlocks returns, for a dense tensor whose endpoints each say how many rows they send
+// (endpointMetadata, as ndarrow's sharded servers do), Stackers that receive each endpoint's
+// rows into its block of one allocation, and the function that returns the whole; nil for
+// any other flight, whose parts are stacked once all have arrived.
+func endpointBlocks(fi *arrowflight.FlightInfo, info Info, name string, limit int64) ([]*dataset.Stacker, func() (dataset.Tensor, error)) {
+	if len(fi.Endpoint) < 2 {
+		return nil, nil
+	}
+	rows := make([]int64, len(fi.Endpoint))
+	total := int64(0)
+	for i, ep := range fi.Endpoint {
+		var meta endpointMetadata
+		if json.Unmarshal(ep.GetAppMetadata(), &meta) != nil || meta.Rows == nil || *meta.Rows < 0 || total+*meta.Rows < total {
+			return nil, nil
+		}
+		rows[i] = *meta.Rows
+		total += rows[i]
+	}
+	ts, err := dataset.FromRecords(info.Schema, nil, name)
+	if err != nil || len(ts) != 1 || ts[0].Dense == nil || ts[0].Dense.Rank() == 0 {
+		return nil, nil
+	}
+	cell := ts[0].Shape()[1:].Size() * int64(max(ts[0].DType().Size(), 1))
+	if cell > 0 && total > min(limit, maxPreallocation)/cell { // what a peer announces is not trusted past that
+		return nil, nil
+	}
+	blocks, whole, err := dataset.NewStackers(ts[0], rows)
+	if err != nil {
+		return nil, nil
+	}
+	return blocks, whole
 }
 
 // getter is the state the endpoints of one Get share.
@@ -574,9 +619,10 @@ func (g *getter) count(n int) error {
 
 // fetch reads the stream of one ticket, each message decoded as it arrives (inside the
 // codec's Unmarshal, while gRPC's buffer is lent: see streamCodec), and returns the tensors it
-// holds.
-func (g *getter) fetch(ctx context.Context, c *Client, t *arrowflight.Ticket) ([]dataset.Tensor, error) {
-	dec := &streamDecoder{name: g.name, lim: g.lim, capRows: g.rows, capBytes: g.limit}
+// holds; with block, the stream's rows go into it (endpointBlocks) and what it returns is not
+// used.
+func (g *getter) fetch(ctx context.Context, c *Client, t *arrowflight.Ticket, block *dataset.Stacker) ([]dataset.Tensor, error) {
+	dec := &streamDecoder{name: g.name, lim: g.lim, capRows: g.rows, capBytes: g.limit, block: block}
 	defer dec.release()
 	codec := &streamCodec{decode: func(fd *arrowflight.FlightData) error {
 		if err := g.count(len(fd.GetDataHeader()) + len(fd.GetDataBody())); err != nil {

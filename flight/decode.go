@@ -29,6 +29,7 @@ type streamDecoder struct {
 	records  []arrow.Record
 	stacked  bool // one dense tensor column: stack the batches as they come
 	stack    *dataset.Stacker
+	block    *dataset.Stacker // where the rows go when given: this stream's block of a whole
 }
 
 // maxPreallocation bounds what a result is allocated for before its rows arrive, whatever a
@@ -59,6 +60,12 @@ func (s *streamDecoder) add(header, body []byte) error {
 			if cell := ts[0].Shape()[1:].Size() * int64(max(ts[0].DType().Size(), 1)); cell > 0 {
 				s.capRows = min(s.capRows, min(s.capBytes, maxPreallocation)/cell)
 			}
+		}
+		if s.block != nil {
+			if !s.stacked {
+				return fmt.Errorf("a stream of %v for a block of a dense tensor: %w", dec.Schema(), ipc.ErrInvalid)
+			}
+			s.stack = s.block
 		}
 		return nil
 	}

@@ -423,6 +423,11 @@ func TestShardedFetch(t *testing.T) {
 		got, err := GetDense[float32](context.Background(), c, "x")
 		require.NoError(t, err)
 		require.True(t, sameBits(got, whole))
+		// each endpoint says its rows: the parts are received into blocks of one allocation
+		fi, err := c.fc.GetFlightInfo(context.Background(), pathDescriptor("x"))
+		require.NoError(t, err)
+		blocks, _ := endpointBlocks(fi, info, "x", DefaultMaxGetBytes)
+		require.Len(t, blocks, 3)
 
 		r, err := c.Get(context.Background(), "r")
 		require.NoError(t, err)

@@ -205,10 +205,19 @@ func metadataOf(t dataset.Tensor) tensorMetadata {
 	return tensorMetadata{Kind: string(t.Kind), DType: t.DType().String(), Shape: t.Shape(), DimNames: t.DimNames}
 }
 
+// endpointMetadata is the app_metadata of a FlightEndpoint ndarrow serves: the rows its
+// stream sends, so that a client fetching the endpoints of several servers at once receives
+// each into its block of one allocation.
+type endpointMetadata struct {
+	Rows *int64 `json:"rows"`
+}
+
 // localInfo describes the tensor of entry e as served here.
 func (s *Server) localInfo(name string, e *entry) *arrowflight.FlightInfo {
 	meta, _ := json.Marshal(e.meta)
-	ep := &arrowflight.FlightEndpoint{Ticket: &arrowflight.Ticket{Ticket: []byte(name)}}
+	rows := e.rows
+	epMeta, _ := json.Marshal(endpointMetadata{Rows: &rows})
+	ep := &arrowflight.FlightEndpoint{Ticket: &arrowflight.Ticket{Ticket: []byte(name)}, AppMetadata: epMeta}
 	if s.opts.Location != "" {
 		ep.Location = []*arrowflight.Location{{Uri: s.opts.Location}}
 	}
