@@ -380,8 +380,8 @@ func WithProgress(f func(received, total int64)) GetOption {
 // column of a table as List names it (NAME.COLUMN); a flight of several tensor columns is an
 // error wrapping ErrTable (GetTable fetches them all). A dense tensor is received into one
 // row-major array, allocated once for the rows the FlightInfo announces (growing past them, up
-// to ClientOptions.MaxBytes), each message copied in and dropped as the next arrives, so the
-// tensor is held once; other tensors view the messages received. Everything received is
+// to ClientOptions.MaxBytes), each message's values copied in as it arrives, so the tensor is
+// held once; other tensors view copies of the message bodies. Everything received is
 // verified before it is decoded.
 func (c *Client) Get(ctx context.Context, name string, opts ...GetOption) (dataset.Tensor, error) {
 	f, err := c.find(ctx, name)
