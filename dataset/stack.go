@@ -2,6 +2,8 @@ package dataset
 
 import (
 	"fmt"
+	"slices"
+	"unsafe"
 
 	"github.com/ndarrow/ndarrow/ndarray"
 )
@@ -176,9 +178,18 @@ func (s *denseStack[T]) add(a ndarray.Array) error {
 	return nil
 }
 
+// maxSlack is the storage a Stacker's result may leave unused past its rows: more, and the
+// rows are moved into storage of their size (a peer announced more rows than it sent, or the
+// storage doubled past the last rows), so the result holds no more than it needs.
+const maxSlack = 1 << 20
+
 func (s *denseStack[T]) array() ndarray.Array {
 	shape := append(ndarray.Shape{s.rows}, s.cell...)
-	d, err := ndarray.FromSlice(s.data[:len(s.data):len(s.data)], shape...)
+	data := s.data[:len(s.data):len(s.data)]
+	if unused := uintptr(cap(s.data)-len(s.data)) * unsafe.Sizeof(*new(T)); !s.fixed && unused > maxSlack && cap(s.data)-len(s.data) > len(s.data)/8 {
+		data = slices.Clone(data)
+	}
+	d, err := ndarray.FromSlice(data, shape...)
 	if err != nil { // the rows added are the data's length: cannot happen
 		panic(err)
 	}

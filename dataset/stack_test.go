@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"runtime"
 	"sync"
 	"testing"
 
@@ -109,4 +110,30 @@ func TestNewStackers(t *testing.T) {
 	require.ErrorIs(t, err, ndarray.ErrShape)
 	_, _, err = NewStackers(first, []int64{1 << 62, 1 << 62})
 	require.ErrorIs(t, err, ndarray.ErrShape)
+}
+
+// TestStackerKeepsNoMoreThanItHolds: storage allocated for more rows than came (a peer that
+// announced more than it sent), or doubled past the last rows, is not kept by the result.
+func TestStackerKeepsNoMoreThanItHolds(t *testing.T) {
+	row := Tensor{Dense: ndarray.New[float64](1, 1024)} // 8 KiB
+	for _, capRows := range []int64{8192, 0} {          // 64 MiB announced; grown by doubling
+		heap := func() uint64 {
+			runtime.GC()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			return ms.HeapAlloc
+		}
+		before := heap()
+		s, err := NewStacker(row, capRows)
+		require.NoError(t, err)
+		for range 300 { // 2.4 MiB
+			require.NoError(t, s.Add(row))
+		}
+		got := s.Tensor()
+		s = nil
+		held := heap() - before
+		require.Equal(t, ndarray.Shape{300, 1024}, got.Shape())
+		require.Less(t, held, uint64(8<<20), "capRows %d: %d bytes held for 2.4 MiB of rows", capRows, held)
+		runtime.KeepAlive(got)
+	}
 }
