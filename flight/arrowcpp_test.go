@@ -600,3 +600,23 @@ func TestBlocksHoldWhatWasAnnounced(t *testing.T) {
 		}
 	}
 }
+
+// TestAPeerThatOverstatesItsRows: a FlightInfo announcing far more rows than its stream holds
+// costs a preallocation bounded by the client's limits, and the result is what came.
+func TestAPeerThatOverstatesItsRows(t *testing.T) {
+	rec, err := flightreplay.Read(cppRecording)
+	require.NoError(t, err)
+	for _, fi := range rec.Infos {
+		fi.TotalRecords = 1 << 40
+	}
+	srv, err := flightreplay.Serve(rec)
+	require.NoError(t, err)
+	t.Cleanup(srv.Stop)
+	c := dial(t, srv.URI(), ClientOptions{MaxBytes: 64 << 20})
+	x, err := c.Get(context.Background(), "big")
+	require.NoError(t, err)
+	requireSameTensor(t, dataset.Tensor{Name: "big", Dense: cppBig()}, x, nil)
+	info, err := c.Info(context.Background(), "big")
+	require.NoError(t, err)
+	require.Equal(t, ndarray.Shape{1 << 40, 256}, info.Shape, "Info says what the peer said")
+}
