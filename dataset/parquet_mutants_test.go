@@ -61,7 +61,8 @@ func TestParquetFilesAndMutantsDoNotPanic(t *testing.T) {
 }
 
 // TestRecordBytesChecksOffsets: offsets that do not describe their values are an error
-// wrapping ErrOffsets, not a panic.
+// wrapping ErrOffsets, not a panic. (Offsets past a string's data arrow-go refuses itself,
+// when the array is built.)
 func TestRecordBytesChecksOffsets(t *testing.T) {
 	offsets := func(vals ...int32) *memory.Buffer {
 		return memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(vals))
@@ -72,20 +73,13 @@ func TestRecordBytesChecksOffsets(t *testing.T) {
 		err  error
 	}{
 		{"binary, valid", array.NewData(arrow.BinaryTypes.Binary, 2, []*memory.Buffer{nil, offsets(0, 1, 3), memory.NewBufferBytes([]byte("abc"))}, nil, 0, 0), nil},
-		{"binary, past its data", array.NewData(arrow.BinaryTypes.Binary, 2, []*memory.Buffer{nil, offsets(0, 1, 9), memory.NewBufferBytes([]byte("abc"))}, nil, 0, 0), ErrOffsets},
+		{"binary, decreasing", array.NewData(arrow.BinaryTypes.Binary, 2, []*memory.Buffer{nil, offsets(3, 2, 1), memory.NewBufferBytes([]byte("abc"))}, nil, 0, 0), ErrOffsets},
 		{"string, decreasing", array.NewData(arrow.BinaryTypes.String, 2, []*memory.Buffer{nil, offsets(2, 1, 0), memory.NewBufferBytes([]byte("abc"))}, nil, 0, 0), ErrOffsets},
 		{"list, past its values", array.NewData(arrow.ListOf(arrow.PrimitiveTypes.Int8), 1, []*memory.Buffer{nil, offsets(0, 10)},
 			[]arrow.ArrayData{array.NewData(arrow.PrimitiveTypes.Int8, 9, []*memory.Buffer{nil, memory.NewBufferBytes(make([]byte, 9))}, nil, 0, 0)}, 0, 0), ErrOffsets},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var arr arrow.Array
-			func() {
-				defer func() { _ = recover() }() // arrow-go may refuse to build some
-				arr = array.MakeFromData(tc.data)
-			}()
-			if arr == nil {
-				t.Skip("arrow-go refuses to build this array")
-			}
+			arr := array.MakeFromData(tc.data)
 			rec := array.NewRecord(arrow.NewSchema([]arrow.Field{{Name: "c", Type: arr.DataType()}}, nil), []arrow.Array{arr}, int64(arr.Len()))
 			_, err := RecordBytes(rec)
 			if tc.err == nil {
