@@ -624,6 +624,7 @@ func (g *getter) count(n int) error {
 func (g *getter) fetch(ctx context.Context, c *Client, t *arrowflight.Ticket, block *dataset.Stacker) ([]dataset.Tensor, error) {
 	dec := &streamDecoder{name: g.name, lim: g.lim, capRows: g.rows, capBytes: g.limit, block: block}
 	defer dec.release()
+	schemaChecked := false
 	codec := &streamCodec{decode: func(fd *arrowflight.FlightData) error {
 		if err := g.count(len(fd.GetDataHeader()) + len(fd.GetDataBody())); err != nil {
 			return err
@@ -635,8 +636,11 @@ func (g *getter) fetch(ctx context.Context, c *Client, t *arrowflight.Ticket, bl
 		if err := dec.add(header, body); err != nil {
 			return err
 		}
-		if s := dec.schema(); s != nil && !s.Equal(g.schema) {
-			return fmt.Errorf("the stream's schema %v is not the FlightInfo's %v: %w", s, g.schema, ipc.ErrInvalid)
+		if s := dec.schema(); s != nil && !schemaChecked { // once: it does not change
+			schemaChecked = true
+			if !s.Equal(g.schema) {
+				return fmt.Errorf("the stream's schema %v is not the FlightInfo's %v: %w", s, g.schema, ipc.ErrInvalid)
+			}
 		}
 		return nil
 	}}
