@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"unsafe"
 
@@ -19,6 +20,7 @@ type Stacker struct {
 // rowStack is a Stacker's storage for one element type.
 type rowStack interface {
 	add(a ndarray.Array) error
+	addBytes(rows int64, parts [][]byte) error
 	array() ndarray.Array
 	filled() int64 // the rows added
 }
@@ -100,6 +102,18 @@ func (s *Stacker) Add(t Tensor) error {
 	return nil
 }
 
+// AddBytes copies rows rows whose values, in row-major order and little-endian (Arrow's
+// layout), are the concatenation of parts, below those added before: what a receiver copies
+// straight from the buffers its messages arrived in. The parts must hold exactly those rows
+// of the Stacker's element type and cell shape (else an error wrapping ndarray.ErrShape);
+// bools, which Arrow holds as bits, are refused (ndarray.ErrDType).
+func (s *Stacker) AddBytes(rows int64, parts [][]byte) error {
+	if err := s.stack.addBytes(rows, parts); err != nil {
+		return fmt.Errorf("dataset: %s: %w", s.first.Name, err)
+	}
+	return nil
+}
+
 // Tensor returns the rows added so far as one tensor, named and described as the first
 // tensor given to NewStacker. It views the Stacker's storage: call it once, when done.
 func (s *Stacker) Tensor() Tensor {
@@ -159,22 +173,79 @@ func (s *denseStack[T]) add(a ndarray.Array) error {
 	if d.Rank() == 0 || !d.Shape()[1:].Equal(s.cell) {
 		return fmt.Errorf("a part of shape %v below rows of cells %v: %w", d.Shape(), s.cell, ndarray.ErrShape)
 	}
-	n := d.Dim(0) * s.cellSize
+	at, err := s.grow(d.Dim(0))
+	if err != nil {
+		return err
+	}
+	if src, ok := d.Contiguous(); ok && d.Layout().IsRowMajor() {
+		copyChunked(s.data[at:], src)
+	} else if err := d.CopyTo(s.data[at:]); err != nil {
+		s.data = s.data[:at]
+		return err
+	}
+	s.rows += d.Dim(0)
+	return nil
+}
+
+// copyChunk is the most copyChunked moves at once: a copy cannot be preempted, and the
+// garbage collector waits for it to scan the goroutine's stack (a receiver's other goroutines,
+// allocating meanwhile, wait with it).
+const copyChunk = 1 << 20
+
+// copyChunked copies src into dst, at most copyChunk bytes at a time.
+func copyChunked[T any](dst, src []T) {
+	step := max(copyChunk/int(unsafe.Sizeof(*new(T))), 1)
+	for len(src) > 0 {
+		n := copyPart(dst, src[:min(step, len(src))])
+		dst, src = dst[n:], src[n:]
+	}
+}
+
+// copyPart is copy, as a call the goroutine can be preempted at: a loop of nothing but copies
+// (runtime.memmove, which no signal interrupts) otherwise keeps the garbage collector, and
+// every goroutine that allocates meanwhile, waiting to stop it.
+//
+//go:noinline
+func copyPart[T any](dst, src []T) int { return copy(dst, src) }
+
+// grow makes room for rows more rows and returns where they start in data.
+func (s *denseStack[T]) grow(rows int64) (int64, error) {
+	n := rows * s.cellSize
 	at := int64(len(s.data))
 	if at+n > int64(cap(s.data)) {
 		if s.fixed {
-			return fmt.Errorf("%d rows more than the %d announced: %w", d.Dim(0), int64(cap(s.data))/max(s.cellSize, 1), ndarray.ErrShape)
+			return 0, fmt.Errorf("%d rows more than the %d announced: %w", rows, int64(cap(s.data))/max(s.cellSize, 1), ndarray.ErrShape)
 		}
 		grown := make([]T, at, max(2*int64(cap(s.data)), at+n))
 		copy(grown, s.data)
 		s.data = grown
 	}
 	s.data = s.data[:at+n]
-	if err := d.CopyTo(s.data[at:]); err != nil {
-		s.data = s.data[:at]
+	return at, nil
+}
+
+func (s *denseStack[T]) addBytes(rows int64, parts [][]byte) error {
+	var zero T
+	if _, ok := any(zero).(bool); ok {
+		return fmt.Errorf("bools from bytes: %w", ndarray.ErrDType)
+	}
+	width := int64(unsafe.Sizeof(zero))
+	size := int64(0)
+	for _, p := range parts {
+		size += int64(len(p))
+	}
+	if hi, lo := bits.Mul64(uint64(max(rows, 0)), uint64(s.cellSize*width)); rows < 0 || hi != 0 || lo != uint64(size) {
+		return fmt.Errorf("%d bytes for %d rows of %d bytes: %w", size, rows, s.cellSize*width, ndarray.ErrShape)
+	}
+	at, err := s.grow(rows)
+	if err != nil {
 		return err
 	}
-	s.rows += d.Dim(0)
+	dst := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s.data[at:]))), size)
+	for _, p := range parts {
+		dst = dst[copyPart(dst, p):]
+	}
+	s.rows += rows
 	return nil
 }
 

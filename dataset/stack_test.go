@@ -137,3 +137,59 @@ func TestStackerKeepsNoMoreThanItHolds(t *testing.T) {
 		runtime.KeepAlive(got)
 	}
 }
+
+// TestStackerAddBytes: rows given as the little-endian bytes of their values, in parts cut
+// anywhere, land below the rows added before, growing the storage or into a block; bytes that
+// are not whole rows, and bools, are refused and add nothing.
+func TestStackerAddBytes(t *testing.T) {
+	part := func(rows int64, first float32) Tensor {
+		return Tensor{Name: "x", Dense: ndarray.FromFunc(func(i []int64) float32 { return first + float32(i[0]*3+i[1]) }, rows, 3)}
+	}
+	bytesOf := func(p Tensor) []byte { return ndarray.LittleEndianBytes(p.Dense.(*ndarray.Dense[float32]).Data()) }
+	for _, capRows := range []int64{0, 2, 100} {
+		s, err := NewStacker(part(1, 0), capRows)
+		require.NoError(t, err)
+		require.NoError(t, s.Add(part(2, 0)))
+		b := bytesOf(part(3, 6))
+		require.NoError(t, s.AddBytes(3, [][]byte{b[:1], b[1:13], {}, b[13:]}))
+		require.NoError(t, s.AddBytes(0, nil))
+		require.NoError(t, s.Add(part(1, 15)))
+		d := s.Tensor().Dense.(*ndarray.Dense[float32])
+		require.Equal(t, ndarray.Shape{6, 3}, d.Shape())
+		for i, v := range d.Data() {
+			require.Equal(t, float32(i), v, "capRows %d", capRows)
+		}
+	}
+
+	s, err := NewStacker(part(1, 0), 4)
+	require.NoError(t, err)
+	b := bytesOf(part(2, 0))
+	for _, tc := range []struct {
+		name  string
+		rows  int64
+		parts [][]byte
+	}{
+		{"a byte short", 2, [][]byte{b[:len(b)-1]}},
+		{"a byte over", 1, [][]byte{b[:13]}},
+		{"negative rows", -1, nil},
+		{"rows past int64", 1 << 62, [][]byte{b}},
+	} {
+		require.ErrorIs(t, s.AddBytes(tc.rows, tc.parts), ndarray.ErrShape, tc.name)
+	}
+	require.Equal(t, int64(0), s.Tensor().Shape()[0], "a refused part adds nothing")
+
+	bools, err := NewStacker(Tensor{Dense: ndarray.New[bool](1, 2)}, 4)
+	require.NoError(t, err)
+	require.ErrorIs(t, bools.AddBytes(1, [][]byte{{1, 0}}), ndarray.ErrDType)
+
+	parts, whole, err := NewStackers(part(1, 0), []int64{1, 2})
+	require.NoError(t, err)
+	require.NoError(t, parts[1].AddBytes(2, [][]byte{bytesOf(part(2, 3))}))
+	require.ErrorIs(t, parts[0].AddBytes(2, [][]byte{bytesOf(part(2, 0))}), ndarray.ErrShape, "more rows than the block's")
+	require.NoError(t, parts[0].AddBytes(1, [][]byte{bytesOf(part(1, 0))}))
+	all, err := whole()
+	require.NoError(t, err)
+	for i, v := range all.Dense.(*ndarray.Dense[float32]).Data() {
+		require.Equal(t, float32(i), v)
+	}
+}

@@ -1,7 +1,6 @@
 package flight
 
 import (
-	"bytes"
 	"context"
 	crand "crypto/rand"
 	"crypto/tls"
@@ -162,10 +161,8 @@ func Dial(uri string, opts ClientOptions) (*Client, error) {
 		// Flow-control windows and socket buffers sized for record batches of megabytes:
 		// gRPC's defaults (64 KiB windows grown by its estimate, 32 KiB buffers) leave a
 		// loopback or LAN stream waiting on window updates.
-		// Received messages are read into buffers gRPC takes back after each Unmarshal, instead
-		// of new zeroed memory each: a DoGet's codec decodes each message before returning
-		// (streamCodec), every other call's codec copies what it keeps.
-		experimental.WithRecvBufferPool(grpc.NewSharedBufferPool()),
+		// Frames received are read into memory outside the heap, reused (framePool).
+		experimental.WithBufferPool(frames),
 		grpc.WithInitialWindowSize(streamWindow),
 		grpc.WithInitialConnWindowSize(connWindow),
 		grpc.WithReadBufferSize(socketBuffer),
@@ -624,16 +621,18 @@ func (g *getter) count(n int) error {
 func (g *getter) fetch(ctx context.Context, c *Client, t *arrowflight.Ticket, block *dataset.Stacker) ([]dataset.Tensor, error) {
 	dec := &streamDecoder{name: g.name, lim: g.lim, capRows: g.rows, capBytes: g.limit, block: block}
 	defer dec.release()
+	frames.begin()
+	defer frames.end()
 	schemaChecked := false
-	codec := &streamCodec{decode: func(fd *arrowflight.FlightData) error {
-		if err := g.count(len(fd.GetDataHeader()) + len(fd.GetDataBody())); err != nil {
+	codec := &streamCodec{decode: func(header []byte, parts [][]byte) error {
+		size := len(header)
+		for _, p := range parts {
+			size += len(p)
+		}
+		if err := g.count(size); err != nil {
 			return err
 		}
-		header, body := bytes.Clone(fd.GetDataHeader()), fd.GetDataBody()
-		if !dec.stacked {
-			body = bytes.Clone(body) // the records keep views of it
-		}
-		if err := dec.add(header, body); err != nil {
+		if err := dec.addParts(header, parts); err != nil {
 			return err
 		}
 		if s := dec.schema(); s != nil && !schemaChecked { // once: it does not change
@@ -644,7 +643,7 @@ func (g *getter) fetch(ctx context.Context, c *Client, t *arrowflight.Ticket, bl
 		}
 		return nil
 	}}
-	stream, err := c.fc.DoGet(ctx, t, grpc.ForceCodec(codec))
+	stream, err := c.fc.DoGet(ctx, t, grpc.ForceCodecV2(codec))
 	if err != nil {
 		return nil, err
 	}

@@ -2,10 +2,15 @@ package flight
 
 import (
 	"bytes"
+	"errors"
+	"slices"
+	"sync"
 	"testing"
 
 	arrowflight "github.com/apache/arrow/go/v17/arrow/flight"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -85,4 +90,177 @@ func FuzzFlightDataCodec(f *testing.F) {
 		require.True(t, bytes.Equal(want.AppMetadata, got.AppMetadata))
 		require.True(t, proto.Equal(want.FlightDescriptor, got.FlightDescriptor))
 	})
+}
+
+// splitAt cuts b into parts at the offsets cuts (each taken modulo len(b)+1, in any order),
+// as gRPC hands a message over in the frames it arrived in.
+func splitAt(b []byte, cuts ...int) [][]byte {
+	at := []int{0, len(b)}
+	for _, c := range cuts {
+		at = append(at, c%(len(b)+1))
+	}
+	slices.Sort(at)
+	var parts [][]byte
+	for i := 1; i < len(at); i++ {
+		parts = append(parts, b[at[i-1]:at[i]])
+	}
+	return parts
+}
+
+func joinParts(parts [][]byte) []byte { return bytes.Join(parts, nil) }
+
+// TestSplitFlightData: a FlightData cut anywhere into parts gives the data_header and
+// data_body the generated code reads, the body as views of the parts; a malformed one is an
+// error, and a group field is left to the whole-message parser.
+func TestSplitFlightData(t *testing.T) {
+	fd := &arrowflight.FlightData{
+		FlightDescriptor: &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorPATH, Path: []string{"x"}},
+		DataHeader:       bytes.Repeat([]byte{'h'}, 300),
+		AppMetadata:      []byte("meta"),
+		DataBody:         bytes.Repeat([]byte{1, 2, 3, 4, 5}, 20000),
+	}
+	msg, err := proto.Marshal(fd)
+	require.NoError(t, err)
+	padded, err := flightDataCodec{}.Marshal(fd)
+	require.NoError(t, err)
+	for _, cuts := range [][]int{nil, {1}, {2, 3, 4, 5, 6, 7}, {len(msg) - 1}, {16384, 32768, 49152}, {303, 304, 305, 306, 311}} {
+		for _, m := range [][]byte{msg, padded} {
+			parts := splitAt(m, cuts...)
+			header, body, err := splitFlightData(parts)
+			require.NoError(t, err, "cuts %v", cuts)
+			require.Equal(t, fd.DataHeader, header[:len(fd.DataHeader)])
+			require.Equal(t, fd.DataBody, joinParts(body))
+			last := body[len(body)-1]
+			require.Same(t, &m[len(m)-1], &last[len(last)-1], "the body views the parts")
+		}
+	}
+
+	repeated := append(slices.Clone(msg), protowire.AppendBytes(protowire.AppendTag(nil, 1000, protowire.BytesType), []byte("last"))...)
+	_, body, err := splitFlightData(splitAt(repeated, 7, 100))
+	require.NoError(t, err)
+	require.Equal(t, "last", string(joinParts(body)), "the last occurrence counts, as for the generated code")
+
+	unknown := protowire.AppendVarint(protowire.AppendTag(slices.Clone(msg), 77, protowire.VarintType), 300)
+	unknown = protowire.AppendFixed64(protowire.AppendTag(unknown, 78, protowire.Fixed64Type), 1)
+	_, body, err = splitFlightData(splitAt(unknown, len(msg)+1))
+	require.NoError(t, err, "unknown fields are skipped")
+	require.Equal(t, fd.DataBody, joinParts(body))
+
+	for _, bad := range [][]byte{{0x12}, {0x12, 0x05, 'a'}, {0x82, 0x3e, 0xff, 0xff, 0xff, 0xff, 0x7f}, {0x0a, 0x02, 0xff, 0x01}, {0x00}, {0x0f}, {0x09, 1, 2}} {
+		_, _, err := splitFlightData(splitAt(bad, 1))
+		require.Error(t, err, "%x", bad)
+	}
+
+	group := protowire.AppendTag(protowire.AppendTag(slices.Clone(msg), 9, protowire.StartGroupType), 9, protowire.EndGroupType)
+	_, _, err = splitFlightData(splitAt(group, 5))
+	require.ErrorIs(t, err, errGroup)
+	var gotHeader []byte
+	var gotBody [][]byte
+	codec := &streamCodec{decode: func(h []byte, b [][]byte) error { gotHeader, gotBody = h, b; return nil }}
+	require.NoError(t, codec.Unmarshal(bufferSlice(splitAt(group, 5, 900)), &arrowflight.FlightData{}))
+	require.Equal(t, fd.DataHeader, gotHeader)
+	require.Equal(t, fd.DataBody, joinParts(gotBody))
+}
+
+// bufferSlice holds parts as gRPC hands a received message to a codec.
+func bufferSlice(parts [][]byte) mem.BufferSlice {
+	var out mem.BufferSlice
+	for _, p := range parts {
+		out = append(out, mem.SliceBuffer(p))
+	}
+	return out
+}
+
+// FuzzSplitFlightData: whatever the generated code reads, splitFlightData reads the same from
+// the message cut anywhere; what it does not, splitFlightData refuses or reads, never panicking.
+func FuzzSplitFlightData(f *testing.F) {
+	seed, _ := proto.Marshal(&arrowflight.FlightData{DataHeader: []byte{1, 2}, DataBody: bytes.Repeat([]byte{3}, 100), AppMetadata: []byte{4},
+		FlightDescriptor: &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorCMD, Cmd: []byte("c")}})
+	f.Add(seed, uint16(3), uint16(50))
+	f.Add([]byte{0x12, 0x00}, uint16(1), uint16(1))
+	f.Fuzz(func(t *testing.T, b []byte, cut1, cut2 uint16) {
+		var want arrowflight.FlightData
+		wantErr := proto.Unmarshal(b, &want)
+		header, body, err := splitFlightData(splitAt(b, int(cut1), int(cut2)))
+		if wantErr != nil || errors.Is(err, errGroup) {
+			return
+		}
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(want.DataHeader, header))
+		require.True(t, bytes.Equal(want.DataBody, joinParts(body)))
+	})
+}
+
+// TestServerCodecMarshal: a server's FlightData is the message flightDataCodec marshals, its
+// body in frame buffers that go back to the pool once gRPC frees them.
+func TestServerCodecMarshal(t *testing.T) {
+	for _, size := range []int{0, 100, frameBytes - 1, frameBytes, 3*frameBytes + 5} {
+		fd := &arrowflight.FlightData{DataHeader: bytes.Repeat([]byte{'h'}, 13), AppMetadata: []byte("m"), DataBody: bytes.Repeat([]byte{7, 8, 9}, size/3+1)[:size]}
+		want, err := flightDataCodec{}.Marshal(fd)
+		require.NoError(t, err)
+		got, err := serverCodec{}.Marshal(fd)
+		require.NoError(t, err)
+		require.Equal(t, want, got.Materialize(), "body of %d bytes", size)
+		got.Free()
+	}
+	got, err := serverCodec{}.Marshal(&arrowflight.Ticket{Ticket: []byte("t")})
+	require.NoError(t, err)
+	var back arrowflight.Ticket
+	require.NoError(t, serverCodec{}.Unmarshal(got, &back))
+	require.Equal(t, "t", string(back.Ticket))
+}
+
+// TestFramePool: frames are reused, kept with their pages up to maxWarmFrames while a stream
+// runs and idleWarmFrames once none does, the others' pages given back; larger buffers go to
+// gRPC's pool.
+func TestFramePool(t *testing.T) {
+	p := &framePool{}
+	p.begin()
+	var held []*[]byte
+	for range maxWarmFrames + 100 {
+		b := p.Get(frameBytes)
+		require.Len(t, *b, frameBytes)
+		(*b)[0], (*b)[frameBytes-1] = 1, 2 // writable, whole
+		held = append(held, b)
+	}
+	short := p.Get(10)
+	require.Len(t, *short, 10)
+	require.Equal(t, frameBytes, cap(*short))
+	p.Put(short)
+	for _, b := range held {
+		p.Put(b)
+	}
+	require.Len(t, p.warm, maxWarmFrames)
+	again := p.Get(frameBytes)
+	require.Same(t, held[maxWarmFrames-2], again, "the last warm frame put back is handed out first")
+	p.Put(again)
+	p.end()
+	require.Len(t, p.warm, idleWarmFrames)
+	require.Equal(t, 0, p.active)
+	b := p.Get(frameBytes)
+	(*b)[0] = 3
+	p.Put(b)
+
+	big := p.Get(frameBytes + 1)
+	require.Len(t, *big, frameBytes+1)
+	warm := len(p.warm)
+	p.Put(big)
+	require.Len(t, p.warm, warm, "a larger buffer is gRPC's pool's")
+
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.begin()
+			defer p.end()
+			for i := range 2000 {
+				b := p.Get(1 + i%frameBytes)
+				(*b)[0] = byte(i)
+				p.Put(b)
+			}
+		}()
+	}
+	wg.Wait()
+	require.LessOrEqual(t, len(p.warm), idleWarmFrames)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/limits"
+	"github.com/ndarrow/ndarrow/ndarray"
 )
 
 // streamDecoder decodes the FlightData of one stream — a schema message, then dictionary and
@@ -28,6 +29,8 @@ type streamDecoder struct {
 	dec      *ipc.BatchDecoder
 	records  []arrow.Record
 	stacked  bool // one dense tensor column: stack the batches as they come
+	direct   bool // and its cells are row-major in the body: copied from where they arrive
+	scratch  []byte
 	stack    *dataset.Stacker
 	block    *dataset.Stacker // where the rows go when given: this stream's block of a whole
 }
@@ -55,19 +58,23 @@ func (s *streamDecoder) add(header, body []byte) error {
 			return err
 		}
 		s.dec = dec
-		if ts, err := dataset.FromRecords(dec.Schema(), nil, s.name); err == nil && len(ts) == 1 && ts[0].Dense != nil && ts[0].Dense.Rank() > 0 {
+		ts, err := dataset.FromRecords(dec.Schema(), nil, s.name)
+		if err == nil && len(ts) == 1 && ts[0].Dense != nil && ts[0].Dense.Rank() > 0 {
 			s.stacked = true
+			s.direct = ts[0].DType() != ndarray.Bool && cellsRowMajor(ts[0].Dense.Layout())
 			if cell := ts[0].Shape()[1:].Size() * int64(max(ts[0].DType().Size(), 1)); cell > 0 {
 				s.capRows = min(s.capRows, min(s.capBytes, maxPreallocation)/cell)
 			}
 		}
-		if s.block != nil {
-			if !s.stacked {
-				return fmt.Errorf("a stream of %v for a block of a dense tensor: %w", dec.Schema(), ipc.ErrInvalid)
-			}
+		switch {
+		case s.block != nil && !s.stacked:
+			return fmt.Errorf("a stream of %v for a block of a dense tensor: %w", dec.Schema(), ipc.ErrInvalid)
+		case s.block != nil:
 			s.stack = s.block
+		case s.stacked:
+			s.stack, err = dataset.NewStacker(ts[0], s.capRows)
 		}
-		return nil
+		return err
 	}
 	rec, err := s.dec.Decode(header, body)
 	if err != nil || rec == nil {
@@ -82,12 +89,79 @@ func (s *streamDecoder) add(header, body []byte) error {
 	if err != nil {
 		return err
 	}
-	if s.stack == nil {
-		if s.stack, err = dataset.NewStacker(ts[0], s.capRows); err != nil {
+	return s.stack.Add(ts[0])
+}
+
+// addParts decodes one FlightData whose body arrived in parts (the frames gRPC read it into,
+// which the caller gets back when addParts returns). A record batch of a stacked stream whose
+// values lie row-major in the body (ipc.BatchDecoder.ValuesSpan) has them copied from the
+// parts straight into the result; any other message is gathered into one body first: a
+// stacked stream's into memory reused message after message (its records are dropped once
+// copied), any other's into memory of its own, which its records keep viewing.
+func (s *streamDecoder) addParts(header []byte, parts [][]byte) error {
+	size := 0
+	for _, p := range parts {
+		size += len(p)
+	}
+	if s.direct && len(header) > 0 {
+		rows, off, n, ok, err := s.dec.ValuesSpan(header, int64(size))
+		if err != nil {
 			return err
 		}
+		if ok {
+			return s.stack.AddBytes(rows, sliceParts(parts, off, n))
+		}
 	}
-	return s.stack.Add(ts[0])
+	var body []byte
+	if s.stacked {
+		if cap(s.scratch) < size {
+			s.scratch = make([]byte, size)
+		}
+		body = s.scratch[:size]
+	} else {
+		body = make([]byte, size)
+	}
+	at := body
+	for _, p := range parts {
+		at = at[copyPart(at, p):]
+	}
+	return s.add(header, body)
+}
+
+// cellsRowMajor reports whether a tensor of layout l, rows of cells, lays each cell out in
+// row-major order (a fixed_shape_tensor's permutation would not), whatever its number of rows.
+func cellsRowMajor(l ndarray.Layout) bool {
+	want := int64(1)
+	for i := len(l.Shape) - 1; i > 0; i-- {
+		if l.Shape[i] != 1 && l.Strides[i] != want {
+			return false
+		}
+		want *= l.Shape[i]
+	}
+	return true
+}
+
+// copyPart is copy, as a call the goroutine can be preempted at (see dataset's copyPart).
+//
+//go:noinline
+func copyPart(dst, src []byte) int { return copy(dst, src) }
+
+// sliceParts returns the n bytes at offset off of the concatenation of parts, as views.
+func sliceParts(parts [][]byte, off, n int64) [][]byte {
+	var out [][]byte
+	for _, p := range parts {
+		if n == 0 {
+			break
+		}
+		if off >= int64(len(p)) {
+			off -= int64(len(p))
+			continue
+		}
+		k := min(int64(len(p))-off, n)
+		out = append(out, p[off:off+k])
+		off, n = 0, n-k
+	}
+	return out
 }
 
 // schema returns the stream's schema, nil before its first message.
@@ -126,6 +200,7 @@ func (s *streamDecoder) release() {
 	if s.dec != nil {
 		s.dec.Release()
 	}
+	s.stack, s.block, s.scratch = nil, nil, nil
 }
 
 // reusingAllocator allocates Go memory, handing out again what was freed to it: the copies

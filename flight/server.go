@@ -141,7 +141,7 @@ func NewServer(store *Store, opts Options) (*Server, error) {
 		// one batch); MaxPutBytes bounds it, as it bounds the whole upload.
 		grpc.MaxRecvMsgSize(int(min(max(int64(opts.MaxMessageBytes), opts.MaxPutBytes+messageHeadroom), math.MaxInt32))),
 		grpc.MaxSendMsgSize(opts.MaxMessageBytes),
-		grpc.ForceServerCodec(flightDataCodec{}),
+		grpc.ForceServerCodecV2(serverCodec{}),
 		grpc.InitialWindowSize(streamWindow),
 		grpc.InitialConnWindowSize(connWindow),
 		grpc.ReadBufferSize(socketBuffer),
@@ -441,6 +441,8 @@ func (s *Server) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_D
 		return statusOf(err)
 	}
 	defer e.release()
+	frames.begin() // its messages are marshaled into frame buffers (serverCodec)
+	defer frames.end()
 	err = dataset.Guard(func() error { return s.doGet(e, stream) })
 	if err == nil && e.source != nil {
 		err = e.source.CheckUnchanged()

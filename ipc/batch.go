@@ -22,6 +22,7 @@ type batchLoader struct {
 	d          *decoder
 	rb         *arrowfb.RecordBatch
 	body       []byte
+	bodyLen    int64 // len(body), or the length of a body not at hand (valuesSpan)
 	codec      arrowfb.CompressionType
 	compressed bool
 	version    arrowfb.MetadataVersion
@@ -35,7 +36,7 @@ type fieldNode struct{ length, nulls int64 }
 
 // newBatchLoader prepares to load rb, whose buffers lie in body.
 func (d *decoder) newBatchLoader(rb *arrowfb.RecordBatch, body []byte, version arrowfb.MetadataVersion) (*batchLoader, error) {
-	l := &batchLoader{d: d, rb: rb, body: body, version: version}
+	l := &batchLoader{d: d, rb: rb, body: body, bodyLen: int64(len(body)), version: version}
 	var comp arrowfb.BodyCompression
 	if rb.Compression(&comp) != nil {
 		if comp.Method() != arrowfb.BodyCompressionMethodBUFFER {
@@ -84,17 +85,26 @@ func (l *batchLoader) nextNode(p *fieldPlan) (fieldNode, error) {
 
 // rawBuffer returns the next buffer's bytes, a view of the body, checked to lie inside it.
 func (l *batchLoader) rawBuffer(p *fieldPlan) ([]byte, error) {
+	off, n, err := l.nextSpan(p)
+	if err != nil {
+		return nil, err
+	}
+	return l.body[off : off+n], nil
+}
+
+// nextSpan returns the offset and length of the next buffer, checked to lie inside the body.
+func (l *batchLoader) nextSpan(p *fieldPlan) (off, n int64, err error) {
 	if l.buffer >= l.rb.BuffersLength() {
-		return nil, fmt.Errorf("%s: the batch has %d buffers, too few for its schema: %w", p.path, l.rb.BuffersLength(), ErrInvalid)
+		return 0, 0, fmt.Errorf("%s: the batch has %d buffers, too few for its schema: %w", p.path, l.rb.BuffersLength(), ErrInvalid)
 	}
 	var b arrowfb.Buffer
 	l.rb.Buffers(&b, l.buffer)
 	l.buffer++
-	off, n := b.Offset(), b.Length()
-	if off < 0 || n < 0 || off > int64(len(l.body)) || n > int64(len(l.body))-off {
-		return nil, fmt.Errorf("%s: buffer %d (offset %d, length %d) lies outside a body of %d bytes: %w", p.path, l.buffer-1, off, n, len(l.body), ErrInvalid)
+	off, n = b.Offset(), b.Length()
+	if off < 0 || n < 0 || off > l.bodyLen || n > l.bodyLen-off {
+		return 0, 0, fmt.Errorf("%s: buffer %d (offset %d, length %d) lies outside a body of %d bytes: %w", p.path, l.buffer-1, off, n, l.bodyLen, ErrInvalid)
 	}
-	return l.body[off : off+n], nil
+	return off, n, nil
 }
 
 // nextBuffer returns the next buffer, decompressed, byte-swapped to little-endian (by swap,

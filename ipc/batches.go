@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"slices"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -550,3 +551,83 @@ func (bd *BatchDecoder) Decode(meta, body []byte) (arrow.Record, error) {
 // Release releases what the decoder holds (its dictionaries and decompressor); records it
 // returned stay valid.
 func (bd *BatchDecoder) Release() { bd.d.release() }
+
+// ValuesSpan locates the values of a record batch without its body at hand, for a receiver
+// that copies them straight from where they arrive: when meta, the metadata of a message
+// whose body is bodyLen bytes, is a record batch of the decoder's one column, that column is
+// fixed-size lists (at any depth) of a fixed-width type (not bool) without nulls, and the body
+// is neither compressed nor big-endian, ValuesSpan returns the batch's rows and the offset and
+// length in the body of exactly its rows' values, in row-major order; every field node and
+// buffer is checked as Decode checks them (what Decode would refuse is an error). Any other
+// message gives ok false and no error, and is then Decode's to decode: ValuesSpan counts only
+// the messages it locates (or refuses) among those Decode counts for its errors.
+func (bd *BatchDecoder) ValuesSpan(meta []byte, bodyLen int64) (rows, off, n int64, ok bool, err error) {
+	d := bd.d
+	if len(d.plan.fields) != 1 || d.plan.bigEndian || int64(len(meta)) > d.lim.MaxMetadataSize || bodyLen < 0 {
+		return 0, 0, 0, false, nil
+	}
+	var leaf *fieldPlan
+	for p := d.plan.fields[0]; leaf == nil; {
+		switch {
+		case p.unsupported != "" || p.dictID >= 0:
+			return 0, 0, 0, false, nil
+		case p.layout == layoutFixedList && len(p.children) == 1 && p.width > 0:
+			p = p.children[0]
+		case p.layout == layoutFixed && p.width > 0:
+			leaf = p
+		default:
+			return 0, 0, 0, false, nil
+		}
+	}
+	m, need, err := parseMetadata(meta, 0, d.lim)
+	if err != nil || m.HeaderType() != arrowfb.MessageHeaderRecordBatch || need > bodyLen {
+		return 0, 0, 0, false, nil // Decode says what is wrong
+	}
+	var tbl flatbuffers.Table
+	m.Header(&tbl)
+	var rb arrowfb.RecordBatch
+	rb.Init(tbl.Bytes, tbl.Pos)
+	var comp arrowfb.BodyCompression
+	if rb.Compression(&comp) != nil {
+		return 0, 0, 0, false, nil
+	}
+	fail := func(err error) (int64, int64, int64, bool, error) {
+		return 0, 0, 0, false, fmt.Errorf("ipc: message %d: record batch: column %w", bd.n, err)
+	}
+	bd.n++
+	l, err := d.newBatchLoader(&rb, nil, m.Version())
+	if err != nil {
+		return fail(err)
+	}
+	l.bodyLen = need
+	count := rb.Length()
+	for p := d.plan.fields[0]; ; p = p.children[0] {
+		node, err := l.nextNode(p)
+		if err != nil {
+			return fail(err)
+		}
+		if node.length != count || node.nulls != 0 {
+			bd.n--
+			return 0, 0, 0, false, nil // nulls, or more child values than the lists take: Decode's
+		}
+		if _, _, err := l.nextSpan(p); err != nil { // the validity bitmap, not read without nulls
+			return fail(err)
+		}
+		if p == leaf {
+			break
+		}
+		hi, lo := bits.Mul64(uint64(count), uint64(p.width))
+		if hi != 0 || lo > uint64(d.lim.MaxElements) {
+			return fail(fmt.Errorf("%s: %d lists of %d values (limit %d): %w", p.path, count, p.width, d.lim.MaxElements, ErrLimit))
+		}
+		count = int64(lo)
+	}
+	off, n, err = l.nextSpan(leaf)
+	if err != nil {
+		return fail(err)
+	}
+	if hi, lo := bits.Mul64(uint64(count), uint64(leaf.width)); hi != 0 || lo > uint64(n) {
+		return fail(fmt.Errorf("%s: values: a buffer of %d bytes for %d values of %d bytes: %w", leaf.path, n, count, leaf.width, ErrInvalid))
+	}
+	return rb.Length(), off, count * int64(leaf.width), true, nil
+}

@@ -10,7 +10,11 @@ import (
 
 // Watch samples the heap every millisecond until the returned stop is called, which returns
 // the largest HeapInuse seen above the heap at the start (after a garbage collection).
-func Watch() (stop func() uint64) {
+func Watch() (stop func() uint64) { return WatchWith(nil) }
+
+// WatchWith is Watch counting, beside the heap, the bytes outside it that extra reports held
+// at each sample (nil: none), such as memory mapped for buffers.
+func WatchWith(extra func() uint64) (stop func() uint64) {
 	var base runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&base)
@@ -26,8 +30,12 @@ func Watch() (stop func() uint64) {
 			case <-time.After(time.Millisecond):
 			}
 			runtime.ReadMemStats(&ms)
+			held := ms.HeapInuse
+			if extra != nil {
+				held += extra()
+			}
 			mu.Lock()
-			peak = max(peak, ms.HeapInuse)
+			peak = max(peak, held)
 			mu.Unlock()
 		}
 	}()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -136,4 +137,24 @@ func TestGuardRecoveredFaults(t *testing.T) {
 	var fe *FaultError
 	require.ErrorAs(t, err, &fe)
 	assert.Equal(t, path, fe.Path)
+}
+
+// TestAnonymous: anonymous memory is zeroed and writable, and reads as zeros again once
+// discarded (on Linux; elsewhere Discard keeps it as it is).
+func TestAnonymous(t *testing.T) {
+	b, err := Anonymous(1 << 20)
+	require.NoError(t, err)
+	require.Len(t, b, 1<<20)
+	require.Equal(t, make([]byte, 1<<20), b)
+	for i := range b {
+		b[i] = byte(i)
+	}
+	Discard(b[4096:8192])
+	Discard(nil)
+	require.Equal(t, byte(1), b[1])
+	if runtime.GOOS == "linux" {
+		require.Equal(t, make([]byte, 4096), b[4096:8192], "discarded pages read as zeros")
+	}
+	b[5000] = 7
+	require.Equal(t, byte(7), b[5000], "still writable")
 }
