@@ -9,6 +9,8 @@ import (
 	"unsafe"
 
 	arrowflight "github.com/apache/arrow/go/v17/arrow/flight"
+	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -44,17 +46,18 @@ func (flightDataCodec) Marshal(v any) ([]byte, error) {
 		}
 		return proto.Marshal(m)
 	}
-	head, err := flightDataHead(fd, len(fd.DataBody))
+	head, err := flightDataHead(fd, len(fd.DataBody), len(fd.DataBody))
 	if err != nil {
 		return nil, err
 	}
 	return append(head, fd.DataBody...), nil
 }
 
-// flightDataHead returns the bytes of a FlightData's message before its data_body's own bytes
-// (the data_body's tag and length included), with room for extra more: the data_header
-// padded so that the body starts at a multiple of 8 bytes (see Marshal).
-func flightDataHead(fd *arrowflight.FlightData, extra int) ([]byte, error) {
+// flightDataHead returns the bytes of a FlightData's message before the bytes of a data_body of
+// body bytes (its tag and length included; fd's own DataBody is not looked at), with room for
+// extra more: the data_header padded so that the body starts at a multiple of 8 bytes (see
+// Marshal).
+func flightDataHead(fd *arrowflight.FlightData, body, extra int) ([]byte, error) {
 	var desc []byte
 	if fd.FlightDescriptor != nil {
 		var err error
@@ -68,7 +71,7 @@ func flightDataHead(fd *arrowflight.FlightData, extra int) ([]byte, error) {
 		}
 		return protowire.SizeTag(num) + protowire.SizeBytes(n)
 	}
-	head, body := len(fd.DataHeader), len(fd.DataBody)
+	head := len(fd.DataHeader)
 	pad := 0
 	before := func() int { // the bytes before the body's own
 		n := field(1, len(desc), fd.FlightDescriptor != nil) + field(2, head+pad, head > 0) + field(3, len(fd.AppMetadata), len(fd.AppMetadata) > 0)
@@ -104,36 +107,95 @@ func flightDataHead(fd *arrowflight.FlightData, extra int) ([]byte, error) {
 	return out, nil
 }
 
-// serverCodec is the gRPC codec of a Server's calls. It marshals a FlightData as
-// flightDataCodec does, but copies its body into frame buffers (frames) that gRPC gives back
-// once it has written them, instead of new memory each message: a DoGet's messages leave no
-// garbage. It unmarshals as flightDataCodec, into memory of each message's own, which a
-// DoPut's records keep viewing.
+// serverCodec is the gRPC codec of a Server's calls. It marshals the record batches of a DoGet
+// (framedData) as a head and the body payloadSender copied into frame buffers, which gRPC gives
+// back to the pool once written: a DoGet's messages leave no garbage. Anything else it
+// marshals as flightDataCodec; it unmarshals as flightDataCodec, into memory of each message's
+// own, which a DoPut's records keep viewing.
 type serverCodec struct{ flightDataCodec }
 
-// Marshal marshals v: a FlightData as a head and its body in frame buffers, anything else as
-// flightDataCodec.
+// Marshal marshals v: a framedData as its head and frames, anything else as flightDataCodec.
 func (c serverCodec) Marshal(v any) (mem.BufferSlice, error) {
-	fd, ok := v.(*arrowflight.FlightData)
-	if !ok || len(fd.DataBody) < frameBytes {
+	fd, ok := v.(*framedData)
+	if !ok {
 		b, err := c.flightDataCodec.Marshal(v)
 		if err != nil {
 			return nil, err
 		}
 		return mem.BufferSlice{mem.SliceBuffer(b)}, nil
 	}
-	head, err := flightDataHead(fd, 0)
+	head, err := flightDataHead(&arrowflight.FlightData{DataHeader: fd.header}, fd.body.size, 0)
 	if err != nil {
 		return nil, err
 	}
-	out := make(mem.BufferSlice, 0, 1+(len(fd.DataBody)+frameBytes-1)/frameBytes)
+	out := make(mem.BufferSlice, 0, 1+len(fd.body.bufs))
 	out = append(out, mem.SliceBuffer(head))
-	for body := fd.DataBody; len(body) > 0; {
-		b := frames.Get(min(len(body), frameBytes))
-		body = body[copyPart(*b, body):]
+	for _, b := range fd.body.bufs {
 		out = append(out, mem.NewBuffer(b, frames))
 	}
+	fd.body.bufs = nil // gRPC's now
 	return out, nil
+}
+
+// framedData is a FlightData a Server's DoGet sends: a record batch's metadata and its body,
+// already in frame buffers.
+type framedData struct {
+	header []byte
+	body   frameWriter
+}
+
+// frameWriter collects what is written to it in frame buffers (frames).
+type frameWriter struct {
+	bufs []*[]byte
+	size int
+}
+
+// Write copies p into frame buffers, in calls the goroutine can be preempted at.
+func (w *frameWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		if k := len(w.bufs); k == 0 || len(*w.bufs[k-1]) == frameBytes {
+			b := frames.Get(frameBytes)
+			*b = (*b)[:0]
+			w.bufs = append(w.bufs, b)
+		}
+		last := w.bufs[len(w.bufs)-1]
+		k := min(len(p), frameBytes-len(*last))
+		*last = (*last)[:len(*last)+k]
+		p = p[copyPart((*last)[len(*last)-k:], p[:k]):]
+	}
+	w.size += n
+	return n, nil
+}
+
+// free puts back the frame buffers gRPC was not given.
+func (w *frameWriter) free() {
+	for _, b := range w.bufs {
+		frames.Put(b)
+	}
+	w.bufs, w.size = nil, 0
+}
+
+// payloadSender is the ipc.PayloadWriter of a Server's DoGet: arrow-go's IPC writer makes
+// each message's metadata and gives its body buffers, which are copied once, from the record
+// (a mapped file's, on the handler's goroutine, under Guard) into frame buffers, and sent as
+// they are.
+type payloadSender struct{ stream grpc.ServerStream }
+
+func (s *payloadSender) Start() error { return nil }
+
+func (s *payloadSender) Close() error { return nil }
+
+// WritePayload sends one message.
+func (s *payloadSender) WritePayload(p arrowipc.Payload) error {
+	meta := p.Meta()
+	defer meta.Release()
+	fd := &framedData{header: meta.Bytes()}
+	defer fd.body.free() // what Marshal did not hand to gRPC
+	if err := p.SerializeBody(&fd.body); err != nil {
+		return err
+	}
+	return s.stream.SendMsg(fd)
 }
 
 // Unmarshal decodes a FlightData viewing a copy of data (see flightDataCodec.Unmarshal).

@@ -191,19 +191,48 @@ func FuzzSplitFlightData(f *testing.F) {
 	})
 }
 
-// TestServerCodecMarshal: a server's FlightData is the message flightDataCodec marshals, its
-// body in frame buffers that go back to the pool once gRPC frees them.
+// TestServerCodecMarshal: a DoGet's message, its body written into frame buffers, is the
+// message flightDataCodec marshals, and the frames go back to the pool once gRPC frees them
+// (or, not handed to gRPC, once the sender frees them); other messages marshal as
+// flightDataCodec's.
 func TestServerCodecMarshal(t *testing.T) {
+	out := func() int {
+		frames.mu.Lock()
+		defer frames.mu.Unlock()
+		return frames.out
+	}
+	before := out()
 	for _, size := range []int{0, 100, frameBytes - 1, frameBytes, 3*frameBytes + 5} {
-		fd := &arrowflight.FlightData{DataHeader: bytes.Repeat([]byte{'h'}, 13), AppMetadata: []byte("m"), DataBody: bytes.Repeat([]byte{7, 8, 9}, size/3+1)[:size]}
-		want, err := flightDataCodec{}.Marshal(fd)
+		body := bytes.Repeat([]byte{7, 8, 9}, size/3+1)[:size]
+		want, err := flightDataCodec{}.Marshal(&arrowflight.FlightData{DataHeader: bytes.Repeat([]byte{'h'}, 13), DataBody: body})
 		require.NoError(t, err)
+		fd := &framedData{header: bytes.Repeat([]byte{'h'}, 13)}
+		for _, cut := range splitAt(body, 7, frameBytes+3) {
+			n, err := fd.body.Write(cut)
+			require.NoError(t, err)
+			require.Equal(t, len(cut), n)
+		}
+		require.Equal(t, size, fd.body.size)
 		got, err := serverCodec{}.Marshal(fd)
 		require.NoError(t, err)
+		require.Nil(t, fd.body.bufs, "the frames are gRPC's")
 		require.Equal(t, want, got.Materialize(), "body of %d bytes", size)
 		got.Free()
+		require.Equal(t, before, out(), "every frame back in the pool")
 	}
-	got, err := serverCodec{}.Marshal(&arrowflight.Ticket{Ticket: []byte("t")})
+	unsent := &framedData{}
+	_, _ = unsent.body.Write(make([]byte, 3*frameBytes))
+	require.Equal(t, before+3, out())
+	unsent.body.free()
+	require.Equal(t, before, out())
+
+	fd := &arrowflight.FlightData{DataHeader: []byte("h"), DataBody: make([]byte, 2*frameBytes)}
+	want, err := flightDataCodec{}.Marshal(fd)
+	require.NoError(t, err)
+	got, err := serverCodec{}.Marshal(fd)
+	require.NoError(t, err)
+	require.Equal(t, want, got.Materialize())
+	got, err = serverCodec{}.Marshal(&arrowflight.Ticket{Ticket: []byte("t")})
 	require.NoError(t, err)
 	var back arrowflight.Ticket
 	require.NoError(t, serverCodec{}.Unmarshal(got, &back))

@@ -455,7 +455,7 @@ func (s *Server) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_D
 
 // doGet sends the tensor of e.
 func (s *Server) doGet(e *entry, stream arrowflight.FlightService_DoGetServer) error {
-	w := arrowflight.NewRecordWriter(stream, arrowipc.WithSchema(e.schema), arrowipc.WithAllocator(s.opts.Allocator))
+	w := arrowipc.NewWriterWithPayloadWriter(&payloadSender{stream: stream}, arrowipc.WithSchema(e.schema), arrowipc.WithAllocator(s.opts.Allocator))
 	if e.record != nil {
 		if err := s.send(stream.Context(), w, e.schema, e.record); err != nil {
 			return err
@@ -514,7 +514,7 @@ func relativePath(root, path string) string {
 }
 
 // send writes rec to w in record batches under the message limit, with the stream's schema.
-func (s *Server) send(ctx context.Context, w *arrowflight.Writer, schema *arrow.Schema, rec arrow.Record) error {
+func (s *Server) send(ctx context.Context, w *arrowipc.Writer, schema *arrow.Schema, rec arrow.Record) error {
 	if !rec.Schema().Equal(schema) {
 		// A chunk's field metadata may differ from the first part's; its types may not.
 		for i, f := range rec.Schema().Fields() {
