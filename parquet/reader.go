@@ -101,8 +101,12 @@ func NewReader(b []byte, opts ReaderOptions) (r *Reader, err error) {
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
-	pf, err := file.NewParquetReader(bytes.NewReader(b), file.WithMetadata(md),
-		file.WithReadProps(pq.NewReaderProperties(mem)))
+	// Column chunks are read page by page from b: without a buffered stream arrow-go copies a
+	// whole chunk into memory, twice, before decoding its first page.
+	props := pq.NewReaderProperties(mem)
+	props.BufferedStreamEnabled = true
+	props.BufferSize = streamBuffer
+	pf, err := file.NewParquetReader(bytes.NewReader(b), file.WithMetadata(md), file.WithReadProps(props))
 	if err != nil {
 		return nil, fmt.Errorf("parquet: %v: %w", err, ErrInvalid)
 	}
@@ -116,6 +120,9 @@ func NewReader(b []byte, opts ReaderOptions) (r *Reader, err error) {
 	}
 	return r, nil
 }
+
+// streamBuffer is what a column chunk is read through: a page larger is read whole.
+const streamBuffer = 1 << 20
 
 // checkRowGroups checks what the footer says of each row group against the schema and lim.
 func checkRowGroups(md *metadata.FileMetaData, lim limits.Limits) error {
