@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -45,6 +47,7 @@ type sourcePart struct {
 	column   string  // the Parquet column
 	base     string  // what the Parquet file's tensors are named after
 	rowRows  []int64 // the rows of each row group, as the footer says
+	rowBytes []int64 // the uncompressed size of each row group, as the footer says
 }
 
 // residentSource returns the Source of a tensor read whole from f.
@@ -82,15 +85,17 @@ func scanParquet(f *File, b []byte, base string, lim limits.Limits) ([]*Source, 
 		return nil, err
 	}
 	rowRows := make([]int64, r.NumRowGroups())
+	rowBytes := make([]int64, r.NumRowGroups())
 	for i := range rowRows {
 		rowRows[i] = r.RowGroupRows(i)
+		rowBytes[i] = r.RowGroupBytes(i)
 	}
 	out := make([]*Source, len(descs))
 	for i, t := range descs {
 		out[i] = &Source{
 			Name: t.Name, Kind: t.ImpliedKind(), Column: t.Column, DimNames: t.DimNames,
 			desc: t, rows: r.NumRows(), lim: lim,
-			parts: []sourcePart{{file: f, column: t.Column, base: base, rowRows: rowRows}},
+			parts: []sourcePart{{file: f, column: t.Column, base: base, rowRows: rowRows, rowBytes: rowBytes}},
 		}
 	}
 	return out, nil
@@ -155,6 +160,45 @@ func (s *Source) Bytes() int64 {
 		}
 	}
 	return total
+}
+
+// decodeFactor is what decoding a Parquet row group holds at its peak, over the size of the
+// values it gives: arrow-go's decoder holds the values, their definition and repetition
+// levels (two bytes each per value) and a decompressed page. Measured at 3× for a float32
+// tensor column (BENCHMARKS.md).
+const decodeFactor = 3
+
+// DecodeBytes returns, chunk by chunk in the order Chunks yields them, an estimate of the
+// memory reading the chunk holds until it is dropped: none for a resident part (its tensor
+// views its file), and for a Parquet row group decodeFactor times its values' size, or, where
+// that is not known before reading (a ragged column), times the row group's uncompressed size.
+func (s *Source) DecodeBytes() []int64 {
+	var out []int64
+	for _, p := range s.parts {
+		if p.resident != nil {
+			out = append(out, 0)
+			continue
+		}
+		for i, rows := range p.rowRows {
+			size := int64(-1)
+			if s.desc.Dense != nil {
+				size = saturatingMul(rows, saturatingMul(s.desc.Dense.Shape()[1:].Size(), int64(max(s.desc.DType().Size(), 1))))
+			}
+			if size < 0 && i < len(p.rowBytes) {
+				size = p.rowBytes[i]
+			}
+			out = append(out, saturatingMul(max(size, 0), decodeFactor))
+		}
+	}
+	return out
+}
+
+// saturatingMul returns a×b for a, b ≥ 0, or math.MaxInt64 past it.
+func saturatingMul(a, b int64) int64 {
+	if hi, lo := bits.Mul64(uint64(a), uint64(b)); hi != 0 || lo > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return a * b
 }
 
 // NumChunks returns the number of chunks Chunks yields.

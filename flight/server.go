@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -92,6 +93,13 @@ type Options struct {
 	// Logger receives what the server does not send to clients: the stack of a panic in a
 	// handler, say. Default slog.Default().
 	Logger *slog.Logger
+	// MemoryBudget bounds the memory the server's DoGets hold decoding at once (Parquet row
+	// groups, estimated as dataset.Source.DecodeBytes does): a DoGet whose next chunk does not
+	// fit waits its turn. 0 takes DefaultMemoryBudget(); negative means no bound.
+	MemoryBudget int64
+	// BudgetWait is how long a DoGet waits for its share of MemoryBudget before failing with
+	// ResourceExhausted. Default DefaultBudgetWait.
+	BudgetWait time.Duration
 }
 
 // Server is an Arrow Flight server for the tensors of a Store.
@@ -102,6 +110,7 @@ type Server struct {
 	grpc   *grpc.Server
 	peers  sync.Map // URI → *Client
 	staged *staging // uploads of open transactions (ActionCommit)
+	budget *memoryBudget
 }
 
 // NewServer returns a server for the tensors of store. Start it with Serve; stop it with
@@ -135,7 +144,14 @@ func NewServer(store *Store, opts Options) (*Server, error) {
 	if len(opts.Shards) > 0 && opts.Peer.Token == "" {
 		opts.Peer.Token = opts.Token
 	}
-	s := &Server{store: store, opts: opts, staged: &staging{budget: 4 * opts.MaxPutBytes}}
+	if opts.MemoryBudget == 0 {
+		opts.MemoryBudget = DefaultMemoryBudget()
+	}
+	if opts.BudgetWait <= 0 {
+		opts.BudgetWait = DefaultBudgetWait
+	}
+	s := &Server{store: store, opts: opts, staged: &staging{budget: 4 * opts.MaxPutBytes},
+		budget: newMemoryBudget(opts.MemoryBudget, opts.BudgetWait)}
 	gopts := []grpc.ServerOption{
 		// An upload's message may be as large as the upload (a pyarrow do_put of a table in
 		// one batch); MaxPutBytes bounds it, as it bounds the whole upload.
@@ -462,6 +478,20 @@ func (s *Server) doGet(e *entry, stream arrowflight.FlightService_DoGetServer) e
 		}
 		return w.Close()
 	}
+	// Each chunk is decoded (as the iteration reaches it) under its share of the memory
+	// budget, reserved before and given back once it is sent.
+	costs := e.source.DecodeBytes()
+	reserve := func(chunk int) (func(), error) {
+		if chunk >= len(costs) {
+			return func() {}, nil
+		}
+		return s.budget.acquire(stream.Context(), e.source.Name, costs[chunk])
+	}
+	release, err := reserve(0)
+	if err != nil {
+		return err
+	}
+	defer func() { release() }()
 	chunk := 0
 	for t, err := range e.source.Chunks() {
 		if err != nil {
@@ -476,7 +506,13 @@ func (s *Server) doGet(e *entry, stream arrowflight.FlightService_DoGetServer) e
 		if err != nil {
 			return err
 		}
+		release()
+		release = func() {}
 		chunk++
+		if release, err = reserve(chunk); err != nil {
+			release = func() {}
+			return err
+		}
 	}
 	return w.Close()
 }

@@ -323,6 +323,10 @@ func (r *Reader) NumRows() int64 {
 // RowGroupRows returns the number of rows of row group i, as the footer says.
 func (r *Reader) RowGroupRows(i int) int64 { return r.md.FileMetaData.RowGroups[i].NumRows }
 
+// RowGroupBytes returns the uncompressed size of row group i's column chunks as the footer says
+// (checked not to be negative), those of every column.
+func (r *Reader) RowGroupBytes(i int) int64 { return max(r.md.FileMetaData.RowGroups[i].TotalByteSize, 0) }
+
 // Metadata returns the file's key-value metadata, ARROW:schema left out.
 func (r *Reader) Metadata() map[string]string {
 	out := map[string]string{}

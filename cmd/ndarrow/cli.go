@@ -24,7 +24,7 @@ names them — to OUT in FORMAT, which OUT's extension gives unless --to does:` 
 ` + keeps + `
 --tensor picks one tensor of an input that holds several (by the name inspect prints). OUT is
 written through a temporary file renamed at the end, so a failure leaves nothing behind.`},
-	"serve": {"[--addr HOST:PORT] [--watch=false] [--tls-cert F --tls-key F [--tls-client-ca F]] [--token T] [--location URI --shards URI,...] [--max-message-bytes N] [--tfio ENDPOINT [--tfio-tensors NAME,...] [--tfio-batch-rows N]] DIR",
+	"serve": {"[--addr HOST:PORT] [--watch=false] [--tls-cert F --tls-key F [--tls-client-ca F]] [--token T] [--location URI --shards URI,...] [--max-message-bytes N] [--memory-budget N] [--tfio ENDPOINT [--tfio-tensors NAME,...] [--tfio-batch-rows N]] DIR",
 		`Serve serves every tensor file of DIR over Arrow Flight, memory-mapped, each under the name
 inspect prints (NAME, NAME.N, NAME.COLUMN). Files that are not tensor files are ignored; tensor
 files that cannot be served are reported. Ctrl-C or SIGTERM shuts the server down gracefully.
@@ -35,6 +35,11 @@ from their new contents and files removed are no longer served, within a second 
 action. A file is served once it reads whole: one still being written is left out until it
 does. A stream already running keeps the version it started with; one whose file is truncated
 or rewritten in place under it fails with DataLoss, naming the file, and the others go on.
+
+Parquet files are decoded row group by row group as each stream reaches them; what all streams
+hold decoding at once stays within --memory-budget (each row group counted at about three times
+its values' size): a stream whose next row group does not fit waits its turn, and after a minute
+fails with ResourceExhausted, so no number of clients can exhaust the server's memory.
 
 With --tfio tcp://A.B.C.D:PORT or unix://PATH it also writes, to every connection there, one
 Arrow IPC stream that tensorflow-io's ArrowStreamDataset reads: a column per tensor (all, or

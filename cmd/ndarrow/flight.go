@@ -88,6 +88,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	location := fs.String("location", "", "the URI clients reach this server at, put in FlightInfo endpoints (needed with --shards)")
 	shards := fs.String("shards", "", "comma-separated URIs of every server holding a shard of the tensors, this one included, in row order")
 	maxMsg := fs.Int("max-message-bytes", flight.DefaultMaxMessageBytes, "the largest gRPC message sent (DoGet splits tensors to fit); uploads are bounded by their size")
+	budget := fs.Int64("memory-budget", 0, "the most bytes DoGets hold decoding Parquet row groups at once; those beyond wait their turn (default: a quarter of the machine's memory; -1: no bound)")
 	tf := addTLSFlags(fs, true)
 	var tfi tfioFlags
 	fs.StringVar(&tfi.endpoint, "tfio", "", "also stream the tensors to tensorflow-io's ArrowStreamDataset on tcp://A.B.C.D:PORT or unix://PATH")
@@ -97,10 +98,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if code, ok := parseArgs(fs, "serve", args, stdout, stderr, 1, 1); !ok {
 		return code
 	}
-	return finishCommand(stderr, "serve", serve(ctx, fs.Arg(0), *addr, *location, *shards, *maxMsg, *watch, tf, tfi, stdout, stderr))
+	return finishCommand(stderr, "serve", serve(ctx, fs.Arg(0), *addr, *location, *shards, *maxMsg, *budget, *watch, tf, tfi, stdout, stderr))
 }
 
-func serve(ctx context.Context, dir, addr, location, shards string, maxMsg int, watch bool, tf tlsFlags, tfi tfioFlags, stdout, stderr io.Writer) error {
+func serve(ctx context.Context, dir, addr, location, shards string, maxMsg int, budget int64, watch bool, tf tlsFlags, tfi tfioFlags, stdout, stderr io.Writer) error {
 	cfg, err := tf.config(true)
 	if err != nil {
 		return err
@@ -112,7 +113,16 @@ func serve(ctx context.Context, dir, addr, location, shards string, maxMsg int, 
 	// once, before a large directory is mapped.
 	store := flight.NewStore(nil)
 	defer store.Close()
-	opts := flight.Options{TLS: cfg, Token: *tf.token, MaxMessageBytes: maxMsg, Location: location}
+	opts := flight.Options{TLS: cfg, Token: *tf.token, MaxMessageBytes: maxMsg, Location: location, MemoryBudget: budget}
+	if budget == 0 {
+		budget = flight.DefaultMemoryBudget()
+	}
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set && budget > 0 {
+		// What the server holds in its heap is bounded: decoding by the budget, uploads by
+		// four times their limit (staged transactions). Collecting garbage as the heap nears
+		// their sum, rather than at twice the live heap, keeps it there.
+		debug.SetMemoryLimit(budget + 4*flight.DefaultMaxPutBytes + 256<<20)
+	}
 	if shards != "" {
 		opts.Shards = strings.Split(shards, ",")
 		opts.Peer = flight.ClientOptions{TLS: peerTLS(cfg)}
