@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -160,4 +163,60 @@ func BenchmarkReadTensorColumn(b *testing.B) {
 			})
 		})
 	}
+}
+
+// BenchmarkReadFile reads every row group of the Parquet files NDARROW_PARQUET_FILES names
+// (comma-separated; skipped when unset), each held in memory, as Arrow C++ 17's
+// `parquet_bench read FILE 0` reads one on one thread: for the two to be timed on the same
+// files in the same run. GB/s counts the Arrow data read (its buffers' bytes).
+func BenchmarkReadFile(b *testing.B) {
+	files := os.Getenv("NDARROW_PARQUET_FILES")
+	if files == "" {
+		b.Skip("NDARROW_PARQUET_FILES names the Parquet files to read")
+	}
+	for _, path := range strings.Split(files, ",") {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		read := func() (int64, error) {
+			r, err := parquet.NewReader(data, parquet.ReaderOptions{})
+			if err != nil {
+				return 0, err
+			}
+			size := int64(0)
+			for i := range r.NumRowGroups() {
+				rec, err := r.ReadRowGroup(i)
+				if err != nil {
+					return 0, err
+				}
+				for _, c := range rec.Columns() {
+					size += dataBytes(c.Data())
+				}
+				rec.Release()
+			}
+			return size, nil
+		}
+		size, err := read()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(filepath.Base(path), func(b *testing.B) {
+			measureWrite(b, size, func() error { _, err := read(); return err })
+		})
+	}
+}
+
+// dataBytes returns the bytes of the buffers of d and its children.
+func dataBytes(d arrow.ArrayData) int64 {
+	n := int64(0)
+	for _, buf := range d.Buffers() {
+		if buf != nil {
+			n += int64(buf.Len())
+		}
+	}
+	for _, c := range d.Children() {
+		n += dataBytes(c)
+	}
+	return n
 }

@@ -61,6 +61,9 @@ type Reader struct {
 	schema  *arrow.Schema
 	cols    []column
 	skipped []error
+	general bool // every column through pqarrow, none through the direct path (tests)
+
+	directReads int // the columns the direct path read (tests)
 }
 
 // column is a top-level column the reader reads.
@@ -325,7 +328,9 @@ func (r *Reader) RowGroupRows(i int) int64 { return r.md.FileMetaData.RowGroups[
 
 // RowGroupBytes returns the uncompressed size of row group i's column chunks as the footer says
 // (checked not to be negative), those of every column.
-func (r *Reader) RowGroupBytes(i int) int64 { return max(r.md.FileMetaData.RowGroups[i].TotalByteSize, 0) }
+func (r *Reader) RowGroupBytes(i int) int64 {
+	return max(r.md.FileMetaData.RowGroups[i].TotalByteSize, 0)
+}
 
 // Metadata returns the file's key-value metadata, ARROW:schema left out.
 func (r *Reader) Metadata() map[string]string {
@@ -432,6 +437,13 @@ func (r *Reader) readRowGroup(i int) (rec arrow.Record, err error) {
 
 // readColumn decodes column c of row group rg and gives it its stored type.
 func (r *Reader) readColumn(c column, rg int, rows int64) (out arrow.Array, err error) {
+	if !r.general {
+		arr, err := r.readDirect(c, rg, rows)
+		if !errors.Is(err, errNotDirect) {
+			r.directReads++
+			return arr, err
+		}
+	}
 	if c.parts != nil {
 		return r.readStruct(c, rg, rows)
 	}

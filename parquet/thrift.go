@@ -269,6 +269,15 @@ type pageHeader struct {
 	levelsBytes            int64 // v2: definition + repetition level bytes (stored uncompressed)
 	headerLen              int   // bytes of the header itself
 	hasUncompressed, hasCS bool
+
+	// What the direct path (direct.go) reads besides: a v1 data page's level encodings, a v2
+	// data page's null count, level byte lengths and whether its values are compressed.
+	defEncoding, repEncoding int32
+	numNulls                 int32
+	defBytes, repBytes       int32
+	v2Uncompressed           bool   // is_compressed false
+	hasType                  bool   // the PageHeader's type was given
+	subFields                uint16 // the i32 fields given of the data, dictionary or v2 header, a bit per id
 }
 
 // Page types.
@@ -285,6 +294,10 @@ func readPageHeader(b []byte) (pageHeader, error) {
 	c := compactReader{b: b}
 	var in int16 // the PageHeader field whose struct sub reads: 5 data, 7 dictionary, 8 data v2
 	sub := func(id int16, typ byte) (bool, error) {
+		if in == 8 && id == 7 && (typ == thriftTrue || typ == thriftFalse) {
+			h.v2Uncompressed = typ == thriftFalse
+			return true, nil
+		}
 		if typ != thriftI32 {
 			return false, nil
 		}
@@ -292,16 +305,30 @@ func readPageHeader(b []byte) (pageHeader, error) {
 		if err != nil {
 			return true, err
 		}
+		if id > 0 && id < 16 {
+			h.subFields |= 1 << id
+		}
 		switch {
 		case id == 1:
 			h.numValues, h.hasNumValues = v, true
 		case id == 2 && in != 8, id == 4 && in == 8:
 			h.encoding = v
+		case in == 5 && id == 3:
+			h.defEncoding = v
+		case in == 5 && id == 4:
+			h.repEncoding = v
+		case in == 8 && id == 2:
+			h.numNulls = v
 		case in == 8 && (id == 5 || id == 6):
 			if v < 0 {
 				return true, c.errorf("level byte length %d", v)
 			}
 			h.levelsBytes += int64(v)
+			if id == 5 {
+				h.defBytes = v
+			} else {
+				h.repBytes = v
+			}
 		}
 		return true, nil
 	}
@@ -314,7 +341,7 @@ func readPageHeader(b []byte) (pageHeader, error) {
 			}
 			switch id {
 			case 1:
-				h.typ = v
+				h.typ, h.hasType = v, true
 			case 2:
 				h.uncompressed, h.hasUncompressed = v, true
 			case 3:

@@ -1,0 +1,360 @@
+package parquet
+
+import (
+	"encoding/binary"
+	"errors"
+	"math/bits"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	pq "github.com/apache/arrow/go/v17/parquet"
+)
+
+// The direct path reads a tensor column — fixed-size lists, at any depth, of a fixed-width
+// number without nulls — straight from its pages into one buffer: each data page's levels
+// are checked to describe exactly that layout (walking their runs, not materialising them),
+// and its PLAIN values are copied (or decompressed) into place. pqarrow's general decoding,
+// which the direct path stands in for, materialises two levels per value, the values, and the
+// lists' offsets. Any page the direct path does not expect — a dictionary, another encoding, a
+// null, levels of another shape, a codec it does not decode — makes it give the row group back
+// to pqarrow (errNotDirect), which reads, or refuses, everything.
+
+// errNotDirect reports a column or page the direct path leaves to pqarrow.
+var errNotDirect = errors.New("parquet: not a page the direct path reads")
+
+// directPlan is a column the direct path reads: Arrow type typ (an extension over fixed-size
+// lists, or the lists themselves) of lists of sizes (outer to inner) of values of leaf.
+type directPlan struct {
+	typ   arrow.DataType
+	lists []*arrow.FixedSizeListType // outer to inner
+	leaf  arrow.DataType
+	sizes []int64
+	cell  int64 // values per row
+	width int64 // bytes per value
+	phys  pq.Type
+}
+
+// directPlanOf returns the plan of a column of Arrow type t, false for any other column.
+func directPlanOf(t arrow.DataType) (directPlan, bool) {
+	p := directPlan{typ: t, cell: 1}
+	storage := t
+	if ext, ok := t.(arrow.ExtensionType); ok {
+		storage = ext.StorageType()
+	}
+	for {
+		fsl, ok := storage.(*arrow.FixedSizeListType)
+		if !ok {
+			break
+		}
+		if fsl.Len() <= 0 || len(p.lists) >= 8 {
+			return p, false
+		}
+		p.lists = append(p.lists, fsl)
+		p.sizes = append(p.sizes, int64(fsl.Len()))
+		if hi, lo := bits.Mul64(uint64(p.cell), uint64(fsl.Len())); hi != 0 || lo > 1<<40 {
+			return p, false
+		}
+		p.cell *= int64(fsl.Len())
+		storage = fsl.Elem()
+	}
+	if len(p.lists) == 0 {
+		return p, false
+	}
+	p.leaf = storage
+	switch storage.ID() {
+	case arrow.FLOAT32:
+		p.width, p.phys = 4, pq.Types.Float
+	case arrow.FLOAT64:
+		p.width, p.phys = 8, pq.Types.Double
+	case arrow.INT32, arrow.UINT32:
+		p.width, p.phys = 4, pq.Types.Int32
+	case arrow.INT64, arrow.UINT64:
+		p.width, p.phys = 8, pq.Types.Int64
+	default:
+		return p, false
+	}
+	return p, true
+}
+
+// sameNesting reports whether pqarrow reads the column as t — lists, as deep as the plan's,
+// of its leaf type — and so agrees with the plan on what the Parquet schema holds.
+func (p directPlan) sameNesting(t arrow.DataType) bool {
+	for range p.lists {
+		switch l := t.(type) {
+		case *arrow.ListType:
+			t = l.Elem()
+		case *arrow.LargeListType:
+			t = l.Elem()
+		case *arrow.FixedSizeListType:
+			t = l.Elem()
+		default:
+			return false
+		}
+	}
+	return t != nil && t.ID() == p.leaf.ID()
+}
+
+// pageDecoders decompress a page's bytes into exactly len(dst) bytes, by codec; the direct
+// path leaves pages of other codecs to pqarrow.
+var pageDecoders = map[int32]func(dst, src []byte) error{1: decodeSnappy, 6: decodeZstd}
+
+// readDirect reads column c of row group rg, of rows rows, through the direct path; its pages
+// were checked by checkColumnChunk. errNotDirect gives the row group back to pqarrow.
+func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
+	plan, ok := directPlanOf(c.field.Type)
+	if !ok || c.parts != nil || len(c.leaves) != 1 {
+		return nil, errNotDirect
+	}
+	descr := r.md.Schema.Column(c.leaves[0])
+	if descr.PhysicalType() != plan.phys || int(descr.MaxRepetitionLevel()) != len(plan.sizes) || !plan.sameNesting(c.pqType) {
+		return nil, errNotDirect
+	}
+	m := r.md.FileMetaData.RowGroups[rg].Columns[c.leaves[0]].MetaData
+	decode := pageDecoders[int32(m.Codec)]
+	if m.Codec != 0 && decode == nil || m.DictionaryPageOffset != nil && *m.DictionaryPageOffset > 0 {
+		return nil, errNotDirect
+	}
+	hi, want := bits.Mul64(uint64(rows), uint64(plan.cell))
+	if rows < 0 || hi != 0 || want > uint64(r.lim.MaxElements) || int64(want) != m.NumValues {
+		return nil, errNotDirect
+	}
+	out := memory.NewResizableBuffer(r.mem)
+	defer out.Release()
+	out.Resize(int(int64(want) * plan.width))
+	dst := out.Bytes()
+
+	start, length := m.DataPageOffset, m.TotalCompressedSize // inside the file: checkColumnChunk
+	chunk := r.b[start : start+length]
+	reps := levelCheck{max: len(plan.sizes), periods: periodsOf(plan.sizes), rep: true}
+	defs := levelCheck{max: int(descr.MaxDefinitionLevel())}
+	var scratch []byte
+	at := int64(0) // values placed
+	for pos := 0; at < int64(want); {
+		if pos >= len(chunk) {
+			return nil, errNotDirect
+		}
+		h, err := readPageHeader(chunk[pos:])
+		if err != nil || h.compressed < 0 || int64(h.compressed) > int64(len(chunk)-pos-h.headerLen) {
+			return nil, errNotDirect
+		}
+		page := chunk[pos+h.headerLen : pos+h.headerLen+int(h.compressed)]
+		pos += h.headerLen + int(h.compressed)
+		n := int64(h.numValues)
+		if h.typ == pageIndex {
+			continue
+		}
+		required := uint16(0b11110) // v1: num_values, encoding and the two level encodings
+		if h.typ == pageDataV2 {
+			required = 0b1111110 // num_values, num_nulls, num_rows, encoding, the level lengths
+		}
+		if !h.hasType || h.typ != pageData && h.typ != pageDataV2 || h.subFields&required != required ||
+			h.encoding != 0 || n < 0 || n > int64(want)-at || h.uncompressed < 0 {
+			return nil, errNotDirect
+		}
+		if (m.Codec == 0 || h.typ == pageDataV2 && h.v2Uncompressed) && h.compressed != h.uncompressed {
+			return nil, errNotDirect // stored as it is, yet of two sizes: pqarrow's to refuse
+		}
+		slot := dst[at*plan.width : (at+n)*plan.width]
+		if h.typ == pageDataV2 {
+			levels := int(h.repBytes) + int(h.defBytes)
+			if h.numNulls != 0 || levels > len(page) || int64(h.uncompressed)-int64(levels) != int64(len(slot)) {
+				return nil, errNotDirect
+			}
+			if !reps.check(page[:h.repBytes], n, at) || !defs.check(page[h.repBytes:levels], n, at) {
+				return nil, errNotDirect
+			}
+			if values := page[levels:]; m.Codec == 0 || h.v2Uncompressed {
+				if len(values) != len(slot) {
+					return nil, errNotDirect
+				}
+				copyValues(slot, values)
+			} else if decode(slot, values) != nil {
+				return nil, errNotDirect
+			}
+			at += n
+			continue
+		}
+		if h.repEncoding != 3 && reps.max > 0 || h.defEncoding != 3 && defs.max > 0 {
+			return nil, errNotDirect // BIT_PACKED levels, deprecated
+		}
+		if m.Codec != 0 {
+			if cap(scratch) < int(h.uncompressed) {
+				scratch = make([]byte, h.uncompressed)
+			}
+			if decode(scratch[:h.uncompressed], page) != nil {
+				return nil, errNotDirect
+			}
+			page = scratch[:h.uncompressed]
+		}
+		rest, ok := reps.checkPrefixed(page, n, at)
+		if ok {
+			rest, ok = defs.checkPrefixed(rest, n, at)
+		}
+		if !ok || len(rest) != len(slot) {
+			return nil, errNotDirect
+		}
+		copyValues(slot, rest)
+		at += n
+	}
+	return plan.array(out, rows)
+}
+
+// array builds the column of rows rows over values.
+func (p directPlan) array(values *memory.Buffer, rows int64) (arrow.Array, error) {
+	n := rows * p.cell
+	data := array.NewData(p.leaf, int(n), []*memory.Buffer{nil, values}, nil, 0, 0)
+	for i := len(p.lists) - 1; i >= 0; i-- {
+		n /= p.sizes[i]
+		outer := array.NewData(p.lists[i], int(n), []*memory.Buffer{nil}, []arrow.ArrayData{data}, 0, 0)
+		data.Release()
+		data = outer
+	}
+	defer data.Release()
+	storage := array.MakeFromData(data)
+	ext, ok := p.typ.(arrow.ExtensionType)
+	if !ok {
+		return storage, nil
+	}
+	defer storage.Release()
+	return array.NewExtensionArrayWithStorage(ext, storage), nil
+}
+
+// copyValues copies a page's values, at most copyChunk bytes at a time: a copy cannot be
+// preempted, and the garbage collector waits for it.
+func copyValues(dst, src []byte) {
+	for len(src) > 0 {
+		k := copyPart(dst, src[:min(len(src), copyChunk)])
+		dst, src = dst[k:], src[k:]
+	}
+}
+
+const copyChunk = 1 << 20
+
+//go:noinline
+func copyPart(dst, src []byte) int { return copy(dst, src) }
+
+// periodsOf returns, for list sizes (outer to inner), the number of values each level's list
+// spans: periods[j] = sizes[j] × … × sizes[last].
+func periodsOf(sizes []int64) []int64 {
+	out := make([]int64, len(sizes))
+	p := int64(1)
+	for j := len(sizes) - 1; j >= 0; j-- {
+		p *= sizes[j]
+		out[j] = p
+	}
+	return out
+}
+
+// levelCheck checks a page's repetition or definition levels against the layout of a
+// tensor column without nulls: every definition level is max; the repetition level of value
+// v (counted from the row group's first) is the outermost list level at which v starts a new
+// list (0: a new row), or max when it starts none.
+type levelCheck struct {
+	max     int
+	rep     bool
+	periods []int64
+}
+
+// expected returns the level value v must have.
+func (lc levelCheck) expected(v int64) int {
+	if !lc.rep {
+		return lc.max
+	}
+	for j, p := range lc.periods {
+		if v%p == 0 {
+			return j
+		}
+	}
+	return lc.max
+}
+
+// checkPrefixed checks the levels of a v1 data page, a 4-byte length and the runs, and returns
+// the bytes after them; a column whose levels are all 0 has none.
+func (lc levelCheck) checkPrefixed(page []byte, n, first int64) ([]byte, bool) {
+	if lc.max == 0 {
+		return page, true
+	}
+	if len(page) < 4 {
+		return nil, false
+	}
+	size := binary.LittleEndian.Uint32(page)
+	if uint64(size) > uint64(len(page)-4) {
+		return nil, false
+	}
+	return page[4+size:], lc.check(page[4:4+size], n, first)
+}
+
+// check reports whether b, the RLE/bit-packed hybrid runs of n levels of values first on,
+// holds the levels expected of them.
+func (lc levelCheck) check(b []byte, n, first int64) bool {
+	if lc.max == 0 {
+		return len(b) == 0
+	}
+	width := bits.Len(uint(lc.max))
+	valueBytes := (width + 7) / 8
+	for got := int64(0); got < n; {
+		header, k := binary.Uvarint(b)
+		if k <= 0 || header>>1 == 0 || header>>1 > 1<<40 {
+			return false
+		}
+		b = b[k:]
+		count := int64(header >> 1)
+		if header&1 == 0 { // a run of one value
+			if len(b) < valueBytes {
+				return false
+			}
+			v := 0
+			for i := range valueBytes {
+				v |= int(b[i]) << (8 * i)
+			}
+			b = b[valueBytes:]
+			c := min(count, n-got)
+			if !lc.run(first+got, c, v) {
+				return false
+			}
+			got += c
+			continue
+		}
+		packed := count * int64(width) // bytes of count groups of 8
+		if packed > int64(len(b)) {
+			return false
+		}
+		for i := int64(0); i < count*8 && got < n; i++ {
+			bit := i * int64(width)
+			word := uint(b[bit/8])
+			if bit/8+1 < packed {
+				word |= uint(b[bit/8+1]) << 8
+			}
+			v := int(word>>(bit%8)) & (1<<width - 1)
+			if v != lc.expected(first+got) {
+				return false
+			}
+			got++
+		}
+		b = b[packed:]
+	}
+	return true
+}
+
+// run reports whether values first … first+count-1 all have level v.
+func (lc levelCheck) run(first, count int64, v int) bool {
+	switch {
+	case !lc.rep:
+		return v == lc.max
+	case v == lc.max: // within one innermost list, after its first value
+		inner := lc.periods[len(lc.periods)-1]
+		off := first % inner
+		return off != 0 && off+count <= inner
+	case count == 1:
+		return lc.expected(first) == v
+	case count <= 64:
+		for i := range count {
+			if lc.expected(first+i) != v {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}

@@ -1,0 +1,164 @@
+package parquet_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndarrow/ndarrow/arrowtensor"
+	"github.com/ndarrow/ndarrow/limits"
+	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/parquet"
+)
+
+// directFile writes one record of tensor columns as Parquet with codec c and row groups of
+// about rowGroupBytes: float32 [rows, 4, 3], float64 [rows, 2], int64 [rows, 5] as
+// arrow.fixed_shape_tensor, and uint32 as nested fixed-size lists.
+func directFile(t testing.TB, rows int64, c parquet.Compression, rowGroupBytes int64) []byte {
+	mem := memory.DefaultAllocator
+	f32 := ndarray.FromFunc(func(i []int64) float32 { return float32(i[0]*12+i[1]*3+i[2]) * 0.5 }, rows, 4, 3)
+	f64 := ndarray.FromFunc(func(i []int64) float64 { return float64(i[0]*2+i[1]) - 7 }, rows, 2)
+	i64 := ndarray.FromFunc(func(i []int64) int64 { return i[0]*5 + i[1] - 1<<40 }, rows, 5)
+	var cols []arrow.Array
+	var fields []arrow.Field
+	add := func(name string, a arrow.Array) {
+		cols = append(cols, a)
+		fields = append(fields, arrow.Field{Name: name, Type: a.DataType(), Nullable: true})
+	}
+	a1, err := arrowtensor.NewFixedShapeTensorArray(mem, f32, nil)
+	require.NoError(t, err)
+	add("f32", a1)
+	a2, err := arrowtensor.NewFixedShapeTensorArray(mem, f64, []string{"pair"})
+	require.NoError(t, err)
+	add("f64", a2)
+	a3, err := arrowtensor.NewFixedShapeTensorArray(mem, i64, nil)
+	require.NoError(t, err)
+	add("i64", a3)
+	nested := array.NewFixedSizeListBuilder(mem, 2, arrow.FixedSizeListOf(3, arrow.PrimitiveTypes.Uint32))
+	inner := nested.ValueBuilder().(*array.FixedSizeListBuilder)
+	vals := inner.ValueBuilder().(*array.Uint32Builder)
+	for r := range rows {
+		nested.Append(true)
+		for k := range int64(2) {
+			inner.Append(true)
+			for j := range int64(3) {
+				vals.Append(uint32(r*6 + k*3 + j))
+			}
+		}
+	}
+	add("nested", nested.NewArray())
+	nested.Release()
+	rec := array.NewRecord(arrow.NewSchema(fields, nil), cols, rows)
+	for _, a := range cols {
+		a.Release()
+	}
+	defer rec.Release()
+	var buf bytes.Buffer
+	w, err := parquet.NewWriter(&buf, rec.Schema(), parquet.WriterOptions{Compression: c, RowGroupBytes: rowGroupBytes})
+	require.NoError(t, err)
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close())
+	return buf.Bytes()
+}
+
+// compareDirect reads every row group of b through the direct path (where it applies) and
+// through pqarrow alone: both refuse, or both give equal records. It returns the columns the
+// direct path read.
+func compareDirect(t *testing.T, b []byte, lim limits.Limits) int {
+	// pqarrow leaks a page's buffer on some bad pages: the memory is Go's either way, and only
+	// the direct path's own files are checked for leaks (TestDirectLeaksNothing).
+	return compareDirectWith(t, b, lim, memory.NewGoAllocator())
+}
+
+// compareDirectWith is compareDirect allocating from mem.
+func compareDirectWith(t *testing.T, b []byte, lim limits.Limits, mem memory.Allocator) int {
+	direct, err := parquet.NewReader(b, parquet.ReaderOptions{Allocator: mem, Limits: lim})
+	if err != nil {
+		return 0
+	}
+	general, err := parquet.NewReader(b, parquet.ReaderOptions{Allocator: mem, Limits: lim})
+	require.NoError(t, err)
+	parquet.ReadGeneral(general)
+	read := 0
+	for i := range direct.NumRowGroups() {
+		want, wantErr := general.ReadRowGroup(i)
+		got, err := direct.ReadRowGroup(i)
+		if wantErr != nil {
+			require.Error(t, err, "the direct path read row group %d pqarrow refuses: %v", i, wantErr)
+			continue
+		}
+		require.NoError(t, err, "row group %d", i)
+		// NaNs equal (a value of either path), nothing else approximately
+		same := array.RecordApproxEqual(want, got, array.WithNaNsEqual(true), array.WithAbsTolerance(0))
+		require.True(t, same, "row group %d: the direct path gives other values than pqarrow", i)
+		want.Release()
+		got.Release()
+	}
+	read += parquet.DirectReads(direct)
+	return read
+}
+
+// TestDirectMatchesPqarrow: on every Parquet file of the repository (Arrow C++'s, arrow-rs's,
+// DuckDB's, parquet-testing's valid and bad files) and on tensor columns written with each
+// codec and row-group size, the direct path gives what pqarrow gives, or both refuse; the
+// written tensor columns are read directly.
+func TestDirectMatchesPqarrow(t *testing.T) {
+	paths, err := filepath.Glob("testdata/*/*.parquet")
+	require.NoError(t, err)
+	more, err := filepath.Glob("testdata/*/*/*.parquet")
+	require.NoError(t, err)
+	require.NotEmpty(t, more)
+	direct := 0
+	for _, p := range append(paths, more...) {
+		t.Run(p, func(t *testing.T) {
+			b, err := os.ReadFile(p)
+			require.NoError(t, err)
+			direct += compareDirect(t, b, limits.Limits{})
+		})
+	}
+	assert.Positive(t, direct, "Arrow C++'s and arrow-rs's tensor columns are read directly")
+	for _, c := range []parquet.Compression{parquet.Uncompressed, parquet.Snappy, parquet.Zstd, parquet.Gzip} {
+		for _, rg := range []int64{1 << 10, 64 << 10, 0} {
+			n := compareDirect(t, directFile(t, 3000, c, rg), limits.Limits{})
+			if c == parquet.Gzip {
+				assert.Zero(t, n, "GZIP pages are pqarrow's")
+			} else {
+				assert.Positive(t, n, "%v, row groups of %d bytes", c, rg)
+			}
+		}
+	}
+}
+
+// TestDirectLeaksNothing: what the direct path allocates is released with the records.
+func TestDirectLeaksNothing(t *testing.T) {
+	for _, c := range []parquet.Compression{parquet.Uncompressed, parquet.Snappy, parquet.Zstd} {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		require.Positive(t, compareDirectWith(t, directFile(t, 500, c, 4<<10), limits.Limits{}, mem))
+		mem.AssertSize(t, 0)
+	}
+}
+
+// FuzzDirect compares the direct path with pqarrow on any file: what the direct path reads,
+// pqarrow reads the same.
+func FuzzDirect(f *testing.F) {
+	f.Add(directFile(f, 6, parquet.Uncompressed, 256))
+	f.Add(directFile(f, 6, parquet.Zstd, 0))
+	// tensor and list columns Arrow C++, arrow-rs and DuckDB wrote, a few kilobytes each
+	for _, name := range []string{"arrow-cpp-17-parquet/tensors.parquet", "arrow-cpp-17-parquet/tensors_snappy.parquet",
+		"arrow-rs/batch_tensors.snappy.parquet", "arrow-rs/batch_tensors.zstd.parquet", "duckdb/lists_v2.parquet"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		require.NoError(f, err)
+		f.Add(b)
+	}
+	lim := limits.Limits{MaxMetadataSize: 1 << 16, MaxElements: 1 << 14, MaxCopySize: 1 << 20} // small: a fuzzed exec runs instrumented
+	f.Fuzz(func(t *testing.T, b []byte) {
+		compareDirect(t, b, lim)
+	})
+}
