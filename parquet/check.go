@@ -120,6 +120,7 @@ func checkSchemaTree(children []int32) error {
 // levels (values, nulls included).
 type chunkCost struct {
 	bytes, levels int64
+	streamSplit   bool // some page's values are BYTE_STREAM_SPLIT, which only the direct path reads
 }
 
 // valueEncodings are the encodings of a data page's values the reader lets arrow-go decode:
@@ -128,6 +129,10 @@ type chunkCost struct {
 // ask for 2^64 miniblocks), and arrow-go v17 decodes no values at all from BYTE_STREAM_SPLIT
 // pages.
 var valueEncodings = map[int32]bool{0: true, 2: true, 3: true, 4: true, 8: true}
+
+// encodingByteStreamSplit is BYTE_STREAM_SPLIT, which arrow-go v17 does not decode: the
+// direct path reads it (direct.go), for the columns it reads.
+const encodingByteStreamSplit = 9
 
 // encodingName names a Parquet encoding.
 func encodingName(e int32) string {
@@ -237,7 +242,9 @@ func checkColumnChunk(b []byte, md *metadata.FileMetaData, rg, col int, budget i
 			if !h.hasNumValues || n < 0 {
 				return cost, fmt.Errorf("page at byte %d: %d values: %w", at, n, ErrInvalid)
 			}
-			if !valueEncodings[h.encoding] {
+			if h.encoding == encodingByteStreamSplit && width <= 8 && !isBytes && descr.PhysicalType() != pq.Types.Boolean {
+				cost.streamSplit = true
+			} else if !valueEncodings[h.encoding] {
 				return cost, fmt.Errorf("page at byte %d: values in the %s encoding: %w", at, encodingName(h.encoding), ErrUnsupported)
 			}
 			if h.levelsBytes > min(unc, comp) {

@@ -58,9 +58,6 @@ func directPlanOf(t arrow.DataType) (directPlan, bool) {
 		p.cell *= int64(fsl.Len())
 		storage = fsl.Elem()
 	}
-	if len(p.lists) == 0 {
-		return p, false
-	}
 	p.leaf = storage
 	switch storage.ID() {
 	case arrow.FLOAT32:
@@ -148,9 +145,14 @@ func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
 		if h.typ == pageDataV2 {
 			required = 0b1111110 // num_values, num_nulls, num_rows, encoding, the level lengths
 		}
+		split := h.encoding == encodingByteStreamSplit
 		if !h.hasType || h.typ != pageData && h.typ != pageDataV2 || h.subFields&required != required ||
-			h.encoding != 0 || n < 0 || n > int64(want)-at || h.uncompressed < 0 {
+			h.encoding != 0 && !split || n < 0 || n > int64(want)-at || h.uncompressed < 0 {
 			return nil, errNotDirect
+		}
+		place := copyValues // PLAIN values are the values
+		if split {
+			place = func(dst, src []byte) { unsplit(dst, src, int(plan.width)) }
 		}
 		if (m.Codec == 0 || h.typ == pageDataV2 && h.v2Uncompressed) && h.compressed != h.uncompressed {
 			return nil, errNotDirect // stored as it is, yet of two sizes: pqarrow's to refuse
@@ -164,14 +166,27 @@ func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
 			if !reps.check(page[:h.repBytes], n, at) || !defs.check(page[h.repBytes:levels], n, at) {
 				return nil, errNotDirect
 			}
-			if values := page[levels:]; m.Codec == 0 || h.v2Uncompressed {
-				if len(values) != len(slot) {
+			values := page[levels:]
+			if m.Codec != 0 && !h.v2Uncompressed {
+				if !split { // decompressed straight into place
+					if decode(slot, values) != nil {
+						return nil, errNotDirect
+					}
+					at += n
+					continue
+				}
+				if cap(scratch) < len(slot) {
+					scratch = make([]byte, len(slot))
+				}
+				if decode(scratch[:len(slot)], values) != nil {
 					return nil, errNotDirect
 				}
-				copyValues(slot, values)
-			} else if decode(slot, values) != nil {
+				values = scratch[:len(slot)]
+			}
+			if len(values) != len(slot) {
 				return nil, errNotDirect
 			}
+			place(slot, values)
 			at += n
 			continue
 		}
@@ -194,7 +209,7 @@ func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
 		if !ok || len(rest) != len(slot) {
 			return nil, errNotDirect
 		}
-		copyValues(slot, rest)
+		place(slot, rest)
 		at += n
 	}
 	return plan.array(out, rows)
@@ -218,6 +233,18 @@ func (p directPlan) array(values *memory.Buffer, rows int64) (arrow.Array, error
 	}
 	defer storage.Release()
 	return array.NewExtensionArrayWithStorage(ext, storage), nil
+}
+
+// unsplit decodes BYTE_STREAM_SPLIT values of width bytes: src holds byte k of every value,
+// then byte k+1 of every value, and so on; dst gets the values, each little-endian.
+func unsplit(dst, src []byte, width int) {
+	n := len(dst) / width
+	for k := range width {
+		stream := src[k*n : (k+1)*n]
+		for i, b := range stream {
+			dst[i*width+k] = b
+		}
+	}
 }
 
 // copyValues copies a page's values, at most copyChunk bytes at a time: a copy cannot be

@@ -162,3 +162,26 @@ func FuzzDirect(f *testing.F) {
 		compareDirect(t, b, lim)
 	})
 }
+
+// TestByteStreamSplit reads parquet-testing's BYTE_STREAM_SPLIT file (float and double columns,
+// ZSTD) to the values Arrow C++ 17 reads from it.
+func TestByteStreamSplit(t *testing.T) {
+	b, err := os.ReadFile("testdata/parquet-testing/data/byte_stream_split.zstd.parquet")
+	require.NoError(t, err)
+	r, err := parquet.NewReader(b, parquet.ReaderOptions{})
+	require.NoError(t, err)
+	rec, err := r.ReadRowGroup(0)
+	require.NoError(t, err)
+	defer rec.Release()
+	for i, name := range []string{"f32", "f64"} {
+		want, err := os.ReadFile("testdata/arrow-cpp-17-parquet/byte_stream_split." + name + ".bin")
+		require.NoError(t, err)
+		require.Equal(t, name, rec.Schema().Field(i).Name)
+		col := rec.Column(i)
+		require.Zero(t, col.NullN())
+		got := col.Data().Buffers()[1].Bytes()
+		width := len(want) / col.Len()
+		require.Equal(t, want, got[col.Data().Offset()*width:][:len(want)], name)
+	}
+	require.Equal(t, 2, parquet.DirectReads(r))
+}

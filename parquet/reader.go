@@ -407,9 +407,11 @@ func (r *Reader) readRowGroup(i int) (rec arrow.Record, err error) {
 	}
 	rows := r.RowGroupRows(i)
 	budget := r.lim.MaxCopySize
-	for _, c := range r.cols {
+	split := make([]bool, len(r.cols)) // columns with BYTE_STREAM_SPLIT pages: the direct path's alone
+	for k, c := range r.cols {
 		for _, leaf := range c.leaves {
 			cost, err := checkColumnChunk(r.b, r.md, i, leaf, budget, r.lim)
+			split[k] = split[k] || cost.streamSplit
 			if err != nil {
 				return nil, fmt.Errorf("parquet: row group %d, column %s (%s): %w", i, c.field.Name, r.md.Schema.Column(leaf).Path(), err)
 			}
@@ -425,8 +427,8 @@ func (r *Reader) readRowGroup(i int) (rec arrow.Record, err error) {
 			c.Release()
 		}
 	}()
-	for _, c := range r.cols {
-		arr, err := r.readColumn(c, i, rows)
+	for k, c := range r.cols {
+		arr, err := r.readColumn(c, i, rows, split[k])
 		if err != nil {
 			return nil, fmt.Errorf("parquet: row group %d, column %s: %w", i, c.field.Name, err)
 		}
@@ -436,13 +438,18 @@ func (r *Reader) readRowGroup(i int) (rec arrow.Record, err error) {
 }
 
 // readColumn decodes column c of row group rg and gives it its stored type.
-func (r *Reader) readColumn(c column, rg int, rows int64) (out arrow.Array, err error) {
-	if !r.general {
+// A column with BYTE_STREAM_SPLIT pages (split) is the direct path's alone: arrow-go v17
+// decodes none of their values.
+func (r *Reader) readColumn(c column, rg int, rows int64, split bool) (out arrow.Array, err error) {
+	if !r.general || split {
 		arr, err := r.readDirect(c, rg, rows)
 		if !errors.Is(err, errNotDirect) {
 			r.directReads++
 			return arr, err
 		}
+	}
+	if split {
+		return nil, fmt.Errorf("values in the BYTE_STREAM_SPLIT encoding in a column other than fixed-size lists of numbers without nulls: %w", ErrUnsupported)
 	}
 	if c.parts != nil {
 		return r.readStruct(c, rg, rows)
