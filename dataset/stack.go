@@ -6,6 +6,7 @@ import (
 	"slices"
 	"unsafe"
 
+	"github.com/ndarrow/ndarrow/internal/memcopy"
 	"github.com/ndarrow/ndarrow/ndarray"
 )
 
@@ -178,7 +179,7 @@ func (s *denseStack[T]) add(a ndarray.Array) error {
 		return err
 	}
 	if src, ok := d.Contiguous(); ok && d.Layout().IsRowMajor() {
-		copyChunked(s.data[at:], src)
+		memcopy.Copy(s.data[at:], src)
 	} else if err := d.CopyTo(s.data[at:]); err != nil {
 		s.data = s.data[:at]
 		return err
@@ -186,27 +187,6 @@ func (s *denseStack[T]) add(a ndarray.Array) error {
 	s.rows += d.Dim(0)
 	return nil
 }
-
-// copyChunk is the most copyChunked moves at once: a copy cannot be preempted, and the
-// garbage collector waits for it to scan the goroutine's stack (a receiver's other goroutines,
-// allocating meanwhile, wait with it).
-const copyChunk = 1 << 20
-
-// copyChunked copies src into dst, at most copyChunk bytes at a time.
-func copyChunked[T any](dst, src []T) {
-	step := max(copyChunk/int(unsafe.Sizeof(*new(T))), 1)
-	for len(src) > 0 {
-		n := copyPart(dst, src[:min(step, len(src))])
-		dst, src = dst[n:], src[n:]
-	}
-}
-
-// copyPart is copy, as a call the goroutine can be preempted at: a loop of nothing but copies
-// (runtime.memmove, which no signal interrupts) otherwise keeps the garbage collector, and
-// every goroutine that allocates meanwhile, waiting to stop it.
-//
-//go:noinline
-func copyPart[T any](dst, src []T) int { return copy(dst, src) }
 
 // grow makes room for rows more rows and returns where they start in data.
 func (s *denseStack[T]) grow(rows int64) (int64, error) {
@@ -243,7 +223,7 @@ func (s *denseStack[T]) addBytes(rows int64, parts [][]byte) error {
 	}
 	dst := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s.data[at:]))), size)
 	for _, p := range parts {
-		dst = dst[copyPart(dst, p):]
+		dst = dst[memcopy.Copy(dst, p):]
 	}
 	s.rows += rows
 	return nil

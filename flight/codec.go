@@ -14,6 +14,8 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/ndarrow/ndarrow/internal/memcopy"
 )
 
 // flightDataCodec is the gRPC codec of a whole message, the one a Client's calls other than
@@ -150,7 +152,7 @@ type frameWriter struct {
 	size int
 }
 
-// Write copies p into frame buffers, in calls the goroutine can be preempted at.
+// Write copies p into frame buffers (memcopy: calls the goroutine can be preempted at).
 func (w *frameWriter) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(p) > 0 {
@@ -162,7 +164,7 @@ func (w *frameWriter) Write(p []byte) (int, error) {
 		last := w.bufs[len(w.bufs)-1]
 		k := min(len(p), frameBytes-len(*last))
 		*last = (*last)[:len(*last)+k]
-		p = p[copyPart((*last)[len(*last)-k:], p[:k]):]
+		p = p[memcopy.Copy((*last)[len(*last)-k:], p[:k]):]
 	}
 	w.size += n
 	return n, nil

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 
 	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/internal/memcopy"
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
@@ -123,7 +124,7 @@ func (s *streamDecoder) addParts(header []byte, parts [][]byte) error {
 	}
 	at := body
 	for _, p := range parts {
-		at = at[copyPart(at, p):]
+		at = at[memcopy.Copy(at, p):]
 	}
 	return s.add(header, body)
 }
@@ -140,11 +141,6 @@ func cellsRowMajor(l ndarray.Layout) bool {
 	}
 	return true
 }
-
-// copyPart is copy, as a call the goroutine can be preempted at (see dataset's copyPart).
-//
-//go:noinline
-func copyPart(dst, src []byte) int { return copy(dst, src) }
 
 // sliceParts returns the n bytes at offset off of the concatenation of parts, as views.
 func sliceParts(parts [][]byte, off, n int64) [][]byte {

@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	pq "github.com/apache/arrow/go/v17/parquet"
+
+	"github.com/ndarrow/ndarrow/internal/memcopy"
 )
 
 // The direct path reads a tensor column — fixed-size lists, at any depth, of a fixed-width
@@ -150,7 +152,7 @@ func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
 			h.encoding != 0 && !split || n < 0 || n > int64(want)-at || h.uncompressed < 0 {
 			return nil, errNotDirect
 		}
-		place := copyValues // PLAIN values are the values
+		place := func(dst, src []byte) { memcopy.Copy(dst, src) } // PLAIN values are the values
 		if split {
 			place = func(dst, src []byte) { unsplit(dst, src, int(plan.width)) }
 		}
@@ -246,20 +248,6 @@ func unsplit(dst, src []byte, width int) {
 		}
 	}
 }
-
-// copyValues copies a page's values, at most copyChunk bytes at a time: a copy cannot be
-// preempted, and the garbage collector waits for it.
-func copyValues(dst, src []byte) {
-	for len(src) > 0 {
-		k := copyPart(dst, src[:min(len(src), copyChunk)])
-		dst, src = dst[k:], src[k:]
-	}
-}
-
-const copyChunk = 1 << 20
-
-//go:noinline
-func copyPart(dst, src []byte) int { return copy(dst, src) }
 
 // periodsOf returns, for list sizes (outer to inner), the number of values each level's list
 // spans: periods[j] = sizes[j] × … × sizes[last].
