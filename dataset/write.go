@@ -106,6 +106,8 @@ type WriteOptions struct {
 	TFRecordCompression tfrecord.Compression
 	// ParquetCompression is the codec of Parquet output (default ZSTD).
 	ParquetCompression parquet.Compression
+	// ParquetEncoding is the value encoding of Parquet output (default PLAIN).
+	ParquetEncoding parquet.Encoding
 	// Warn, when set, is told what a format drops: "x: a .npy file has no place for
 	// dimension names: batch,row dropped".
 	Warn func(string)
@@ -268,7 +270,7 @@ func Write(w io.Writer, format Format, tensors []Tensor, opts WriteOptions) erro
 			return err
 		}
 		defer rec.Release()
-		pw, err := parquet.NewWriter(w, rec.Schema(), parquet.WriterOptions{Compression: opts.ParquetCompression})
+		pw, err := parquet.NewWriter(w, rec.Schema(), parquet.WriterOptions{Compression: opts.ParquetCompression, Encoding: opts.ParquetEncoding})
 		if err != nil {
 			return err
 		}

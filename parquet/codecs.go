@@ -22,13 +22,7 @@ func init() {
 	for c, decode := range map[compress.Compression]func(dst, src []byte) error{
 		compress.Codecs.Zstd:   decodeZstd,
 		compress.Codecs.Snappy: decodeSnappy,
-		compress.Codecs.Gzip: func(dst, src []byte) error {
-			r, err := gzip.NewReader(bytes.NewReader(src))
-			if err != nil {
-				return err
-			}
-			return readExactly(r, dst)
-		},
+		compress.Codecs.Gzip:   decodeGzip,
 		compress.Codecs.Brotli: func(dst, src []byte) error {
 			return readExactly(brotli.NewReader(bytes.NewReader(src)), dst)
 		},
@@ -98,6 +92,14 @@ func decodeSnappy(dst, src []byte) error {
 	}
 	_, err = snappy.Decode(dst, src)
 	return err
+}
+
+func decodeGzip(dst, src []byte) error {
+	r, err := gzip.NewReader(bytes.NewReader(src))
+	if err != nil {
+		return err
+	}
+	return readExactly(r, dst)
 }
 
 // readExactly fills dst from r and checks r has nothing more.

@@ -1,7 +1,19 @@
 package parquet
 
+import (
+	"io"
+
+	"github.com/apache/arrow/go/v17/arrow"
+)
+
 // ReadGeneral makes r read every column through pqarrow alone, as before the direct path.
 func ReadGeneral(r *Reader) { r.general = true }
 
 // DirectReads returns the columns r read through the direct path.
 func DirectReads(r *Reader) int { return r.directReads }
+
+// NewGeneralWriter is NewWriter writing every file through pqarrow, as before the direct
+// writer.
+func NewGeneralWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions) (*Writer, error) {
+	return newWriter(w, schema, opts, false)
+}

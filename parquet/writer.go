@@ -1,8 +1,10 @@
 // Package parquet writes record batches of tensor columns to Parquet files and reads them
-// back, through arrow-go's pqarrow, with the Arrow schema stored in the footer (ARROW:schema)
+// back, with the Arrow schema stored in the footer (ARROW:schema)
 // so that Arrow C++, pyarrow and this package restore arrow.fixed_shape_tensor and
 // arrow.variable_shape_tensor columns, fixed-size and large lists. Engines that ignore the
-// stored schema (DuckDB, Spark) see the storage: lists of the tensors' values.
+// stored schema (DuckDB, Spark) see the storage: lists of the tensors' values. Tensor columns
+// of 32- and 64-bit numbers are written and read by this package's own page code (its direct
+// paths, with BYTE_STREAM_SPLIT); every other column goes through arrow-go's pqarrow.
 //
 // arrow-go's reader is not safe on untrusted input by itself: ReadTable decodes on goroutines
 // of its own (a panic there kills the process), its Thrift code sizes slices from counts in
@@ -102,6 +104,9 @@ type WriterOptions struct {
 	// by default: tensor values (embeddings, pixels) seldom repeat, and trying costs writes
 	// three times the time.
 	Dictionary bool
+	// Encoding is the values' encoding (default Plain). ByteStreamSplit takes only files
+	// whose columns are all of 32- and 64-bit numbers, flat or in fixed-size lists.
+	Encoding Encoding
 	// Allocator serves the writer's buffers (default memory.DefaultAllocator).
 	Allocator memory.Allocator
 }
@@ -110,7 +115,13 @@ type WriterOptions struct {
 // larger than memory can be written a batch at a time. A batch's whole row groups are written
 // straight through; the rows that begin a row group later batches complete are held in
 // memory until it is. Statistics are written for every column.
+//
+// A file whose columns are all numbers of 32 or 64 bits, flat or in fixed-size lists
+// (arrow.fixed_shape_tensor), is written without pqarrow (see directwrite.go): the same
+// schema and levels, pages built and compressed on GOMAXPROCS goroutines. Other files, and
+// files with dictionary encoding asked for, are written by pqarrow.
 type Writer struct {
+	direct   *directWriter // nil: pqarrow writes
 	fw       *pqarrow.FileWriter
 	schema   *arrow.Schema // the batches'
 	storage  *arrow.Schema // what pqarrow writes: large_list as list (see storageSchema)
@@ -125,6 +136,11 @@ type Writer struct {
 // NewWriter returns a writer of record batches of schema to w. Close must be called to write
 // the footer.
 func NewWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions) (*Writer, error) {
+	return newWriter(w, schema, opts, true)
+}
+
+// newWriter is NewWriter; direct false leaves every file to pqarrow.
+func newWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions, direct bool) (*Writer, error) {
 	codec, err := opts.Compression.codec()
 	if err != nil {
 		return nil, err
@@ -134,6 +150,28 @@ func NewWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions) (*Writer, 
 	}
 	if opts.Allocator == nil {
 		opts.Allocator = memory.DefaultAllocator
+	}
+	if opts.Encoding != Plain && opts.Encoding != ByteStreamSplit {
+		return nil, fmt.Errorf("parquet: %v: %w", opts.Encoding, ErrUnsupported)
+	}
+	if cols, ok := directColumns(schema); ok && direct && !opts.Dictionary {
+		d, err := newDirectWriter(w, schema, cols, opts)
+		if err != nil {
+			return nil, err
+		}
+		return &Writer{direct: d, schema: schema, mem: opts.Allocator, maxBytes: opts.RowGroupBytes, fresh: true}, nil
+	}
+	if opts.Encoding != Plain {
+		if opts.Dictionary {
+			return nil, fmt.Errorf("parquet: %v encoding with dictionary encoding: %w", opts.Encoding, ErrUnsupported)
+		}
+		for _, f := range schema.Fields() {
+			if _, ok := directColumns(arrow.NewSchema([]arrow.Field{f}, nil)); !ok {
+				return nil, fmt.Errorf("parquet: %v encoding of column %q (%v): only for columns of 32- and 64-bit numbers, flat or in fixed-size lists: %w",
+					opts.Encoding, f.Name, f.Type, ErrUnsupported)
+			}
+		}
+		return nil, fmt.Errorf("parquet: %v encoding: pqarrow does not write it: %w", opts.Encoding, ErrUnsupported)
 	}
 	props := pq.NewWriterProperties(
 		pq.WithCompression(codec),
@@ -178,6 +216,11 @@ func (w *Writer) Write(rec arrow.Record) error {
 	if n == 0 {
 		return nil
 	}
+	if w.direct != nil {
+		if err := w.direct.check(rec); err != nil {
+			return err
+		}
+	}
 	perRow := max(1, recordBytes(rec)/n)
 	for lo := int64(0); lo < n; {
 		if w.rows > 0 && w.bytes+perRow > w.maxBytes {
@@ -193,7 +236,10 @@ func (w *Writer) Write(rec arrow.Record) error {
 			w.fresh = true
 		} else {
 			if w.fresh {
-				w.fw.NewBufferedRowGroup()
+				if err := w.newBufferedRowGroup(); err != nil {
+					part.Release()
+					return err
+				}
 				w.fresh = false
 			}
 			err = w.write(part, true)
@@ -212,6 +258,16 @@ func (w *Writer) Write(rec arrow.Record) error {
 // write hands pqarrow the rows of part, in the storage schema: into the buffered row group,
 // or as a row group of their own.
 func (w *Writer) write(part arrow.Record, buffered bool) error {
+	if w.direct != nil {
+		if buffered {
+			w.direct.add(part)
+			return nil
+		}
+		if err := w.direct.flush(); err != nil {
+			return err
+		}
+		return w.direct.writeRowGroup([]arrow.Record{part})
+	}
 	stored, err := storageRecord(w.mem, part, w.storage)
 	if err != nil {
 		return err
@@ -225,6 +281,15 @@ func (w *Writer) write(part arrow.Record, buffered bool) error {
 	if err := write(part); err != nil {
 		return fmt.Errorf("parquet: %w", err)
 	}
+	return nil
+}
+
+// newBufferedRowGroup ends the buffered row group and begins the next.
+func (w *Writer) newBufferedRowGroup() error {
+	if w.direct != nil {
+		return w.direct.flush()
+	}
+	w.fw.NewBufferedRowGroup()
 	return nil
 }
 
@@ -299,6 +364,9 @@ func (w *Writer) Close() error {
 		return nil
 	}
 	w.closed = true
+	if w.direct != nil {
+		return w.direct.close()
+	}
 	if err := w.fw.Close(); err != nil {
 		return fmt.Errorf("parquet: %w", err)
 	}

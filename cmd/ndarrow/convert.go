@@ -28,7 +28,7 @@ var outputFormats = []struct{ name, what string }{
 	{"csr", "Arrow SparseTensor messages, CSR (matrices)"},
 	{"csc", "Arrow SparseTensor messages, CSC (matrices)"},
 	{"csf", "Arrow SparseTensor messages, CSF (rank 2 and more)"},
-	{"parquet", "Parquet: a column per tensor as in arrow, the Arrow schema stored (ZSTD; --parquet-compression)"},
+	{"parquet", "Parquet: a column per tensor as in arrow, the Arrow schema stored (ZSTD; --parquet-compression, --parquet-encoding)"},
 	{"tfrecord", "TFRecord of tf.train.Example, one per row of the tensors (equal row counts), a feature per tensor; .gz: GZIP"},
 	{"tensorproto", "TFRecord of serialized TensorProto (tf.io.parse_tensor), one per dense tensor; .gz: GZIP"},
 }
@@ -99,6 +99,12 @@ func writeFlags(fs *flag.FlagSet, stderr io.Writer, name string) func() writeOpt
 		pqCodec = c
 		return err
 	})
+	var pqEncoding parquet.Encoding
+	fs.Func("parquet-encoding", "the value encoding of Parquet output: plain (default) or byte_stream_split (columns of 32- and 64-bit numbers)", func(s string) error {
+		e, err := parquet.ParseEncoding(s)
+		pqEncoding = e
+		return err
+	})
 	var pad *float64
 	fs.Func("pad", "write ragged tensors of numbers in a dense format padded with this value, as RaggedTensor.to_tensor", func(s string) error {
 		v, err := strconv.ParseFloat(s, 64)
@@ -107,7 +113,7 @@ func writeFlags(fs *flag.FlagSet, stderr io.Writer, name string) func() writeOpt
 	})
 	skip := fs.Bool("skip-unsupported", false, "leave out, each named on stderr, the tensors the output format cannot hold")
 	return func() writeOptions {
-		return writeOptions{maxDense: *maxDense, dense: *dense, compress: *compress, parquetCompression: pqCodec, pad: pad, skip: *skip,
+		return writeOptions{maxDense: *maxDense, dense: *dense, compress: *compress, parquetCompression: pqCodec, parquetEncoding: pqEncoding, pad: pad, skip: *skip,
 			warn: func(s string) { fmt.Fprintf(stderr, "ndarrow %s: warning: %s\n", name, s) }}
 	}
 }
@@ -233,9 +239,11 @@ type writeOptions struct {
 	compression tfrecord.Compression // of TFRecord output: what OUT's name says
 	// parquetCompression is the codec of Parquet output.
 	parquetCompression parquet.Compression
-	pad                *float64 // pad ragged tensors into dense formats with this value
-	skip               bool     // leave out what the format cannot hold
-	warn               func(string)
+	// parquetEncoding is the value encoding of Parquet output.
+	parquetEncoding parquet.Encoding
+	pad             *float64 // pad ragged tensors into dense formats with this value
+	skip            bool     // leave out what the format cannot hold
+	warn            func(string)
 }
 
 // forOutput returns the options with what the name of the output file out says: a .gz (or
@@ -249,7 +257,7 @@ func (o writeOptions) forOutput(out string) writeOptions {
 func write(to string, w io.Writer, tensors []tensor, opts writeOptions) error {
 	wo := dataset.WriteOptions{
 		MaxDenseElements: opts.maxDense, Dense: opts.dense, Compress: opts.compress,
-		TFRecordCompression: opts.compression, ParquetCompression: opts.parquetCompression, Warn: opts.warn,
+		TFRecordCompression: opts.compression, ParquetCompression: opts.parquetCompression, ParquetEncoding: opts.parquetEncoding, Warn: opts.warn,
 		SkipUnsupported: opts.skip,
 	}
 	if opts.pad != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/base64"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,6 +54,35 @@ func TestConvertToParquet(t *testing.T) {
 	code, _, stderr := runCLI("convert", "--parquet-compression", "lz4", golden+"/batch_tensors.arrow", filepath.Join(dir, "x.parquet"))
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "not zstd, snappy, gzip or none")
+}
+
+// TestConvertByteStreamSplit: --parquet-encoding byte_stream_split writes a tensor column's
+// pages in that encoding, which inspect reads back to the same values; a column it cannot
+// encode is one error line, and an unknown encoding a usage error.
+func TestConvertByteStreamSplit(t *testing.T) {
+	dir := t.TempDir()
+	in := "../../npy/testdata/numpy/f32_c_rank3.npy"
+	out := filepath.Join(dir, "x.parquet")
+	code, _, stderr := runCLI("convert", "--parquet-encoding", "byte_stream_split", in, out)
+	require.Equal(t, exitOK, code, stderr)
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	r, err := file.NewParquetReader(bytes.NewReader(b))
+	require.NoError(t, err)
+	defer r.Close()
+	col, err := r.MetaData().RowGroup(0).ColumnChunk(0)
+	require.NoError(t, err)
+	assert.Contains(t, fmt.Sprint(col.Encodings()), "BYTE_STREAM_SPLIT")
+	assert.Equal(t, inspectJSON(t, in)[0].SHA256, inspectJSON(t, out)[0].SHA256)
+
+	code, _, stderr = runCLI("convert", "--parquet-encoding", "byte_stream_split", golden+"/batch_tensors.arrow", filepath.Join(dir, "y.parquet"))
+	assert.NotEqual(t, exitOK, code)
+	assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr), "\n")+1, stderr)
+	assert.Contains(t, stderr, "byte_stream_split")
+	assert.NoFileExists(t, filepath.Join(dir, "y.parquet"))
+	code, _, stderr = runCLI("convert", "--parquet-encoding", "delta", in, filepath.Join(dir, "z.parquet"))
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "not plain or byte_stream_split")
 }
 
 // TestServeParquetDataset: a directory holding a table of Parquet parts in Hive-style

@@ -1,0 +1,981 @@
+package parquet
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+	"runtime"
+	"sync"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/bitutil"
+	"github.com/apache/arrow/go/v17/arrow/flight"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/golang/snappy"
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/ndarrow/ndarrow/internal/memcopy"
+	"github.com/ndarrow/ndarrow/internal/mmap"
+	"github.com/ndarrow/ndarrow/ndarray"
+)
+
+// The direct writer writes files whose every column is what the direct reader reads (a flat
+// number column, or fixed-size lists of numbers at any depth: arrow.fixed_shape_tensor's
+// storage) without pqarrow: the Parquet schema is the one pqarrow gives those columns, but each
+// page's repetition and definition levels are RLE runs that follow from the shape (one run of
+// definition levels, a few runs of repetition levels per row), values are written straight
+// from the column's buffer (PLAIN) or split into byte streams (BYTE_STREAM_SPLIT), and the
+// pages of a column chunk are built and compressed on GOMAXPROCS goroutines while the caller's
+// goroutine writes the finished ones in order. Nulls, at any level, are written level by level.
+// Footer and page headers are written by compactWriter; the Arrow schema is stored as pqarrow
+// stores it, so every reader restores the same Arrow types.
+
+// Encoding is how the writer encodes column values.
+type Encoding int
+
+// The value encodings the writer offers.
+const (
+	// Plain is Parquet's PLAIN encoding (the default).
+	Plain Encoding = iota
+	// ByteStreamSplit is Parquet's BYTE_STREAM_SPLIT encoding: value byte k of every value
+	// together, which compresses floating-point data better. Only for columns of 32- and
+	// 64-bit numbers, flat or in fixed-size lists (arrow.fixed_shape_tensor).
+	ByteStreamSplit
+)
+
+// String returns "plain" or "byte_stream_split".
+func (e Encoding) String() string {
+	switch e {
+	case Plain:
+		return "plain"
+	case ByteStreamSplit:
+		return "byte_stream_split"
+	}
+	return fmt.Sprintf("Encoding(%d)", int(e))
+}
+
+// ParseEncoding returns the encoding named s (any case; "" is Plain).
+func ParseEncoding(s string) (Encoding, error) {
+	for _, e := range []Encoding{Plain, ByteStreamSplit} {
+		if len(s) == len(e.String()) && bytes.EqualFold([]byte(s), []byte(e.String())) {
+			return e, nil
+		}
+	}
+	if s == "" {
+		return Plain, nil
+	}
+	return 0, fmt.Errorf("parquet: encoding %q: not plain or byte_stream_split: %w", s, ErrUnsupported)
+}
+
+// thriftCode is the encoding's number in parquet.thrift.
+func (e Encoding) thriftCode() int32 {
+	if e == ByteStreamSplit {
+		return encodingByteStreamSplit
+	}
+	return 0
+}
+
+// directPageBytes is the values a page holds at most (whole rows, at least one): Arrow C++'s
+// and arrow-go's default data page size.
+const directPageBytes = 1 << 20
+
+// maxDirectRowBytes bounds a row the direct writer takes, so that a page of one row stays far
+// below Parquet's 2 GiB page limit.
+const maxDirectRowBytes = 1 << 28
+
+// writeColumn is a column the direct writer writes.
+type writeColumn struct {
+	name     string
+	plan     directPlan
+	nullable []bool // per list level, then the leaf: whether its Parquet node is optional
+	maxDef   int
+	maxRep   int
+	unsigned bool
+	repRow   []levelRun // the repetition levels of one row without nulls
+	ops      statsOps
+}
+
+// levelRun is count levels of value v.
+type levelRun struct {
+	v     int
+	count int64
+}
+
+// directColumns returns the columns of schema as the direct writer writes them, false when
+// any is not a column it writes.
+func directColumns(schema *arrow.Schema) ([]writeColumn, bool) {
+	cols := make([]writeColumn, 0, schema.NumFields())
+	for _, f := range schema.Fields() {
+		plan, ok := directPlanOf(f.Type)
+		if !ok || plan.cell*plan.width > maxDirectRowBytes {
+			return nil, false
+		}
+		c := writeColumn{name: f.Name, plan: plan, maxRep: len(plan.lists)}
+		c.nullable = append(c.nullable, true) // every column is written optional (storageSchema)
+		for _, l := range plan.lists {
+			c.nullable = append(c.nullable, l.ElemField().Nullable)
+		}
+		for _, n := range c.nullable {
+			if n {
+				c.maxDef++
+			}
+		}
+		c.maxDef += len(plan.lists) // a repeated node per list
+		switch plan.leaf.ID() {
+		case arrow.FLOAT32:
+			c.ops = floatStats[float32]()
+		case arrow.FLOAT64:
+			c.ops = floatStats[float64]()
+		case arrow.INT32:
+			c.ops = intStats[int32]()
+		case arrow.INT64:
+			c.ops = intStats[int64]()
+		case arrow.UINT32:
+			c.ops, c.unsigned = intStats[uint32](), true
+		case arrow.UINT64:
+			c.ops, c.unsigned = intStats[uint64](), true
+		default:
+			return nil, false
+		}
+		c.repRow = repTemplate(plan.sizes)
+		cols = append(cols, c)
+	}
+	return cols, true
+}
+
+// repTemplate returns the repetition levels of one row of nested lists of sizes (outer to
+// inner, none empty) as runs: a value's level is one more than the outermost list whose index
+// it advances.
+func repTemplate(sizes []int64) []levelRun {
+	if len(sizes) == 0 {
+		return []levelRun{{0, 1}}
+	}
+	strides := make([]int64, len(sizes))
+	cell := int64(1)
+	for k := len(sizes) - 1; k >= 0; k-- {
+		strides[k] = cell
+		cell *= sizes[k]
+	}
+	runs := []levelRun{{0, 1}}
+	for s := int64(1); s < cell; s++ {
+		v := len(sizes)
+		for k, st := range strides {
+			if s%st == 0 {
+				v = k + 1
+				break
+			}
+		}
+		if last := &runs[len(runs)-1]; last.v == v {
+			last.count++
+		} else {
+			runs = append(runs, levelRun{v, 1})
+		}
+	}
+	return runs
+}
+
+// runEncoder writes levels as RLE runs of Parquet's RLE/bit-packing hybrid, merging equal
+// neighbours.
+type runEncoder struct {
+	b     []byte
+	width int // bytes per run value
+	v     int
+	n     int64
+}
+
+func (e *runEncoder) reset(maxLevel int) {
+	e.b, e.width, e.n = e.b[:0], (bits.Len(uint(maxLevel))+7)/8, 0
+}
+
+func (e *runEncoder) add(v int, n int64) {
+	if n == 0 {
+		return
+	}
+	if e.n > 0 && v == e.v {
+		e.n += n
+		return
+	}
+	e.flush()
+	e.v, e.n = v, n
+}
+
+func (e *runEncoder) flush() {
+	for e.n > 0 {
+		c := min(e.n, 1<<30) // readers take run lengths as 32-bit counts
+		e.b = binary.AppendUvarint(e.b, uint64(c)<<1)
+		for i := range e.width {
+			e.b = append(e.b, byte(e.v>>(8*i)))
+		}
+		e.n -= c
+	}
+}
+
+// statsOps are a leaf type's statistics: minMax returns the least and greatest value of
+// values (little-endian bytes, NaNs ignored; a zero minimum is -0 and a zero maximum +0, as
+// Parquet asks) PLAIN-encoded, false when there is none; less orders two such values.
+type statsOps struct {
+	minMax func(values []byte) (lo, hi []byte, ok bool)
+	less   func(a, b []byte) bool
+}
+
+func floatStats[T float32 | float64]() statsOps {
+	return statsOps{
+		minMax: func(values []byte) ([]byte, []byte, bool) {
+			v, _ := ndarray.ViewBytes[T](values)
+			i := 0
+			for i < len(v) && v[i] != v[i] {
+				i++ // NaN
+			}
+			if i == len(v) {
+				return nil, nil, false
+			}
+			lo, hi := v[i], v[i]
+			for _, x := range v[i:] {
+				if x < lo {
+					lo = x
+				} else if x > hi {
+					hi = x
+				}
+			}
+			if lo == 0 {
+				lo = T(math.Copysign(0, -1))
+			}
+			if hi == 0 {
+				hi = 0
+			}
+			return ndarray.LittleEndianBytes([]T{lo}), ndarray.LittleEndianBytes([]T{hi}), true
+		},
+		less: func(a, b []byte) bool {
+			x, _ := ndarray.ViewBytes[T](a)
+			y, _ := ndarray.ViewBytes[T](b)
+			return x[0] < y[0]
+		},
+	}
+}
+
+func intStats[T int32 | int64 | uint32 | uint64]() statsOps {
+	return statsOps{
+		minMax: func(values []byte) ([]byte, []byte, bool) {
+			v, _ := ndarray.ViewBytes[T](values)
+			if len(v) == 0 {
+				return nil, nil, false
+			}
+			lo, hi := v[0], v[0]
+			for _, x := range v {
+				lo, hi = min(lo, x), max(hi, x)
+			}
+			return ndarray.LittleEndianBytes([]T{lo}), ndarray.LittleEndianBytes([]T{hi}), true
+		},
+		less: func(a, b []byte) bool {
+			x, _ := ndarray.ViewBytes[T](a)
+			y, _ := ndarray.ViewBytes[T](b)
+			return x[0] < y[0]
+		},
+	}
+}
+
+// chunkStats accumulates a column chunk's statistics.
+type chunkStats struct {
+	lo, hi []byte
+	nulls  int64
+}
+
+func (s *chunkStats) merge(ops statsOps, lo, hi []byte, nulls int64) {
+	s.nulls += nulls
+	if lo == nil {
+		return
+	}
+	if s.lo == nil || ops.less(lo, s.lo) {
+		s.lo = lo
+	}
+	if s.hi == nil || ops.less(s.hi, hi) {
+		s.hi = hi
+	}
+}
+
+// directWriter writes a Parquet file of writeColumns.
+type directWriter struct {
+	out      *bufio.Writer
+	pos      int64
+	schema   *arrow.Schema
+	cols     []writeColumn
+	codec    Compression
+	encoding Encoding
+	mem      memory.Allocator
+
+	pending     []arrow.Record // the open row group's rows, retained
+	pendingRows int64
+	groups      []rowGroupMeta
+	err         error // the first write error: the file is broken after it
+}
+
+type rowGroupMeta struct {
+	rows, bytes, compressed, offset int64
+	chunks                          []chunkMeta
+}
+
+type chunkMeta struct {
+	values, uncompressed, compressed, offset int64
+	stats                                    chunkStats
+	encoding                                 Encoding
+}
+
+func newDirectWriter(w io.Writer, schema *arrow.Schema, cols []writeColumn, opts WriterOptions) (*directWriter, error) {
+	d := &directWriter{out: bufio.NewWriterSize(w, 64<<10), schema: schema, cols: cols,
+		codec: opts.Compression, encoding: opts.Encoding, mem: opts.Allocator}
+	if _, err := d.compressor(); err != nil {
+		return nil, err
+	}
+	d.write([]byte("PAR1"))
+	return d, d.err
+}
+
+func (d *directWriter) write(b []byte) {
+	if d.err != nil {
+		return
+	}
+	n, err := d.out.Write(b)
+	d.pos += int64(n)
+	if err != nil {
+		d.err = fmt.Errorf("parquet: %w", err)
+	}
+}
+
+// check returns an error when rec holds what the writer does not write.
+func (d *directWriter) check(rec arrow.Record) error {
+	for i := range d.cols {
+		if err := d.cols[i].checkNoNullLists(rec, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// add appends rec's rows to the open row group (retained until it is written).
+func (d *directWriter) add(rec arrow.Record) {
+	rec.Retain()
+	d.pending = append(d.pending, rec)
+	d.pendingRows += rec.NumRows()
+}
+
+// flush writes the open row group, if it has rows.
+func (d *directWriter) flush() error {
+	parts := d.pending
+	d.pending, d.pendingRows = nil, 0
+	defer func() {
+		for _, p := range parts {
+			p.Release()
+		}
+	}()
+	if len(parts) == 0 || d.err != nil {
+		return d.err
+	}
+	return d.writeRowGroup(parts)
+}
+
+// writeRowGroup writes the rows of parts as one row group, column chunk by column chunk.
+func (d *directWriter) writeRowGroup(parts []arrow.Record) error {
+	g := rowGroupMeta{offset: d.pos}
+	for _, p := range parts {
+		g.rows += p.NumRows()
+	}
+	for i := range d.cols {
+		c, err := d.writeChunk(i, parts)
+		if err != nil {
+			if d.err == nil {
+				d.err = err
+			}
+			return d.err
+		}
+		g.bytes += c.uncompressed
+		g.compressed += c.compressed
+		g.chunks = append(g.chunks, c)
+	}
+	d.groups = append(d.groups, g)
+	return d.err
+}
+
+// pageSpec is rows [lo, hi) of a part.
+type pageSpec struct {
+	part   arrow.Record
+	lo, hi int64
+}
+
+// builtPage is a page ready to write: its header and body pieces.
+type builtPage struct {
+	done         chan struct{}
+	header       []byte
+	body         [][]byte
+	values       int64 // levels, nulls included
+	uncompressed int64
+	compressed   int64
+	lo, hi       []byte
+	nulls        int64
+	scratch      *pageScratch
+	err          error
+}
+
+// pageScratch is a worker's buffers for one page, reused from page to page.
+type pageScratch struct {
+	rep, def runEncoder
+	levels   []byte
+	gather   []byte
+	page     []byte
+	out      []byte
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(pageScratch) }}
+
+// writeChunk writes column i of parts as one column chunk.
+func (d *directWriter) writeChunk(i int, parts []arrow.Record) (chunkMeta, error) {
+	c := &d.cols[i]
+	m := chunkMeta{offset: d.pos, encoding: d.encoding}
+	if m.encoding == ByteStreamSplit && c.hasNulls(i, parts) {
+		// ndarrow's reader, like arrow-go's, reads BYTE_STREAM_SPLIT only in columns without
+		// nulls: a chunk with nulls is written PLAIN, which every reader reads.
+		m.encoding = Plain
+	}
+	perPage := max(1, directPageBytes/(c.plan.cell*c.plan.width))
+	workers := runtime.GOMAXPROCS(0)
+	window := 2*workers + 2
+	sem := make(chan struct{}, workers)
+	var queue []*builtPage
+	var err error
+	// writeFront writes the oldest page when it is built; after an error it only waits for it.
+	writeFront := func() error {
+		p := queue[0]
+		queue = queue[1:]
+		<-p.done
+		defer scratchPool.Put(p.scratch)
+		if err != nil || p.err != nil {
+			return p.err
+		}
+		d.write(p.header)
+		for _, b := range p.body {
+			d.write(b)
+		}
+		m.values += p.values
+		m.uncompressed += int64(len(p.header)) + p.uncompressed
+		m.compressed += int64(len(p.header)) + p.compressed
+		m.stats.merge(c.ops, p.lo, p.hi, p.nulls)
+		return d.err
+	}
+	for _, part := range parts {
+		for lo := int64(0); lo < part.NumRows() && err == nil; lo += perPage {
+			p := &builtPage{done: make(chan struct{}), scratch: scratchPool.Get().(*pageScratch)}
+			spec := pageSpec{part: part, lo: lo, hi: min(part.NumRows(), lo+perPage)}
+			sem <- struct{}{}
+			go func() {
+				defer func() {
+					if r := recover(); r != nil {
+						p.err = fmt.Errorf("parquet: writing column %q: %v", c.name, r)
+					}
+					<-sem
+					close(p.done)
+				}()
+				// The values may be a mapped file's (convert of a .npy or an Arrow file): a
+				// fault on a page of a file that shrank is an error, not a crash.
+				if err := mmap.Guard(func() error { d.buildPage(c, i, spec, m.encoding, p); return p.err }); err != nil {
+					p.err = fmt.Errorf("parquet: writing column %q: %w", c.name, err)
+				}
+			}()
+			queue = append(queue, p)
+			for err == nil && len(queue) > 0 && (len(queue) >= window || finished(queue[0])) {
+				err = writeFront()
+			}
+		}
+	}
+	for len(queue) > 0 {
+		if e := writeFront(); err == nil {
+			err = e
+		}
+	}
+	return m, err
+}
+
+func finished(p *builtPage) bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// buildPage encodes rows spec of column c (the record's column i) as a data page (v1) into p.
+func (d *directWriter) buildPage(c *writeColumn, i int, spec pageSpec, encoding Encoding, p *builtPage) {
+	s := p.scratch
+	s.rep.reset(c.maxRep)
+	s.def.reset(c.maxDef)
+	rows := spec.hi - spec.lo
+	datas := c.levels(spec.part, i)
+	top := datas[0]
+	start, count, nulls := c.leafRange(datas, spec.lo, rows)
+	width := c.plan.width
+	leaf := datas[len(datas)-1].Buffers()[1].Bytes()
+	var values []byte
+	if !nulls {
+		for range rows {
+			for _, r := range c.repRow {
+				s.rep.add(r.v, r.count)
+			}
+		}
+		p.values = count
+		s.def.add(c.maxDef, count)
+		values = leaf[start*width : (start+count)*width]
+	} else {
+		s.gather = s.gather[:0]
+		e := levelEmitter{c: c, datas: datas, leaf: leaf, s: s}
+		for r := range rows {
+			e.emit(0, int64(top.Offset())+spec.lo+r, 0, 0)
+		}
+		p.values, p.nulls = e.levels, e.nulls
+		values = s.gather
+	}
+	s.rep.flush()
+	s.def.flush()
+	s.levels = s.levels[:0]
+	if c.maxRep > 0 {
+		s.levels = binary.LittleEndian.AppendUint32(s.levels, uint32(len(s.rep.b)))
+		s.levels = append(s.levels, s.rep.b...)
+	}
+	if c.maxDef > 0 {
+		s.levels = binary.LittleEndian.AppendUint32(s.levels, uint32(len(s.def.b)))
+		s.levels = append(s.levels, s.def.b...)
+	}
+	p.lo, p.hi, _ = c.ops.minMax(values)
+	p.uncompressed = int64(len(s.levels) + len(values))
+
+	if d.codec == Uncompressed {
+		if encoding == ByteStreamSplit {
+			s.page = grow(s.page, len(values))
+			split(s.page, values, int(width))
+			values = s.page
+		}
+		p.body = [][]byte{s.levels, values}
+		p.compressed = p.uncompressed
+	} else {
+		s.page = grow(s.page, int(p.uncompressed))
+		copy(s.page, s.levels)
+		if encoding == ByteStreamSplit {
+			split(s.page[len(s.levels):], values, int(width))
+		} else {
+			memcopy.Copy(s.page[len(s.levels):], values)
+		}
+		compress, _ := d.compressor()
+		s.out, p.err = compress(s.out[:0], s.page)
+		if p.err != nil {
+			return
+		}
+		p.body = [][]byte{s.out}
+		p.compressed = int64(len(s.out))
+	}
+	var h compactWriter
+	h.begin()
+	h.i32(1, pageData)
+	h.i32(2, int32(p.uncompressed))
+	h.i32(3, int32(p.compressed))
+	h.structField(5)
+	h.i32(1, int32(p.values))
+	h.i32(2, encoding.thriftCode())
+	h.i32(3, 3) // RLE levels
+	h.i32(4, 3)
+	h.end()
+	h.end()
+	p.header = h.b
+}
+
+// leafRange returns the physical range of leaf values rows [lo, lo+rows) of the column
+// (datas: its levels, outer to inner) cover, and whether any level of them is null.
+func (c *writeColumn) leafRange(datas []arrow.ArrayData, lo, rows int64) (start, count int64, nulls bool) {
+	start, count = int64(datas[0].Offset())+lo, rows
+	for k, data := range datas {
+		if k > 0 {
+			start, count = int64(data.Offset())+start*c.plan.sizes[k-1], count*c.plan.sizes[k-1]
+		}
+		if v := data.Buffers()[0]; v != nil && data.NullN() != 0 &&
+			int64(bitutil.CountSetBits(v.Bytes(), int(start), int(count))) != count {
+			nulls = true
+		}
+	}
+	return start, count, nulls
+}
+
+// levels returns the arrays of column i of rec, outer to inner.
+func (c *writeColumn) levels(rec arrow.Record, i int) []arrow.ArrayData {
+	datas := []arrow.ArrayData{rec.Column(i).Data()}
+	for range c.plan.lists {
+		datas = append(datas, datas[len(datas)-1].Children()[0])
+	}
+	return datas
+}
+
+// checkNoNullLists returns an error naming the first row of column i of rec with a null list
+// at any level: a null fixed-size list is written as an empty list, which neither Arrow C++
+// nor arrow-go reads back (pqarrow refuses to write one).
+func (c *writeColumn) checkNoNullLists(rec arrow.Record, i int) error {
+	datas := c.levels(rec, i)
+	start, count, per := int64(datas[0].Offset()), rec.NumRows(), int64(1)
+	for k, data := range datas[:len(c.plan.lists)] {
+		if k > 0 {
+			start, count, per = int64(data.Offset())+start*c.plan.sizes[k-1], count*c.plan.sizes[k-1], per*c.plan.sizes[k-1]
+		}
+		v := data.Buffers()[0]
+		if v == nil || data.NullN() == 0 || int64(bitutil.CountSetBits(v.Bytes(), int(start), int(count))) == count {
+			continue
+		}
+		for j := range count {
+			if !bitutil.BitIsSet(v.Bytes(), int(start+j)) {
+				return fmt.Errorf("parquet: column %q, row %d: a null fixed-size list, which Parquet readers (Arrow C++, pyarrow, arrow-go) do not read back: %w",
+					c.name, j/per, ErrUnsupported)
+			}
+		}
+	}
+	return nil
+}
+
+// hasNulls reports whether column i of parts has a null at any level.
+func (c *writeColumn) hasNulls(i int, parts []arrow.Record) bool {
+	for _, p := range parts {
+		if _, _, nulls := c.leafRange(c.levels(p, i), 0, p.NumRows()); nulls {
+			return true
+		}
+	}
+	return false
+}
+
+func grow(b []byte, n int) []byte {
+	if cap(b) < n {
+		return make([]byte, n)
+	}
+	return b[:n]
+}
+
+// levelEmitter writes the levels (and gathers the values) of rows with nulls, value by value.
+type levelEmitter struct {
+	c      *writeColumn
+	datas  []arrow.ArrayData
+	leaf   []byte
+	s      *pageScratch
+	levels int64
+	nulls  int64
+}
+
+// emit writes element idx (physical) of level k, its first level being rep, with def levels
+// above it.
+func (e *levelEmitter) emit(k int, idx int64, rep, def int) {
+	data := e.datas[k]
+	if e.c.nullable[k] {
+		if v := data.Buffers()[0]; v != nil && !bitutil.BitIsSet(v.Bytes(), int(idx)) {
+			e.s.rep.add(rep, 1)
+			e.s.def.add(def, 1)
+			e.levels++
+			e.nulls++
+			return
+		}
+		def++
+	}
+	if k == len(e.c.plan.lists) {
+		e.s.rep.add(rep, 1)
+		e.s.def.add(def, 1)
+		e.levels++
+		w := e.c.plan.width
+		e.s.gather = append(e.s.gather, e.leaf[idx*w:(idx+1)*w]...)
+		return
+	}
+	n := e.c.plan.sizes[k]
+	child := int64(e.datas[k+1].Offset()) + idx*n
+	for j := range n {
+		r := rep
+		if j > 0 {
+			r = k + 1
+		}
+		e.emit(k+1, child+j, r, def+1)
+	}
+}
+
+// split writes src's values of width bytes as BYTE_STREAM_SPLIT: byte k of every value, then
+// byte k+1.
+func split(dst, src []byte, width int) {
+	n := len(src) / width
+	switch width {
+	case 4:
+		v, ok := ndarray.ViewBytes[uint32](src)
+		if ok {
+			d0, d1, d2, d3 := dst[:n], dst[n:2*n], dst[2*n:3*n], dst[3*n:4*n]
+			for i, x := range v {
+				d0[i], d1[i], d2[i], d3[i] = byte(x), byte(x>>8), byte(x>>16), byte(x>>24)
+			}
+			return
+		}
+	case 8:
+		v, ok := ndarray.ViewBytes[uint64](src)
+		if ok {
+			for i, x := range v {
+				for b := range 8 {
+					dst[b*n+i] = byte(x >> (8 * b))
+				}
+			}
+			return
+		}
+	}
+	for i := range n {
+		for b := range width {
+			dst[b*n+i] = src[i*width+b]
+		}
+	}
+}
+
+var (
+	zstdEncoderOnce sync.Once
+	zstdEncoder     *zstd.Encoder
+	zstdEncoderErr  error
+)
+
+// compressor returns the writer's page compressor (safe for concurrent use).
+func (d *directWriter) compressor() (func(dst, src []byte) ([]byte, error), error) {
+	switch d.codec {
+	case Uncompressed:
+		return func(dst, src []byte) ([]byte, error) { return append(dst, src...), nil }, nil
+	case Snappy:
+		return func(dst, src []byte) ([]byte, error) {
+			return snappy.Encode(grow(dst, snappy.MaxEncodedLen(len(src))), src), nil
+		}, nil
+	case Zstd:
+		zstdEncoderOnce.Do(func() {
+			// Level 1, Arrow C++'s default for Parquet.
+			zstdEncoder, zstdEncoderErr = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest),
+				zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)), zstd.WithZeroFrames(true))
+		})
+		if zstdEncoderErr != nil {
+			return nil, fmt.Errorf("parquet: %w", zstdEncoderErr)
+		}
+		return func(dst, src []byte) ([]byte, error) { return zstdEncoder.EncodeAll(src, dst), nil }, nil
+	case Gzip:
+		return func(dst, src []byte) ([]byte, error) {
+			buf := bytes.NewBuffer(dst)
+			zw := gzip.NewWriter(buf)
+			if _, err := zw.Write(src); err != nil {
+				return nil, err
+			}
+			if err := zw.Close(); err != nil {
+				return nil, err
+			}
+			return buf.Bytes(), nil
+		}, nil
+	}
+	return nil, fmt.Errorf("parquet: %v: %w", d.codec, ErrUnsupported)
+}
+
+// codecCode is the writer's codec's number in parquet.thrift.
+func (d *directWriter) codecCode() int32 {
+	switch d.codec {
+	case Snappy:
+		return 1
+	case Gzip:
+		return 2
+	case Zstd:
+		return 6
+	}
+	return 0
+}
+
+// close writes the open row group and the footer, and flushes.
+func (d *directWriter) close() error {
+	if err := d.flush(); err != nil {
+		return err
+	}
+	footer := d.footer()
+	d.write(footer)
+	d.write(binary.LittleEndian.AppendUint32(nil, uint32(len(footer))))
+	d.write([]byte("PAR1"))
+	if d.err != nil {
+		return d.err
+	}
+	if err := d.out.Flush(); err != nil {
+		d.err = fmt.Errorf("parquet: %w", err)
+	}
+	return d.err
+}
+
+// Parquet's physical type, repetition and converted type numbers.
+const (
+	physInt32  = 1
+	physInt64  = 2
+	physFloat  = 4
+	physDouble = 5
+
+	repRequired = 0
+	repOptional = 1
+	repRepeated = 2
+
+	convertedList   = 3
+	convertedUint32 = 13
+	convertedUint64 = 14
+	convertedInt32  = 17
+	convertedInt64  = 18
+)
+
+// footer returns the FileMetaData.
+func (d *directWriter) footer() []byte {
+	var w compactWriter
+	w.begin()
+	w.i32(1, 2) // version
+	elements := 1
+	for _, c := range d.cols {
+		elements += 2*len(c.plan.lists) + 1
+	}
+	w.list(2, elements, thriftStruct)
+	w.begin()
+	w.i32(3, repRequired) // as Arrow C++ writes the root
+	w.str(4, "schema")
+	w.i32(5, int32(len(d.cols)))
+	w.end()
+	for _, c := range d.cols {
+		c.schemaElements(&w)
+	}
+	var rows int64
+	for _, g := range d.groups {
+		rows += g.rows
+	}
+	w.i64(3, rows)
+	w.list(4, len(d.groups), thriftStruct)
+	for ordinal, g := range d.groups {
+		w.begin()
+		w.list(1, len(g.chunks), thriftStruct)
+		for i, m := range g.chunks {
+			d.cols[i].chunk(&w, m, d)
+		}
+		w.i64(2, g.bytes)
+		w.i64(3, g.rows)
+		w.i64(5, g.offset)
+		w.i64(6, g.compressed)
+		if ordinal <= math.MaxInt16 {
+			w.field(7, thriftI16)
+			w.zigzag(int64(ordinal))
+		}
+		w.end()
+	}
+	kv := d.schema.Metadata()
+	w.list(5, kv.Len()+1, thriftStruct)
+	for i, k := range kv.Keys() {
+		w.begin()
+		w.str(1, k)
+		w.str(2, kv.Values()[i])
+		w.end()
+	}
+	w.begin()
+	w.str(1, arrowSchemaKey)
+	w.str(2, base64.StdEncoding.EncodeToString(flight.SerializeSchema(d.schema, d.mem)))
+	w.end()
+	w.str(6, "ndarrow")
+	w.list(7, len(d.cols), thriftStruct)
+	for range d.cols {
+		w.begin()
+		w.structField(1) // TYPE_ORDER
+		w.end()
+		w.end()
+	}
+	w.end()
+	return w.b
+}
+
+// schemaElements writes c's SchemaElements: what pqarrow makes of its Arrow type.
+func (c *writeColumn) schemaElements(w *compactWriter) {
+	repetition := func(k int) int32 {
+		if c.nullable[k] {
+			return repOptional
+		}
+		return repRequired
+	}
+	name := c.name
+	for k := range c.plan.lists {
+		w.begin()
+		w.i32(3, repetition(k))
+		w.str(4, name)
+		w.i32(5, 1)
+		w.i32(6, convertedList)
+		w.structField(10)
+		w.structField(3) // LIST
+		w.end()
+		w.end()
+		w.end()
+		w.begin()
+		w.i32(3, repRepeated)
+		w.str(4, "list")
+		w.i32(5, 1)
+		w.end()
+		name = "element"
+	}
+	w.begin()
+	w.i32(1, c.physical())
+	w.i32(3, repetition(len(c.plan.lists)))
+	w.str(4, name)
+	if integer := c.plan.leaf.ID() != arrow.FLOAT32 && c.plan.leaf.ID() != arrow.FLOAT64; integer {
+		converted := map[int64]int32{4: convertedInt32, 8: convertedInt64}[c.plan.width]
+		if c.unsigned {
+			converted = map[int64]int32{4: convertedUint32, 8: convertedUint64}[c.plan.width]
+		}
+		w.i32(6, converted)
+		w.structField(10)
+		w.structField(10) // INTEGER
+		w.field(1, thriftByte)
+		w.b = append(w.b, byte(8*c.plan.width))
+		w.boolean(2, !c.unsigned)
+		w.end()
+		w.end()
+	}
+	w.end()
+}
+
+func (c *writeColumn) physical() int32 {
+	switch c.plan.leaf.ID() {
+	case arrow.FLOAT32:
+		return physFloat
+	case arrow.FLOAT64:
+		return physDouble
+	case arrow.INT32, arrow.UINT32:
+		return physInt32
+	}
+	return physInt64
+}
+
+// path is the column's path in the Parquet schema.
+func (c *writeColumn) path() []string {
+	p := []string{c.name}
+	for range c.plan.lists {
+		p = append(p, "list", "element")
+	}
+	return p
+}
+
+// chunk writes the ColumnChunk of m.
+func (c *writeColumn) chunk(w *compactWriter, m chunkMeta, d *directWriter) {
+	w.begin()
+	w.i64(2, m.offset)
+	w.structField(3)
+	w.i32(1, c.physical())
+	encodings := []int32{m.encoding.thriftCode(), 3}
+	w.listI32(2, encodings)
+	w.listStrings(3, c.path())
+	w.i32(4, d.codecCode())
+	w.i64(5, m.values)
+	w.i64(6, m.uncompressed)
+	w.i64(7, m.compressed)
+	w.i64(9, m.offset)
+	w.structField(12)
+	w.i64(3, m.stats.nulls)
+	if m.stats.lo != nil {
+		w.binary(5, m.stats.hi)
+		w.binary(6, m.stats.lo)
+	}
+	w.end()
+	w.end()
+	w.end()
+}
