@@ -143,12 +143,14 @@ func encodingName(e int32) string {
 }
 
 // maxExpansion is the most a page may claim to grow when decompressed, per codec: beyond it
-// the page cannot be valid (Snappy expands at most about 22-fold, DEFLATE 1032-fold, ZSTD
-// 32768-fold; Brotli is given ZSTD's).
+// the page cannot be valid (Snappy expands at most about 22-fold, LZ4 255-fold, DEFLATE
+// 1032-fold, ZSTD 32768-fold; Brotli is given ZSTD's).
 func maxExpansion(codec int32) int64 {
 	switch codec {
 	case 1: // SNAPPY
 		return 24
+	case codecLz4, codecLz4Raw:
+		return 256
 	case 2: // GZIP
 		return 1032
 	default:
@@ -173,7 +175,7 @@ func checkColumnChunk(b []byte, md *metadata.FileMetaData, rg, col int, budget i
 	}
 	m := cc.MetaData
 	switch m.Codec {
-	case 0, 1, 2, 4, 6: // UNCOMPRESSED, SNAPPY, GZIP, BROTLI, ZSTD
+	case 0, 1, 2, 4, 6, codecLz4, codecLz4Raw: // UNCOMPRESSED, SNAPPY, GZIP, BROTLI, ZSTD, LZ4s
 	default:
 		return cost, fmt.Errorf("compressed with %s: %w", m.Codec, ErrUnsupported)
 	}
