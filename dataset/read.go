@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -332,8 +333,9 @@ func readBatches(b []byte, base string, lim limits.Limits) ([]Tensor, error) {
 // parquetMagic starts (and ends) a Parquet file.
 const parquetMagic = "PAR1"
 
-// readParquet reads the tensors of a Parquet file, every row group, through parquet.Reader:
-// decoded into memory from a Go allocator, at most lim.MaxCopySize bytes over all row groups.
+// readParquet reads the tensors of a Parquet file, every row group, through parquet.Reader
+// (GOMAXPROCS row groups at once, in order): decoded into memory from a Go allocator, at most
+// lim.MaxCopySize bytes over all row groups.
 // Columns the reader cannot read (structs inside lists, maps) are left out, as are columns
 // that are not tensors.
 func readParquet(b []byte, base string, lim limits.Limits) ([]Tensor, error) {
@@ -349,19 +351,19 @@ func readParquet(b []byte, base string, lim limits.Limits) ([]Tensor, error) {
 		}
 	}()
 	var total int64
-	for i := range r.NumRowGroups() {
-		rec, err := r.ReadRowGroup(i)
-		if err != nil {
-			return nil, err
-		}
+	err = r.ReadRowGroups(context.Background(), 0, r.NumRowGroups(), func(i int, rec arrow.Record) error {
 		records = append(records, rec)
 		n, err := RecordBytes(rec)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if total += n; total > lim.MaxCopySize {
-			return nil, fmt.Errorf("parquet: %d bytes decoded by row group %d, more than MaxCopySize %d: %w", total, i, lim.MaxCopySize, limits.ErrExceeded)
+			return fmt.Errorf("parquet: %d bytes decoded by row group %d, more than MaxCopySize %d: %w", total, i, lim.MaxCopySize, limits.ErrExceeded)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return FromRecords(r.Schema(), records, base)
 }

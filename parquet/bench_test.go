@@ -2,6 +2,7 @@ package parquet_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -167,8 +168,9 @@ func BenchmarkReadTensorColumn(b *testing.B) {
 
 // BenchmarkReadFile reads every row group of the Parquet files NDARROW_PARQUET_FILES names
 // (comma-separated; skipped when unset), each held in memory, as Arrow C++ 17's
-// `parquet_bench read FILE 0` reads one on one thread: for the two to be timed on the same
-// files in the same run. GB/s counts the Arrow data read (its buffers' bytes).
+// `parquet_bench read FILE 0` reads one on one thread (and, /parallel, GOMAXPROCS row groups
+// at once, as `parquet_bench read FILE 1` reads on its pool): for the two to be timed on the
+// same files in the same run. GB/s counts the Arrow data read (its buffers' bytes).
 func BenchmarkReadFile(b *testing.B) {
 	files := os.Getenv("NDARROW_PARQUET_FILES")
 	if files == "" {
@@ -179,30 +181,30 @@ func BenchmarkReadFile(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		read := func() (int64, error) {
-			r, err := parquet.NewReader(data, parquet.ReaderOptions{})
+		read := func(parallelism int) (int64, error) {
+			r, err := parquet.NewReader(data, parquet.ReaderOptions{Parallelism: parallelism})
 			if err != nil {
 				return 0, err
 			}
 			size := int64(0)
-			for i := range r.NumRowGroups() {
-				rec, err := r.ReadRowGroup(i)
-				if err != nil {
-					return 0, err
-				}
+			err = r.ReadRowGroups(context.Background(), 0, r.NumRowGroups(), func(_ int, rec arrow.Record) error {
 				for _, c := range rec.Columns() {
 					size += dataBytes(c.Data())
 				}
 				rec.Release()
-			}
-			return size, nil
+				return nil
+			})
+			return size, err
 		}
-		size, err := read()
+		size, err := read(1)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Run(filepath.Base(path), func(b *testing.B) {
-			measureWrite(b, size, func() error { _, err := read(); return err })
+			measureWrite(b, size, func() error { _, err := read(1); return err })
+		})
+		b.Run(filepath.Base(path)+"/parallel", func(b *testing.B) {
+			measureWrite(b, size, func() error { _, err := read(0); return err })
 		})
 	}
 }

@@ -2,10 +2,13 @@ package parquet
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"math/bits"
 
 	pq "github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/metadata"
+	"github.com/apache/arrow/go/v17/parquet/schema"
 
 	"github.com/ndarrow/ndarrow/limits"
 )
@@ -123,11 +126,12 @@ type chunkCost struct {
 	streamSplit   bool // some page's values are BYTE_STREAM_SPLIT, which only the direct path reads
 }
 
-// valueEncodings are the encodings of a data page's values the reader lets arrow-go decode:
-// PLAIN, PLAIN_DICTIONARY, RLE, BIT_PACKED and RLE_DICTIONARY. Its DELTA_* decoders size
-// buffers from counts inside the page before checking them (a DELTA_BINARY_PACKED header may
-// ask for 2^64 miniblocks), and arrow-go v17 decodes no values at all from BYTE_STREAM_SPLIT
-// pages.
+// valueEncodings are the encodings of a data page's values the reader lets arrow-go decode
+// as they are: PLAIN, PLAIN_DICTIONARY, RLE, BIT_PACKED and RLE_DICTIONARY. Its DELTA_BINARY_PACKED
+// and DELTA_LENGTH_BYTE_ARRAY decoders size buffers from counts inside the page before
+// checking them (a header may ask for 2^64 miniblocks): those pages are walked first
+// (checkDeltaPage). DELTA_BYTE_ARRAY is not read, and arrow-go v17 decodes no values at all
+// from BYTE_STREAM_SPLIT pages (the direct path reads those).
 var valueEncodings = map[int32]bool{0: true, 2: true, 3: true, 4: true, 8: true}
 
 // encodingByteStreamSplit is BYTE_STREAM_SPLIT, which arrow-go v17 does not decode: the
@@ -140,6 +144,62 @@ func encodingName(e int32) string {
 		return s
 	}
 	return fmt.Sprintf("encoding %d", e)
+}
+
+// pageValues returns the values of data page page (its bytes after the header h): decompressed
+// with codec (into a new buffer) and past its repetition and definition levels.
+func pageValues(page []byte, h pageHeader, codec int32, descr *schema.Column) ([]byte, error) {
+	decode := pageDecoders[codec]
+	if codec != 0 && decode == nil {
+		return nil, fmt.Errorf("codec %d", codec)
+	}
+	if h.typ == pageDataV2 {
+		levels := int(h.repBytes) + int(h.defBytes)
+		if h.repBytes < 0 || h.defBytes < 0 || levels > len(page) || int64(levels) > int64(h.uncompressed) {
+			return nil, fmt.Errorf("levels of %d bytes", levels)
+		}
+		values := page[levels:]
+		if codec != 0 && !h.v2Uncompressed {
+			out := make([]byte, int(h.uncompressed)-levels)
+			if err := decode(out, values); err != nil {
+				return nil, err
+			}
+			values = out
+		}
+		return values, nil
+	}
+	if codec != 0 {
+		out := make([]byte, h.uncompressed)
+		if err := decode(out, page); err != nil {
+			return nil, err
+		}
+		page = out
+	}
+	for _, lv := range []struct {
+		max      int16
+		encoding int32
+	}{{descr.MaxRepetitionLevel(), h.repEncoding}, {descr.MaxDefinitionLevel(), h.defEncoding}} {
+		if lv.max == 0 {
+			continue
+		}
+		var size int64
+		switch lv.encoding {
+		case 3: // RLE, its length first
+			if len(page) < 4 {
+				return nil, errors.New("levels cut short")
+			}
+			size = 4 + int64(binary.LittleEndian.Uint32(page))
+		case 4: // BIT_PACKED
+			size = (int64(h.numValues)*int64(bits.Len16(uint16(lv.max))) + 7) / 8
+		default:
+			return nil, fmt.Errorf("levels in encoding %d", lv.encoding)
+		}
+		if size > int64(len(page)) {
+			return nil, fmt.Errorf("levels of %d bytes in %d", size, len(page))
+		}
+		page = page[size:]
+	}
+	return page, nil
 }
 
 // maxExpansion is the most a page may claim to grow when decompressed, per codec: beyond it
@@ -239,13 +299,18 @@ func checkColumnChunk(b []byte, md *metadata.FileMetaData, rg, col int, budget i
 		}
 		maxPage = max(maxPage, unc)
 		n := int64(h.numValues)
+		var delta []byte // a DELTA page's bytes, to walk once the page is known to fit the budget
 		switch h.typ {
 		case pageData, pageDataV2:
 			if !h.hasNumValues || n < 0 {
 				return cost, fmt.Errorf("page at byte %d: %d values: %w", at, n, ErrInvalid)
 			}
-			if h.encoding == encodingByteStreamSplit && width <= 8 && !isBytes && descr.PhysicalType() != pq.Types.Boolean {
+			phys := descr.PhysicalType()
+			if h.encoding == encodingByteStreamSplit && width <= 8 && !isBytes && phys != pq.Types.Boolean {
 				cost.streamSplit = true
+			} else if h.encoding == encodingDeltaBinaryPacked && (phys == pq.Types.Int32 || phys == pq.Types.Int64) ||
+				h.encoding == encodingDeltaLengthByteArray && isBytes {
+				delta = chunk[pos-int(comp) : pos]
 			} else if !valueEncodings[h.encoding] {
 				return cost, fmt.Errorf("page at byte %d: values in the %s encoding: %w", at, encodingName(h.encoding), ErrUnsupported)
 			}
@@ -271,6 +336,15 @@ func checkColumnChunk(b []byte, md *metadata.FileMetaData, rg, col int, budget i
 		}
 		if cost.bytes+maxPage > budget {
 			return cost, fmt.Errorf("page at byte %d: decoding would take more than the %d bytes MaxCopySize leaves: %w", at, budget, limits.ErrExceeded)
+		}
+		if delta != nil {
+			values, err := pageValues(delta, h, int32(m.Codec), descr)
+			if err == nil {
+				err = checkDeltaPage(h.encoding, values, n, 8*int(width))
+			}
+			if err != nil {
+				return cost, fmt.Errorf("page at byte %d: %s: %v: %w", at, encodingName(h.encoding), err, ErrInvalid)
+			}
 		}
 	}
 	cost.bytes += maxPage // the decompression buffer

@@ -23,9 +23,7 @@ func init() {
 		compress.Codecs.Zstd:   decodeZstd,
 		compress.Codecs.Snappy: decodeSnappy,
 		compress.Codecs.Gzip:   decodeGzip,
-		compress.Codecs.Brotli: func(dst, src []byte) error {
-			return readExactly(brotli.NewReader(bytes.NewReader(src)), dst)
-		},
+		compress.Codecs.Brotli: decodeBrotli,
 	} {
 		base, err := compress.GetCodec(c)
 		if err != nil {
@@ -100,6 +98,10 @@ func decodeGzip(dst, src []byte) error {
 		return err
 	}
 	return readExactly(r, dst)
+}
+
+func decodeBrotli(dst, src []byte) error {
+	return readExactly(brotli.NewReader(bytes.NewReader(src)), dst)
 }
 
 // readExactly fills dst from r and checks r has nothing more.

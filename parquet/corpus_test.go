@@ -1,16 +1,23 @@
 package parquet_test
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	pq "github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/compress"
+	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -56,7 +63,7 @@ func TestCorpus(t *testing.T) {
 		"data/alltypes_plain.snappy.parquet":             {rows: 2, cols: 11},
 		"data/byte_stream_split.zstd.parquet":            {rows: 300, cols: 2}, // the direct path reads it (arrow-go v17 does not)
 		"data/concatenated_gzip_members.parquet":         {rows: 513, cols: 1, leaks: true},
-		"data/datapage_v2.snappy.parquet":                {err: parquet.ErrUnsupported}, // DELTA_BINARY_PACKED
+		"data/datapage_v2.snappy.parquet":                {rows: 5, cols: 5, leaks: true}, // DELTA_BINARY_PACKED among its pages
 		"data/datapage_v2_empty_datapage.snappy.parquet": {rows: 1, cols: 1, leaks: true},
 		"data/dict-page-offset-zero.parquet":             {rows: 39, cols: 1},
 		"data/fixed_length_byte_array.parquet":           {rows: 1000, cols: 1},
@@ -189,6 +196,125 @@ func TestLz4FilesAsArrowCppReadsThem(t *testing.T) {
 				}
 			}
 			recs[0].Release()
+		}
+	}
+}
+
+// TestDeltaFileAsArrowCppReadsIt: parquet-testing's datapage_v2.snappy.parquet, whose int32
+// column b is DELTA_BINARY_PACKED, gives the values Arrow C++ 17 reads from it (the sha256 of
+// `parquet_golden read`'s dumps of b and c).
+func TestDeltaFileAsArrowCppReadsIt(t *testing.T) {
+	b, err := os.ReadFile("testdata/parquet-testing/data/datapage_v2.snappy.parquet")
+	require.NoError(t, err)
+	r, err := file.NewParquetReader(bytes.NewReader(b))
+	require.NoError(t, err)
+	cc, err := r.MetaData().RowGroup(0).ColumnChunk(1)
+	require.NoError(t, err)
+	require.Contains(t, fmt.Sprint(cc.Encodings()), "DELTA_BINARY_PACKED")
+	want := map[string]string{
+		"b": "4f6addc9659d6fb90fe94b6688a79f2a1fa8d36ec43f8f3e1d9b6528c448a384",
+		"c": "177ba1685074f68fc362b3dc384391ff3c464f84e4e8b3daccbfbe5a743f68b5",
+	}
+	recs := readRowGroups(t, b, false)
+	require.Len(t, recs, 1)
+	defer recs[0].Release()
+	for i, field := range recs[0].Schema().Fields() {
+		if h, ok := want[field.Name]; ok {
+			sum := sha256.Sum256(leafValues(t, recs[0].Column(i)))
+			assert.Equal(t, h, hex.EncodeToString(sum[:]), field.Name)
+		}
+	}
+}
+
+// TestDeltaEncodingsRead: arrow-go's DELTA_BINARY_PACKED (int32, int64, with nulls) and
+// DELTA_LENGTH_BYTE_ARRAY (strings) pages, v1 and v2, compressed or not, read back as written.
+func TestDeltaEncodingsRead(t *testing.T) {
+	mem := memory.DefaultAllocator
+	const rows = 5000
+	i32 := array.NewInt32Builder(mem)
+	i64 := array.NewInt64Builder(mem)
+	str := array.NewStringBuilder(mem)
+	for i := range rows {
+		i32.Append(int32(i*7919%100003 - 50000))
+		if i%13 == 0 {
+			i64.AppendNull()
+		} else {
+			i64.Append(int64(i) * -1_000_000_007)
+		}
+		str.Append(strings.Repeat("ab", i%9))
+	}
+	cols := []arrow.Array{i32.NewArray(), i64.NewArray(), str.NewArray()}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "i32", Type: cols[0].DataType()}, {Name: "i64", Type: cols[1].DataType(), Nullable: true},
+		{Name: "s", Type: cols[2].DataType()}}, nil)
+	rec := array.NewRecord(schema, cols, rows)
+	defer rec.Release()
+	for _, c := range cols {
+		c.Release()
+	}
+	for _, v2 := range []bool{false, true} {
+		for _, codec := range []compress.Compression{compress.Codecs.Uncompressed, compress.Codecs.Snappy} {
+			version := pq.DataPageV1
+			if v2 {
+				version = pq.DataPageV2
+			}
+			props := pq.NewWriterProperties(pq.WithDictionaryDefault(false), pq.WithCompression(codec), pq.WithDataPageVersion(version),
+				pq.WithDataPageSize(4096),
+				pq.WithEncodingFor("i32", pq.Encodings.DeltaBinaryPacked), pq.WithEncodingFor("i64", pq.Encodings.DeltaBinaryPacked),
+				pq.WithEncodingFor("s", pq.Encodings.DeltaLengthByteArray))
+			var buf bytes.Buffer
+			require.NoError(t, pqarrow.WriteTable(array.NewTableFromRecords(schema, []arrow.Record{rec}), &buf, rows, props, pqarrow.DefaultWriterProps()))
+			r, err := file.NewParquetReader(bytes.NewReader(buf.Bytes()))
+			require.NoError(t, err)
+			for c, want := range []string{"DELTA_BINARY_PACKED", "DELTA_BINARY_PACKED", "DELTA_LENGTH_BYTE_ARRAY"} {
+				cc, err := r.MetaData().RowGroup(0).ColumnChunk(c)
+				require.NoError(t, err)
+				require.Contains(t, fmt.Sprint(cc.Encodings()), want)
+			}
+			recs := readRowGroups(t, buf.Bytes(), false)
+			back := concat(t, recs)
+			assert.True(t, array.RecordEqual(rec, back), "v2 %v, %v", v2, codec)
+			back.Release()
+			for _, r := range recs {
+				r.Release()
+			}
+		}
+	}
+}
+
+// TestDuckDBDeltaFile: DuckDB's data page v2 file of DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY
+// and BYTE_STREAM_SPLIT pages (testdata/duckdb/delta_v2.parquet) gives the values Arrow C++ 17
+// reads from it, and the strings DuckDB was given.
+func TestDuckDBDeltaFile(t *testing.T) {
+	b, err := os.ReadFile("testdata/duckdb/delta_v2.parquet")
+	require.NoError(t, err)
+	want := map[string]string{
+		"n":   "0bd2462cf373e94a14dfa9528ee8d28ca4e3fadde843c5391001b206b986c2cf",
+		"big": "b568e14a95086defa8dfd8c3b0d6ce249462baef4909fb6514d0af334ff4a394",
+		"d":   "b946dacf07eaf54beb22aa2be6cdff26acd264e38b684020fbed3dbdab224654",
+		"tri": "b0fa82a84a96be89be1138099358701e563a29a0cb22872ceab50659cdfa4431",
+	}
+	recs := readRowGroups(t, b, false)
+	require.Len(t, recs, 1)
+	rec := recs[0]
+	defer rec.Release()
+	require.Equal(t, int64(5000), rec.NumRows())
+	for i, field := range rec.Schema().Fields() {
+		col := rec.Column(i)
+		switch c := col.(type) {
+		case *array.List:
+			lo, _ := c.ValueOffsets(0)
+			_, end := c.ValueOffsets(c.Len() - 1)
+			values := array.NewSlice(c.ListValues(), lo, end)
+			sum := sha256.Sum256(leafValues(t, values))
+			values.Release()
+			assert.Equal(t, want[field.Name], hex.EncodeToString(sum[:]), field.Name)
+		case *array.String:
+			for r := range c.Len() {
+				require.Equal(t, strings.Repeat("xy", r%7)+fmt.Sprint(r), c.Value(r), "s row %d", r)
+			}
+		default:
+			sum := sha256.Sum256(leafValues(t, col))
+			assert.Equal(t, want[field.Name], hex.EncodeToString(sum[:]), field.Name)
 		}
 	}
 }

@@ -96,7 +96,7 @@ func (p directPlan) sameNesting(t arrow.DataType) bool {
 
 // pageDecoders decompress a page's bytes into exactly len(dst) bytes, by codec; the direct
 // path leaves pages of other codecs to pqarrow.
-var pageDecoders = map[int32]func(dst, src []byte) error{1: decodeSnappy, 2: decodeGzip, codecLz4: decodeLz4Hadoop, 6: decodeZstd, codecLz4Raw: decodeLz4Raw}
+var pageDecoders = map[int32]func(dst, src []byte) error{1: decodeSnappy, 2: decodeGzip, 4: decodeBrotli, codecLz4: decodeLz4Hadoop, 6: decodeZstd, codecLz4Raw: decodeLz4Raw}
 
 // readDirect reads column c of row group rg, of rows rows, through the direct path; its pages
 // were checked by checkColumnChunk. errNotDirect gives the row group back to pqarrow.

@@ -17,3 +17,8 @@ func DirectReads(r *Reader) int { return r.directReads }
 func NewGeneralWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions) (*Writer, error) {
 	return newWriter(w, schema, opts, false)
 }
+
+// ColumnChunkOffset returns where leaf column col of row group rg begins in the file.
+func ColumnChunkOffset(r *Reader, rg, col int) int64 {
+	return r.md.FileMetaData.RowGroups[rg].Columns[col].MetaData.DataPageOffset
+}

@@ -17,9 +17,10 @@ import (
 
 // parquetMutants calls yield with changed copies of the golden files and a file ndarrow
 // wrote: every byte of each footer (the Thrift metadata whose counts and offsets arrow-go
-// trusts) set to two other values, every byte of the pages of the smallest file likewise
-// (page headers: sizes, value counts, encodings; and the encoded values), and random changes
-// of one to four bytes anywhere.
+// trusts) set to two other values, every byte of the pages of the smallest golden file
+// likewise (page headers: sizes, value counts, encodings; and the encoded values) and every
+// sixth byte of the pages of DuckDB's DELTA_* file and parquet-testing's LZ4_RAW file, and
+// random changes of one to four bytes anywhere.
 func parquetMutants(t *testing.T, yield func(what string, b []byte)) {
 	var files [][]byte
 	for _, name := range []string{"tensors.parquet", "tensors_snappy.parquet", "dtypes.parquet"} {
@@ -30,6 +31,12 @@ func parquetMutants(t *testing.T, yield func(what string, b []byte)) {
 	rec := everyTensorColumn(t, memory.NewGoAllocator(), 5)
 	files = append(files, writeParquet(t, rec, parquet.WriterOptions{Compression: parquet.Zstd}))
 	rec.Release()
+	pageFiles := [][]byte{files[2]}
+	for _, name := range []string{"duckdb/delta_v2.parquet", "parquet-testing/data/lz4_raw_compressed.parquet"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		require.NoError(t, err)
+		pageFiles = append(pageFiles, b)
+	}
 	mutate := func(b []byte, at int, v byte) []byte {
 		m := append([]byte(nil), b...)
 		m[at] = v
@@ -42,11 +49,16 @@ func parquetMutants(t *testing.T, yield func(what string, b []byte)) {
 			yield("footer byte", mutate(b, at, 0xff))
 		}
 	}
-	small := files[2]
-	footer := len(small) - 8 - int(binary.LittleEndian.Uint32(small[len(small)-8:]))
-	for at := 4; at < footer; at++ {
-		yield("page byte", mutate(small, at, small[at]^0x80))
-		yield("page byte", mutate(small, at, 0xff))
+	for i, small := range pageFiles {
+		step := 1 // every byte of the golden file's pages; of the others, every sixth
+		if i > 0 {
+			step = 6
+		}
+		footer := len(small) - 8 - int(binary.LittleEndian.Uint32(small[len(small)-8:]))
+		for at := 4; at < footer; at += step {
+			yield("page byte", mutate(small, at, small[at]^0x80))
+			yield("page byte", mutate(small, at, 0xff))
+		}
 	}
 	rng := rand.New(rand.NewSource(1))
 	for range 4000 {

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -37,6 +38,9 @@ type ReaderOptions struct {
 	// Columns selects top-level columns by name, in the order given; nil reads every column
 	// the reader can read (see Reader.Skipped).
 	Columns []string
+	// Parallelism is how many row groups ReadRowGroups decodes at once: 0 means GOMAXPROCS,
+	// 1 one at a time on the caller's goroutine.
+	Parallelism int
 }
 
 // Reader reads the record batches of a Parquet file held in memory, one row group at a
@@ -52,16 +56,17 @@ type ReaderOptions struct {
 // Values are decoded into memory from the Allocator: Parquet's encodings leave nothing to
 // view in place. A Reader is not safe for concurrent use.
 type Reader struct {
-	mapping *mmap.Mapping // the file Open mapped, nil for bytes
-	b       []byte
-	md      *metadata.FileMetaData
-	fr      *pqarrow.FileReader
-	lim     limits.Limits
-	mem     memory.Allocator
-	schema  *arrow.Schema
-	cols    []column
-	skipped []error
-	general bool // every column through pqarrow, none through the direct path (tests)
+	mapping  *mmap.Mapping // the file Open mapped, nil for bytes
+	b        []byte
+	md       *metadata.FileMetaData
+	fr       *pqarrow.FileReader
+	lim      limits.Limits
+	mem      memory.Allocator
+	schema   *arrow.Schema
+	cols     []column
+	skipped  []error
+	general  bool // every column through pqarrow, none through the direct path (tests)
+	parallel int  // ReaderOptions.Parallelism, resolved
 
 	directReads int // the columns the direct path read (tests)
 }
@@ -104,6 +109,23 @@ func NewReader(b []byte, opts ReaderOptions) (r *Reader, err error) {
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
+	fr, err := arrowFileReader(b, md, mem)
+	if err != nil {
+		return nil, err
+	}
+	parallel := opts.Parallelism
+	if parallel <= 0 {
+		parallel = runtime.GOMAXPROCS(0)
+	}
+	r = &Reader{b: b, md: md, fr: fr, lim: lim, mem: mem, parallel: parallel}
+	if err := r.plan(stored, opts.Columns); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// arrowFileReader returns pqarrow's reader of file b, whose footer md has been checked.
+func arrowFileReader(b []byte, md *metadata.FileMetaData, mem memory.Allocator) (*pqarrow.FileReader, error) {
 	// Column chunks are read page by page from b: without a buffered stream arrow-go copies a
 	// whole chunk into memory, twice, before decoding its first page.
 	props := pq.NewReaderProperties(mem)
@@ -117,11 +139,7 @@ func NewReader(b []byte, opts ReaderOptions) (r *Reader, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("parquet: schema: %v: %w", err, ErrInvalid)
 	}
-	r = &Reader{b: b, md: md, fr: fr, lim: lim, mem: mem}
-	if err := r.plan(stored, opts.Columns); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return fr, nil
 }
 
 // streamBuffer is what a column chunk is read through: a page larger is read whole.
