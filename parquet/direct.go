@@ -62,6 +62,8 @@ func directPlanOf(t arrow.DataType) (directPlan, bool) {
 	}
 	p.leaf = storage
 	switch storage.ID() {
+	case arrow.FLOAT16:
+		p.width, p.phys = 2, pq.Types.FixedLenByteArray
 	case arrow.FLOAT32:
 		p.width, p.phys = 4, pq.Types.Float
 	case arrow.FLOAT64:
@@ -106,7 +108,8 @@ func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
 		return nil, errNotDirect
 	}
 	descr := r.md.Schema.Column(c.leaves[0])
-	if descr.PhysicalType() != plan.phys || int(descr.MaxRepetitionLevel()) != len(plan.sizes) || !plan.sameNesting(c.pqType) {
+	if descr.PhysicalType() != plan.phys || int(descr.MaxRepetitionLevel()) != len(plan.sizes) || !plan.sameNesting(c.pqType) ||
+		plan.phys == pq.Types.FixedLenByteArray && int64(descr.TypeLength()) != plan.width {
 		return nil, errNotDirect
 	}
 	m := r.md.FileMetaData.RowGroups[rg].Columns[c.leaves[0]].MetaData

@@ -15,7 +15,9 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/arrow/flight"
+	"github.com/apache/arrow/go/v17/arrow/float16"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	pq "github.com/apache/arrow/go/v17/parquet"
 	"github.com/golang/snappy"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -44,8 +46,9 @@ const (
 	// Plain is Parquet's PLAIN encoding (the default).
 	Plain Encoding = iota
 	// ByteStreamSplit is Parquet's BYTE_STREAM_SPLIT encoding: value byte k of every value
-	// together, which compresses floating-point data better. Only for columns of 32- and
-	// 64-bit numbers, flat or in fixed-size lists (arrow.fixed_shape_tensor).
+	// together, which compresses floating-point data better. Only for columns of floats
+	// (float16 included) and 32- and 64-bit integers, flat or in fixed-size lists
+	// (arrow.fixed_shape_tensor); a column chunk with nulls is written PLAIN.
 	ByteStreamSplit
 )
 
@@ -128,6 +131,8 @@ func directColumns(schema *arrow.Schema) ([]writeColumn, bool) {
 		}
 		c.maxDef += len(plan.lists) // a repeated node per list
 		switch plan.leaf.ID() {
+		case arrow.FLOAT16:
+			c.ops = float16Stats()
 		case arrow.FLOAT32:
 			c.ops = floatStats[float32]()
 		case arrow.FLOAT64:
@@ -256,6 +261,41 @@ func floatStats[T float32 | float64]() statsOps {
 			y, _ := ndarray.ViewBytes[T](b)
 			return x[0] < y[0]
 		},
+	}
+}
+
+// float16Stats are floatStats for IEEE half-precision values, compared as float64.
+func float16Stats() statsOps {
+	value := func(b []byte) float64 { return ndarray.HalfToFloat64(float16.FromLEBytes(b)) }
+	return statsOps{
+		minMax: func(values []byte) ([]byte, []byte, bool) {
+			lo, hi, found := -1, -1, false
+			for i := 0; i+2 <= len(values); i += 2 {
+				x := value(values[i:])
+				if x != x {
+					continue // NaN
+				}
+				if !found {
+					lo, hi, found = i, i, true
+				} else if x < value(values[lo:]) {
+					lo = i
+				} else if x > value(values[hi:]) {
+					hi = i
+				}
+			}
+			if !found {
+				return nil, nil, false
+			}
+			min, max := append([]byte(nil), values[lo:lo+2]...), append([]byte(nil), values[hi:hi+2]...)
+			if value(min) == 0 {
+				min = []byte{0, 0x80} // -0
+			}
+			if value(max) == 0 {
+				max = []byte{0, 0} // +0
+			}
+			return min, max, true
+		},
+		less: func(a, b []byte) bool { return value(a) < value(b) },
 	}
 }
 
@@ -811,6 +851,8 @@ const (
 	physFloat  = 4
 	physDouble = 5
 
+	physFixedLenByteArray = 7
+
 	repRequired = 0
 	repOptional = 1
 	repRepeated = 2
@@ -915,9 +957,18 @@ func (c *writeColumn) schemaElements(w *compactWriter) {
 	}
 	w.begin()
 	w.i32(1, c.physical())
+	if c.physical() == physFixedLenByteArray {
+		w.i32(2, int32(c.plan.width))
+	}
 	w.i32(3, repetition(len(c.plan.lists)))
 	w.str(4, name)
-	if integer := c.plan.leaf.ID() != arrow.FLOAT32 && c.plan.leaf.ID() != arrow.FLOAT64; integer {
+	if c.plan.leaf.ID() == arrow.FLOAT16 {
+		w.structField(10)
+		w.structField(15) // FLOAT16
+		w.end()
+		w.end()
+	}
+	if c.plan.phys == pq.Types.Int32 || c.plan.phys == pq.Types.Int64 {
 		converted := map[int64]int32{4: convertedInt32, 8: convertedInt64}[c.plan.width]
 		if c.unsigned {
 			converted = map[int64]int32{4: convertedUint32, 8: convertedUint64}[c.plan.width]
@@ -936,6 +987,8 @@ func (c *writeColumn) schemaElements(w *compactWriter) {
 
 func (c *writeColumn) physical() int32 {
 	switch c.plan.leaf.ID() {
+	case arrow.FLOAT16:
+		return physFixedLenByteArray
 	case arrow.FLOAT32:
 		return physFloat
 	case arrow.FLOAT64:

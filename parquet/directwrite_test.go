@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/float16"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/arrow/go/v17/parquet/metadata"
 	"github.com/apache/arrow/go/v17/parquet/schema"
@@ -240,6 +241,21 @@ func directTables(t testing.TB, mem memory.Allocator) map[string][]arrow.Record 
 		}
 		return b.NewArray()
 	}
+	half := func(rows int64) arrow.Array {
+		d := ndarray.FromFunc(func(i []int64) float16.Num {
+			switch v := i[0]*4 + i[1]; {
+			case v%17 == 5:
+				return float16.NaN()
+			case v%13 == 2:
+				return float16.FromBits(0x8000) // -0
+			default:
+				return float16.New(float32(v%300)/8 - 10)
+			}
+		}, rows, 4)
+		a, err := arrowtensor.NewFixedShapeTensorArray(mem, d, nil)
+		require.NoError(t, err)
+		return a
+	}
 	sliced := record([]string{"t"}, tensor(5000))
 	defer sliced.Release()
 	return map[string][]arrow.Record{
@@ -251,6 +267,7 @@ func directTables(t testing.TB, mem memory.Allocator) map[string][]arrow.Record 
 		"flat":            {record([]string{"f"}, flatFloat64(mem, 9000, 0))},
 		"flat, nulls":     {record([]string{"f"}, flatFloat64(mem, 9000, 4))},
 		"all NaN":         {record([]string{"nan"}, allNaN(3000))},
+		"float16":         {record([]string{"h"}, half(3000))},
 		"several batches": {record([]string{"t"}, tensor(700)), record([]string{"t"}, tensor(1300)), record([]string{"t"}, tensor(1))},
 	}
 }
@@ -450,7 +467,7 @@ func fuzzRecord(b []byte) arrow.Record {
 	if len(b) < 4 {
 		return nil
 	}
-	leaves := []arrow.DataType{arrow.PrimitiveTypes.Float32, arrow.PrimitiveTypes.Float64, arrow.PrimitiveTypes.Int32,
+	leaves := []arrow.DataType{arrow.FixedWidthTypes.Float16, arrow.PrimitiveTypes.Float32, arrow.PrimitiveTypes.Float64, arrow.PrimitiveTypes.Int32,
 		arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Uint32, arrow.PrimitiveTypes.Uint64}
 	leaf := leaves[int(b[0])%len(leaves)]
 	var sizes []int
@@ -477,6 +494,8 @@ func fuzzRecord(b []byte) arrow.Record {
 			continue
 		}
 		switch vb := values.(type) {
+		case *array.Float16Builder:
+			vb.Append(float16.FromLEBytes(v))
 		case *array.Float32Builder:
 			vb.Append(math.Float32frombits(binary.LittleEndian.Uint32(v)))
 		case *array.Float64Builder:

@@ -3,7 +3,7 @@
 // so that Arrow C++, pyarrow and this package restore arrow.fixed_shape_tensor and
 // arrow.variable_shape_tensor columns, fixed-size and large lists. Engines that ignore the
 // stored schema (DuckDB, Spark) see the storage: lists of the tensors' values. Tensor columns
-// of 32- and 64-bit numbers are written and read by this package's own page code (its direct
+// of floats and 32- and 64-bit integers are written and read by this package's own page code (its direct
 // paths, with BYTE_STREAM_SPLIT); every other column goes through arrow-go's pqarrow.
 //
 // arrow-go's reader is not safe on untrusted input by itself: ReadTable decodes on goroutines
@@ -105,7 +105,7 @@ type WriterOptions struct {
 	// three times the time.
 	Dictionary bool
 	// Encoding is the values' encoding (default Plain). ByteStreamSplit takes only files
-	// whose columns are all of 32- and 64-bit numbers, flat or in fixed-size lists.
+	// whose columns are all floats (16, 32, 64 bits) or 32- and 64-bit integers, flat or in fixed-size lists.
 	Encoding Encoding
 	// Allocator serves the writer's buffers (default memory.DefaultAllocator).
 	Allocator memory.Allocator
@@ -116,10 +116,11 @@ type WriterOptions struct {
 // straight through; the rows that begin a row group later batches complete are held in
 // memory until it is. Statistics are written for every column.
 //
-// A file whose columns are all numbers of 32 or 64 bits, flat or in fixed-size lists
-// (arrow.fixed_shape_tensor), is written without pqarrow (see directwrite.go): the same
-// schema and levels, pages built and compressed on GOMAXPROCS goroutines. Other files, and
-// files with dictionary encoding asked for, are written by pqarrow.
+// A file whose columns are all floats (16, 32 or 64 bits) or 32- and 64-bit integers, flat
+// or in fixed-size lists (arrow.fixed_shape_tensor), is written without pqarrow (see
+// directwrite.go): the same schema and levels, pages built and compressed on GOMAXPROCS
+// goroutines. Other files, and files with dictionary encoding asked for, are written by
+// pqarrow.
 type Writer struct {
 	direct   *directWriter // nil: pqarrow writes
 	fw       *pqarrow.FileWriter
@@ -167,7 +168,7 @@ func newWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions, direct boo
 		}
 		for _, f := range schema.Fields() {
 			if _, ok := directColumns(arrow.NewSchema([]arrow.Field{f}, nil)); !ok {
-				return nil, fmt.Errorf("parquet: %v encoding of column %q (%v): only for columns of 32- and 64-bit numbers, flat or in fixed-size lists: %w",
+				return nil, fmt.Errorf("parquet: %v encoding of column %q (%v): only for columns of floats or 32- and 64-bit integers, flat or in fixed-size lists: %w",
 					opts.Encoding, f.Name, f.Type, ErrUnsupported)
 			}
 		}
