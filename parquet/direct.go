@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	pq "github.com/apache/arrow/go/v17/parquet"
 
@@ -14,7 +15,7 @@ import (
 )
 
 // The direct path reads a tensor column — fixed-size lists, at any depth, of a fixed-width
-// number without nulls — straight from its pages into one buffer: each data page's levels
+// number or a bool, without nulls — straight from its pages into one buffer: each data page's levels
 // are checked to describe exactly that layout (walking their runs, not materialising them),
 // and its PLAIN values are copied (or decompressed) into place. pqarrow's general decoding,
 // which the direct path stands in for, materialises two levels per value, the values, and the
@@ -33,8 +34,10 @@ type directPlan struct {
 	leaf  arrow.DataType
 	sizes []int64
 	cell  int64 // values per row
-	width int64 // bytes per value
+	width int64 // bytes per value (1 for bools, which are bit-packed: see bitPacked)
 	phys  pq.Type
+
+	bitPacked bool // bools: a bit per value, in Arrow as in Parquet's PLAIN
 }
 
 // directPlanOf returns the plan of a column of Arrow type t, false for any other column.
@@ -62,6 +65,8 @@ func directPlanOf(t arrow.DataType) (directPlan, bool) {
 	}
 	p.leaf = storage
 	switch storage.ID() {
+	case arrow.BOOL:
+		p.width, p.phys, p.bitPacked = 1, pq.Types.Boolean, true
 	case arrow.FLOAT16:
 		p.width, p.phys = 2, pq.Types.FixedLenByteArray
 	case arrow.FLOAT32:
@@ -123,8 +128,13 @@ func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
 	}
 	out := memory.NewResizableBuffer(r.mem)
 	defer out.Release()
-	out.Resize(int(int64(want) * plan.width))
+	if plan.bitPacked {
+		out.Resize(int((want + 7) / 8))
+	} else {
+		out.Resize(int(int64(want) * plan.width))
+	}
 	dst := out.Bytes()
+	var bitSlot []byte // bools: a page's values, before they join dst at bit at
 
 	start, length := m.DataPageOffset, m.TotalCompressedSize // inside the file: checkColumnChunk
 	chunk := r.b[start : start+length]
@@ -152,7 +162,7 @@ func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
 		}
 		split := h.encoding == encodingByteStreamSplit
 		if !h.hasType || h.typ != pageData && h.typ != pageDataV2 || h.subFields&required != required ||
-			h.encoding != 0 && !split || n < 0 || n > int64(want)-at || h.uncompressed < 0 {
+			h.encoding != 0 && !split || split && plan.bitPacked || n < 0 || n > int64(want)-at || h.uncompressed < 0 {
 			return nil, errNotDirect
 		}
 		place := func(dst, src []byte) { memcopy.Copy(dst, src) } // PLAIN values are the values
@@ -162,7 +172,19 @@ func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
 		if (m.Codec == 0 || h.typ == pageDataV2 && h.v2Uncompressed) && h.compressed != h.uncompressed {
 			return nil, errNotDirect // stored as it is, yet of two sizes: pqarrow's to refuse
 		}
-		slot := dst[at*plan.width : (at+n)*plan.width]
+		var slot []byte
+		if plan.bitPacked {
+			bitSlot = grow(bitSlot, int((n+7)/8))
+			slot = bitSlot
+		} else {
+			slot = dst[at*plan.width : (at+n)*plan.width]
+		}
+		advance := func() {
+			if plan.bitPacked {
+				bitutil.CopyBitmap(slot, 0, int(n), dst, int(at))
+			}
+			at += n
+		}
 		if h.typ == pageDataV2 {
 			levels := int(h.repBytes) + int(h.defBytes)
 			if h.numNulls != 0 || levels > len(page) || int64(h.uncompressed)-int64(levels) != int64(len(slot)) {
@@ -177,7 +199,7 @@ func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
 					if decode(slot, values) != nil {
 						return nil, errNotDirect
 					}
-					at += n
+					advance()
 					continue
 				}
 				if cap(scratch) < len(slot) {
@@ -192,7 +214,7 @@ func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
 				return nil, errNotDirect
 			}
 			place(slot, values)
-			at += n
+			advance()
 			continue
 		}
 		if h.repEncoding != 3 && reps.max > 0 || h.defEncoding != 3 && defs.max > 0 {
@@ -215,7 +237,7 @@ func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
 			return nil, errNotDirect
 		}
 		place(slot, rest)
-		at += n
+		advance()
 	}
 	return plan.array(out, rows)
 }

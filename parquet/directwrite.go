@@ -131,6 +131,8 @@ func directColumns(schema *arrow.Schema) ([]writeColumn, bool) {
 		}
 		c.maxDef += len(plan.lists) // a repeated node per list
 		switch plan.leaf.ID() {
+		case arrow.BOOL:
+			c.ops = boolStats()
 		case arrow.FLOAT16:
 			c.ops = float16Stats()
 		case arrow.FLOAT32:
@@ -221,17 +223,40 @@ func (e *runEncoder) flush() {
 	}
 }
 
-// statsOps are a leaf type's statistics: minMax returns the least and greatest value of
-// values (little-endian bytes, NaNs ignored; a zero minimum is -0 and a zero maximum +0, as
-// Parquet asks) PLAIN-encoded, false when there is none; less orders two such values.
+// statsOps are a leaf type's statistics: minMax returns the least and greatest of the n
+// values in values (little-endian bytes, or bits for bools; NaNs ignored; a zero minimum is
+// -0 and a zero maximum +0, as Parquet asks) PLAIN-encoded, false when there is none; less
+// orders two such values.
 type statsOps struct {
-	minMax func(values []byte) (lo, hi []byte, ok bool)
+	minMax func(values []byte, n int64) (lo, hi []byte, ok bool)
 	less   func(a, b []byte) bool
+}
+
+// boolStats are the statistics of bools (false before true), bit-packed as PLAIN has them
+// and written as one byte each.
+func boolStats() statsOps {
+	return statsOps{
+		minMax: func(values []byte, n int64) ([]byte, []byte, bool) {
+			if n == 0 {
+				return nil, nil, false
+			}
+			set := int64(bitutil.CountSetBits(values, 0, int(n)))
+			lo, hi := byte(0), byte(0)
+			if set == n {
+				lo = 1
+			}
+			if set > 0 {
+				hi = 1
+			}
+			return []byte{lo}, []byte{hi}, true
+		},
+		less: func(a, b []byte) bool { return a[0] < b[0] },
+	}
 }
 
 func floatStats[T float32 | float64]() statsOps {
 	return statsOps{
-		minMax: func(values []byte) ([]byte, []byte, bool) {
+		minMax: func(values []byte, _ int64) ([]byte, []byte, bool) {
 			v, _ := ndarray.ViewBytes[T](values)
 			i := 0
 			for i < len(v) && v[i] != v[i] {
@@ -268,7 +293,7 @@ func floatStats[T float32 | float64]() statsOps {
 func float16Stats() statsOps {
 	value := func(b []byte) float64 { return ndarray.HalfToFloat64(float16.FromLEBytes(b)) }
 	return statsOps{
-		minMax: func(values []byte) ([]byte, []byte, bool) {
+		minMax: func(values []byte, _ int64) ([]byte, []byte, bool) {
 			lo, hi, found := -1, -1, false
 			for i := 0; i+2 <= len(values); i += 2 {
 				x := value(values[i:])
@@ -301,7 +326,7 @@ func float16Stats() statsOps {
 
 func intStats[T int32 | int64 | uint32 | uint64]() statsOps {
 	return statsOps{
-		minMax: func(values []byte) ([]byte, []byte, bool) {
+		minMax: func(values []byte, _ int64) ([]byte, []byte, bool) {
 			v, _ := ndarray.ViewBytes[T](values)
 			if len(v) == 0 {
 				return nil, nil, false
@@ -476,7 +501,7 @@ var scratchPool = sync.Pool{New: func() any { return new(pageScratch) }}
 func (d *directWriter) writeChunk(i int, parts []arrow.Record) (chunkMeta, error) {
 	c := &d.cols[i]
 	m := chunkMeta{offset: d.pos, encoding: d.encoding}
-	if m.encoding == ByteStreamSplit && c.hasNulls(i, parts) {
+	if m.encoding == ByteStreamSplit && (c.plan.bitPacked || c.hasNulls(i, parts)) {
 		// ndarrow's reader, like arrow-go's, reads BYTE_STREAM_SPLIT only in columns without
 		// nulls: a chunk with nulls is written PLAIN, which every reader reads.
 		m.encoding = Plain
@@ -568,7 +593,14 @@ func (d *directWriter) buildPage(c *writeColumn, i int, spec pageSpec, encoding 
 		}
 		p.values = count
 		s.def.add(c.maxDef, count)
-		values = leaf[start*width : (start+count)*width]
+		if c.plan.bitPacked { // PLAIN bools are the bits from the page's first
+			s.gather = grow(s.gather, int((count+7)/8))
+			clear(s.gather)
+			bitutil.CopyBitmap(leaf, int(start), int(count), s.gather, 0)
+			values = s.gather
+		} else {
+			values = leaf[start*width : (start+count)*width]
+		}
 	} else {
 		s.gather = s.gather[:0]
 		e := levelEmitter{c: c, datas: datas, leaf: leaf, s: s}
@@ -589,7 +621,7 @@ func (d *directWriter) buildPage(c *writeColumn, i int, spec pageSpec, encoding 
 		s.levels = binary.LittleEndian.AppendUint32(s.levels, uint32(len(s.def.b)))
 		s.levels = append(s.levels, s.def.b...)
 	}
-	p.lo, p.hi, _ = c.ops.minMax(values)
+	p.lo, p.hi, _ = c.ops.minMax(values, p.values-p.nulls)
 	p.uncompressed = int64(len(s.levels) + len(values))
 
 	if d.codec == Uncompressed {
@@ -705,6 +737,7 @@ type levelEmitter struct {
 	s      *pageScratch
 	levels int64
 	nulls  int64
+	bits   int64 // bools gathered
 }
 
 // emit writes element idx (physical) of level k, its first level being rep, with def levels
@@ -725,6 +758,16 @@ func (e *levelEmitter) emit(k int, idx int64, rep, def int) {
 		e.s.rep.add(rep, 1)
 		e.s.def.add(def, 1)
 		e.levels++
+		if e.c.plan.bitPacked {
+			if e.bits%8 == 0 {
+				e.s.gather = append(e.s.gather, 0)
+			}
+			if bitutil.BitIsSet(e.leaf, int(idx)) {
+				bitutil.SetBit(e.s.gather, int(e.bits))
+			}
+			e.bits++
+			return
+		}
 		w := e.c.plan.width
 		e.s.gather = append(e.s.gather, e.leaf[idx*w:(idx+1)*w]...)
 		return
@@ -846,10 +889,11 @@ func (d *directWriter) close() error {
 
 // Parquet's physical type, repetition and converted type numbers.
 const (
-	physInt32  = 1
-	physInt64  = 2
-	physFloat  = 4
-	physDouble = 5
+	physBoolean = 0
+	physInt32   = 1
+	physInt64   = 2
+	physFloat   = 4
+	physDouble  = 5
 
 	physFixedLenByteArray = 7
 
@@ -987,6 +1031,8 @@ func (c *writeColumn) schemaElements(w *compactWriter) {
 
 func (c *writeColumn) physical() int32 {
 	switch c.plan.leaf.ID() {
+	case arrow.BOOL:
+		return physBoolean
 	case arrow.FLOAT16:
 		return physFixedLenByteArray
 	case arrow.FLOAT32:

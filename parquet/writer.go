@@ -116,7 +116,7 @@ type WriterOptions struct {
 // straight through; the rows that begin a row group later batches complete are held in
 // memory until it is. Statistics are written for every column.
 //
-// A file whose columns are all floats (16, 32 or 64 bits) or 32- and 64-bit integers, flat
+// A file whose columns are all bools, floats (16, 32 or 64 bits) or 32- and 64-bit integers, flat
 // or in fixed-size lists (arrow.fixed_shape_tensor), is written without pqarrow (see
 // directwrite.go): the same schema and levels, pages built and compressed on GOMAXPROCS
 // goroutines. Other files, and files with dictionary encoding asked for, are written by
@@ -155,7 +155,13 @@ func newWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions, direct boo
 	if opts.Encoding != Plain && opts.Encoding != ByteStreamSplit {
 		return nil, fmt.Errorf("parquet: %v: %w", opts.Encoding, ErrUnsupported)
 	}
-	if cols, ok := directColumns(schema); ok && direct && !opts.Dictionary {
+	cols, ok := directColumns(schema)
+	if ok && opts.Encoding == ByteStreamSplit {
+		for _, c := range cols {
+			ok = ok && !c.plan.bitPacked // BYTE_STREAM_SPLIT has no bools
+		}
+	}
+	if ok && direct && !opts.Dictionary {
 		d, err := newDirectWriter(w, schema, cols, opts)
 		if err != nil {
 			return nil, err
@@ -167,7 +173,7 @@ func newWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions, direct boo
 			return nil, fmt.Errorf("parquet: %v encoding with dictionary encoding: %w", opts.Encoding, ErrUnsupported)
 		}
 		for _, f := range schema.Fields() {
-			if _, ok := directColumns(arrow.NewSchema([]arrow.Field{f}, nil)); !ok {
+			if cols, ok := directColumns(arrow.NewSchema([]arrow.Field{f}, nil)); !ok || cols[0].plan.bitPacked {
 				return nil, fmt.Errorf("parquet: %v encoding of column %q (%v): only for columns of floats or 32- and 64-bit integers, flat or in fixed-size lists: %w",
 					opts.Encoding, f.Name, f.Type, ErrUnsupported)
 			}
