@@ -28,10 +28,11 @@ import (
 )
 
 // The direct writer writes files whose every column is what the direct reader reads (a flat
-// number column, or fixed-size lists of numbers at any depth: arrow.fixed_shape_tensor's
-// storage) without pqarrow: the Parquet schema is the one pqarrow gives those columns, but each
-// page's repetition and definition levels are RLE runs that follow from the shape (one run of
-// definition levels, a few runs of repetition levels per row), values are written straight
+// column of numbers or bools, or fixed-size lists of them at any depth:
+// arrow.fixed_shape_tensor's storage), or a list or large_list of them (a ragged tensor),
+// without pqarrow: the Parquet schema is the one pqarrow gives those columns, but each page's
+// repetition and definition levels are RLE runs that follow from the shape or the offsets (one
+// run of definition levels, a few runs of repetition levels per row), values are written straight
 // from the column's buffer (PLAIN) or split into byte streams (BYTE_STREAM_SPLIT), and the
 // pages of a column chunk are built and compressed on GOMAXPROCS goroutines while the caller's
 // goroutine writes the finished ones in order. Nulls, at any level, are written level by level.
@@ -102,6 +103,10 @@ type writeColumn struct {
 	unsigned bool
 	repRow   []levelRun // the repetition levels of one row without nulls
 	ops      statsOps
+
+	depth    int  // list levels: the plan's fixed-size lists, or 1 for a variable list
+	variable bool // a list or large_list (wide) of the plan's leaf: offsets give each row's values
+	wide     bool
 }
 
 // levelRun is count levels of value v.
@@ -116,20 +121,47 @@ func directColumns(schema *arrow.Schema) ([]writeColumn, bool) {
 	cols := make([]writeColumn, 0, schema.NumFields())
 	for _, f := range schema.Fields() {
 		plan, ok := directPlanOf(f.Type)
+		if !ok {
+			switch l := f.Type.(type) {
+			case *arrow.ListType:
+				plan, ok = directPlanOf(l.Elem())
+			case *arrow.LargeListType:
+				plan, ok = directPlanOf(l.Elem())
+			}
+			if ok && len(plan.lists) > 0 {
+				ok = false // lists of fixed-size lists: pqarrow's
+			}
+			plan.lists, plan.sizes = nil, nil
+		}
 		if !ok || plan.cell*plan.width > maxDirectRowBytes {
 			return nil, false
 		}
-		c := writeColumn{name: f.Name, plan: plan, maxRep: len(plan.lists)}
+		c := writeColumn{name: f.Name, plan: plan, depth: len(plan.lists)}
 		c.nullable = append(c.nullable, true) // every column is written optional (storageSchema)
 		for _, l := range plan.lists {
 			c.nullable = append(c.nullable, l.ElemField().Nullable)
 		}
+		if len(plan.lists) == 0 {
+			// A list or large_list of a leaf the plan takes: one variable list level.
+			var elem arrow.Field
+			switch l := f.Type.(type) {
+			case *arrow.ListType:
+				elem = l.ElemField()
+			case *arrow.LargeListType:
+				elem, c.wide = l.ElemField(), true
+			}
+			if elem.Type != nil {
+				c.variable, c.depth = true, 1
+				c.nullable = append(c.nullable, elem.Nullable)
+			}
+		}
+		c.maxRep = c.depth
 		for _, n := range c.nullable {
 			if n {
 				c.maxDef++
 			}
 		}
-		c.maxDef += len(plan.lists) // a repeated node per list
+		c.maxDef += c.depth // a repeated node per list
 		switch plan.leaf.ID() {
 		case arrow.BOOL:
 			c.ops = boolStats()
@@ -501,12 +533,11 @@ var scratchPool = sync.Pool{New: func() any { return new(pageScratch) }}
 func (d *directWriter) writeChunk(i int, parts []arrow.Record) (chunkMeta, error) {
 	c := &d.cols[i]
 	m := chunkMeta{offset: d.pos, encoding: d.encoding}
-	if m.encoding == ByteStreamSplit && (c.plan.bitPacked || c.hasNulls(i, parts)) {
+	if m.encoding == ByteStreamSplit && (c.plan.bitPacked || c.variable || c.hasNulls(i, parts)) {
 		// ndarrow's reader, like arrow-go's, reads BYTE_STREAM_SPLIT only in columns without
 		// nulls: a chunk with nulls is written PLAIN, which every reader reads.
 		m.encoding = Plain
 	}
-	perPage := max(1, directPageBytes/(c.plan.cell*c.plan.width))
 	workers := runtime.GOMAXPROCS(0)
 	window := 2*workers + 2
 	sem := make(chan struct{}, workers)
@@ -532,9 +563,10 @@ func (d *directWriter) writeChunk(i int, parts []arrow.Record) (chunkMeta, error
 		return d.err
 	}
 	for _, part := range parts {
-		for lo := int64(0); lo < part.NumRows() && err == nil; lo += perPage {
+		bounds := c.pageBounds(part, i)
+		for k := 0; k+1 < len(bounds) && err == nil; k++ {
 			p := &builtPage{done: make(chan struct{}), scratch: scratchPool.Get().(*pageScratch)}
-			spec := pageSpec{part: part, lo: lo, hi: min(part.NumRows(), lo+perPage)}
+			spec := pageSpec{part: part, lo: bounds[k], hi: bounds[k+1]}
 			sem <- struct{}{}
 			go func() {
 				defer func() {
@@ -564,6 +596,41 @@ func (d *directWriter) writeChunk(i int, parts []arrow.Record) (chunkMeta, error
 	return m, err
 }
 
+// pageBounds returns where the pages of column i of part begin, and its row count: whole
+// rows, about directPageBytes of values a page (at least a row).
+func (c *writeColumn) pageBounds(part arrow.Record, i int) []int64 {
+	rows := part.NumRows()
+	bounds := []int64{0}
+	if !c.variable {
+		perPage := max(1, directPageBytes/(c.plan.cell*c.plan.width))
+		for lo := perPage; lo < rows; lo += perPage {
+			bounds = append(bounds, lo)
+		}
+		return append(bounds, rows)
+	}
+	top := part.Column(i).Data()
+	perPage := max(1, directPageBytes/c.plan.width)
+	first, _ := c.valueRange(top, 0, 0)
+	for r := int64(0); r < rows; r++ {
+		if _, end := c.valueRange(top, 0, r+1); end-first >= perPage && r+1 < rows {
+			bounds = append(bounds, r+1)
+			first = end
+		}
+	}
+	return append(bounds, rows)
+}
+
+// valueRange returns the child values rows [lo, hi) of variable list data top cover.
+func (c *writeColumn) valueRange(top arrow.ArrayData, lo, hi int64) (start, end int64) {
+	at := int64(top.Offset())
+	if c.wide {
+		o := arrow.Int64Traits.CastFromBytes(top.Buffers()[1].Bytes())
+		return o[at+lo], o[at+hi]
+	}
+	o := arrow.Int32Traits.CastFromBytes(top.Buffers()[1].Bytes())
+	return int64(o[at+lo]), int64(o[at+hi])
+}
+
 func finished(p *builtPage) bool {
 	select {
 	case <-p.done:
@@ -585,7 +652,11 @@ func (d *directWriter) buildPage(c *writeColumn, i int, spec pageSpec, encoding 
 	width := c.plan.width
 	leaf := datas[len(datas)-1].Buffers()[1].Bytes()
 	var values []byte
-	if !nulls {
+	nvals := count // values (not nulls, not empty lists)
+	switch {
+	case c.variable:
+		values, nvals = c.variableLevels(datas, spec.lo, rows, nulls, s, p)
+	case !nulls:
 		for range rows {
 			for _, r := range c.repRow {
 				s.rep.add(r.v, r.count)
@@ -601,14 +672,14 @@ func (d *directWriter) buildPage(c *writeColumn, i int, spec pageSpec, encoding 
 		} else {
 			values = leaf[start*width : (start+count)*width]
 		}
-	} else {
+	default:
 		s.gather = s.gather[:0]
 		e := levelEmitter{c: c, datas: datas, leaf: leaf, s: s}
 		for r := range rows {
 			e.emit(0, int64(top.Offset())+spec.lo+r, 0, 0)
 		}
 		p.values, p.nulls = e.levels, e.nulls
-		values = s.gather
+		values, nvals = s.gather, e.levels-e.nulls
 	}
 	s.rep.flush()
 	s.def.flush()
@@ -621,7 +692,7 @@ func (d *directWriter) buildPage(c *writeColumn, i int, spec pageSpec, encoding 
 		s.levels = binary.LittleEndian.AppendUint32(s.levels, uint32(len(s.def.b)))
 		s.levels = append(s.levels, s.def.b...)
 	}
-	p.lo, p.hi, _ = c.ops.minMax(values, p.values-p.nulls)
+	p.lo, p.hi, _ = c.ops.minMax(values, nvals)
 	p.uncompressed = int64(len(s.levels) + len(values))
 
 	if d.codec == Uncompressed {
@@ -663,12 +734,103 @@ func (d *directWriter) buildPage(c *writeColumn, i int, spec pageSpec, encoding 
 	p.header = h.b
 }
 
+// variableLevels writes the levels of rows [lo, lo+rows) of a variable list column (datas: the
+// lists, their values) into s and returns the page's values (a view of the column's, or
+// gathered into s when some are null or bools) and their number. The levels of a row of k
+// values, none null: repetition 0 then k-1 ones, definition k times the maximum; an empty
+// row is one level (definition: the list present, empty), a null row one level of 0.
+func (c *writeColumn) variableLevels(datas []arrow.ArrayData, lo, rows int64, nulls bool, s *pageScratch, p *builtPage) ([]byte, int64) {
+	top, child := datas[0], datas[1]
+	width := c.plan.width
+	leaf := child.Buffers()[1].Bytes()
+	emptyDef := 0
+	if c.nullable[0] {
+		emptyDef = 1
+	}
+	first, last := c.valueRange(top, lo, lo+rows)
+	if !nulls {
+		for r := lo; r < lo+rows; r++ {
+			a, b := c.valueRange(top, r, r+1)
+			if k := b - a; k == 0 {
+				s.rep.add(0, 1)
+				s.def.add(emptyDef, 1)
+				p.values++
+				p.nulls++
+			} else {
+				s.rep.add(0, 1)
+				s.rep.add(1, k-1)
+				s.def.add(c.maxDef, k)
+				p.values += k
+			}
+		}
+		start, count := int64(child.Offset())+first, last-first
+		if c.plan.bitPacked {
+			s.gather = grow(s.gather, int((count+7)/8))
+			clear(s.gather)
+			bitutil.CopyBitmap(leaf, int(start), int(count), s.gather, 0)
+			return s.gather, count
+		}
+		return leaf[start*width : (start+count)*width], count
+	}
+	s.gather = s.gather[:0]
+	topValid, childValid := top.Buffers()[0], child.Buffers()[0]
+	n := int64(0)
+	for r := lo; r < lo+rows; r++ {
+		if topValid != nil && top.NullN() != 0 && !bitutil.BitIsSet(topValid.Bytes(), top.Offset()+int(r)) {
+			s.rep.add(0, 1)
+			s.def.add(0, 1)
+			p.values++
+			p.nulls++
+			continue
+		}
+		a, b := c.valueRange(top, r, r+1)
+		if a == b {
+			s.rep.add(0, 1)
+			s.def.add(emptyDef, 1)
+			p.values++
+			p.nulls++
+			continue
+		}
+		for j := a; j < b; j++ {
+			rep := 1
+			if j == a {
+				rep = 0
+			}
+			s.rep.add(rep, 1)
+			p.values++
+			at := int64(child.Offset()) + j
+			if c.nullable[1] && childValid != nil && child.NullN() != 0 && !bitutil.BitIsSet(childValid.Bytes(), int(at)) {
+				s.def.add(c.maxDef-1, 1)
+				p.nulls++
+				continue
+			}
+			s.def.add(c.maxDef, 1)
+			if c.plan.bitPacked {
+				if n%8 == 0 {
+					s.gather = append(s.gather, 0)
+				}
+				if bitutil.BitIsSet(leaf, int(at)) {
+					bitutil.SetBit(s.gather, int(n))
+				}
+			} else {
+				s.gather = append(s.gather, leaf[at*width:(at+1)*width]...)
+			}
+			n++
+		}
+	}
+	return s.gather, n
+}
+
 // leafRange returns the physical range of leaf values rows [lo, lo+rows) of the column
 // (datas: its levels, outer to inner) cover, and whether any level of them is null.
 func (c *writeColumn) leafRange(datas []arrow.ArrayData, lo, rows int64) (start, count int64, nulls bool) {
 	start, count = int64(datas[0].Offset())+lo, rows
 	for k, data := range datas {
-		if k > 0 {
+		switch {
+		case k > 0 && c.variable:
+			first, last := c.valueRange(datas[0], lo, lo+rows)
+			start, count = int64(data.Offset())+first, last-first
+		case k > 0:
 			start, count = int64(data.Offset())+start*c.plan.sizes[k-1], count*c.plan.sizes[k-1]
 		}
 		if v := data.Buffers()[0]; v != nil && data.NullN() != 0 &&
@@ -682,7 +844,7 @@ func (c *writeColumn) leafRange(datas []arrow.ArrayData, lo, rows int64) (start,
 // levels returns the arrays of column i of rec, outer to inner.
 func (c *writeColumn) levels(rec arrow.Record, i int) []arrow.ArrayData {
 	datas := []arrow.ArrayData{rec.Column(i).Data()}
-	for range c.plan.lists {
+	for range c.depth {
 		datas = append(datas, datas[len(datas)-1].Children()[0])
 	}
 	return datas
@@ -692,6 +854,9 @@ func (c *writeColumn) levels(rec arrow.Record, i int) []arrow.ArrayData {
 // at any level: a null fixed-size list is written as an empty list, which neither Arrow C++
 // nor arrow-go reads back (pqarrow refuses to write one).
 func (c *writeColumn) checkNoNullLists(rec arrow.Record, i int) error {
+	if c.variable {
+		return nil // a null list row is a level of 0, which every reader reads
+	}
 	datas := c.levels(rec, i)
 	start, count, per := int64(datas[0].Offset()), rec.NumRows(), int64(1)
 	for k, data := range datas[:len(c.plan.lists)] {
@@ -915,7 +1080,7 @@ func (d *directWriter) footer() []byte {
 	w.i32(1, 2) // version
 	elements := 1
 	for _, c := range d.cols {
-		elements += 2*len(c.plan.lists) + 1
+		elements += 2*c.depth + 1
 	}
 	w.list(2, elements, thriftStruct)
 	w.begin()
@@ -981,7 +1146,7 @@ func (c *writeColumn) schemaElements(w *compactWriter) {
 		return repRequired
 	}
 	name := c.name
-	for k := range c.plan.lists {
+	for k := range c.depth {
 		w.begin()
 		w.i32(3, repetition(k))
 		w.str(4, name)
@@ -1004,7 +1169,7 @@ func (c *writeColumn) schemaElements(w *compactWriter) {
 	if c.physical() == physFixedLenByteArray {
 		w.i32(2, int32(c.plan.width))
 	}
-	w.i32(3, repetition(len(c.plan.lists)))
+	w.i32(3, repetition(c.depth))
 	w.str(4, name)
 	if c.plan.leaf.ID() == arrow.FLOAT16 {
 		w.structField(10)
@@ -1048,7 +1213,7 @@ func (c *writeColumn) physical() int32 {
 // path is the column's path in the Parquet schema.
 func (c *writeColumn) path() []string {
 	p := []string{c.name}
-	for range c.plan.lists {
+	for range c.depth {
 		p = append(p, "list", "element")
 	}
 	return p

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"math"
 	"os"
 	"strings"
@@ -124,7 +125,12 @@ func sameFile(t *testing.T, direct, general []byte) {
 			require.NoError(t, err)
 			require.NotNil(t, ds, "row group %d column %d has statistics", i, c)
 			assert.Equal(t, gs.NullCount(), ds.NullCount(), "row group %d column %d null count", i, c)
-			assert.Equal(t, gs.HasMinMax(), ds.HasMinMax(), "row group %d column %d", i, c)
+			// arrow-go v17 writes no minimum and maximum for some list column chunks whose first
+			// rows are empty, and its starting ones for a bool chunk without a value: only where
+			// both have them are they compared, and ndarrow has none only for a chunk without values.
+			if gs.HasMinMax() && !ds.HasMinMax() {
+				assert.Equal(t, dc.NumValues(), ds.NullCount(), "row group %d column %d: no minimum and maximum, yet values", i, c)
+			}
 			// arrow-go v17 leaves unsigned columns' statistics at their starting values (minimum
 			// 2^n-1, maximum 0): TestUnsignedStatistics checks those against the values.
 			conv := dm.Schema.Column(c).ConvertedType()
@@ -285,20 +291,58 @@ func directTables(t testing.TB, mem memory.Allocator) map[string][]arrow.Record 
 		}
 		return b.NewArray()
 	}
+	// ragged: list<float32> and large_list<int64> with empty rows, list<bool>; with nulls,
+	// null rows and null values too
+	ragged := func(rows, nullEvery int64, typ arrow.DataType) arrow.Array {
+		b := array.NewBuilder(mem, typ)
+		defer b.Release()
+		type appender interface {
+			array.Builder
+			Append(bool)
+			ValueBuilder() array.Builder
+		}
+		lb := b.(appender)
+		for r := range rows {
+			if nullEvery > 0 && r%nullEvery == 3 {
+				lb.AppendNull()
+				continue
+			}
+			lb.Append(true)
+			for j := range (r * 7) % 5 {
+				v := r*10 + j
+				switch vb := lb.ValueBuilder().(type) {
+				case *array.Float32Builder:
+					if nullEvery > 0 && v%nullEvery == 1 {
+						vb.AppendNull()
+					} else {
+						vb.Append(float32(v) / 4)
+					}
+				case *array.Int64Builder:
+					vb.Append(v - 1<<40)
+				case *array.BooleanBuilder:
+					vb.Append(v%3 == 0)
+				}
+			}
+		}
+		return b.NewArray()
+	}
 	sliced := record([]string{"t"}, tensor(5000))
 	defer sliced.Release()
 	return map[string][]arrow.Record{
-		"tensor":          {record([]string{"t"}, tensor(3000))},
-		"tensor, sliced":  {sliced.NewSlice(37, 4100), sliced.NewSlice(4100, 4101)},
-		"three columns":   {record([]string{"t", "i", "u"}, tensor(2500), ints(2500), u64(2500))},
-		"nested":          {record([]string{"n"}, nestedWithNulls(mem, 4000, 0, 0, 0))},
-		"nested, nulls":   {record([]string{"n"}, nestedWithNulls(mem, 4000, 0, 0, 11))},
-		"flat":            {record([]string{"f"}, flatFloat64(mem, 9000, 0))},
-		"flat, nulls":     {record([]string{"f"}, flatFloat64(mem, 9000, 4))},
-		"all NaN":         {record([]string{"nan"}, allNaN(3000))},
-		"float16":         {record([]string{"h"}, half(3000))},
-		"bools":           {record([]string{"m", "f"}, mask(3001), flags(3001, 0))},
-		"bools, nulls":    {record([]string{"f"}, flags(4000, 5))},
+		"tensor":         {record([]string{"t"}, tensor(3000))},
+		"tensor, sliced": {sliced.NewSlice(37, 4100), sliced.NewSlice(4100, 4101)},
+		"three columns":  {record([]string{"t", "i", "u"}, tensor(2500), ints(2500), u64(2500))},
+		"nested":         {record([]string{"n"}, nestedWithNulls(mem, 4000, 0, 0, 0))},
+		"nested, nulls":  {record([]string{"n"}, nestedWithNulls(mem, 4000, 0, 0, 11))},
+		"flat":           {record([]string{"f"}, flatFloat64(mem, 9000, 0))},
+		"flat, nulls":    {record([]string{"f"}, flatFloat64(mem, 9000, 4))},
+		"all NaN":        {record([]string{"nan"}, allNaN(3000))},
+		"float16":        {record([]string{"h"}, half(3000))},
+		"bools":          {record([]string{"m", "f"}, mask(3001), flags(3001, 0))},
+		"bools, nulls":   {record([]string{"f"}, flags(4000, 5))},
+		"ragged": {record([]string{"f32", "i64", "b"}, ragged(3000, 0, arrow.ListOf(arrow.PrimitiveTypes.Float32)),
+			ragged(3000, 0, arrow.LargeListOf(arrow.PrimitiveTypes.Int64)), ragged(3000, 0, arrow.ListOf(arrow.FixedWidthTypes.Boolean)))},
+		"ragged, nulls":   {record([]string{"f32"}, ragged(3000, 6, arrow.ListOf(arrow.PrimitiveTypes.Float32)))},
 		"several batches": {record([]string{"t"}, tensor(700)), record([]string{"t"}, tensor(1300)), record([]string{"t"}, tensor(1))},
 	}
 }
@@ -308,7 +352,7 @@ func hasBools(schema *arrow.Schema) bool {
 	for _, f := range schema.Fields() {
 		t := f.Type
 		for {
-			if l, ok := t.(*arrow.FixedSizeListType); ok {
+			if l, ok := t.(arrow.ListLikeType); ok {
 				t = l.Elem()
 				continue
 			}
@@ -328,6 +372,10 @@ func TestDirectWriterMatchesPqarrow(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
 	for name, recs := range directTables(t, mem) {
+		w, err := parquet.NewWriter(io.Discard, recs[0].Schema(), parquet.WriterOptions{})
+		require.NoError(t, err)
+		require.True(t, parquet.WritesDirectly(w), "%s: written by the direct writer", name)
+		require.NoError(t, w.Close())
 		want := concat(t, recs)
 		for _, c := range []parquet.Compression{parquet.Uncompressed, parquet.Zstd, parquet.Snappy, parquet.Gzip} {
 			for _, groupBytes := range []int64{0, 20 << 10} {
@@ -349,8 +397,8 @@ func TestDirectWriterMatchesPqarrow(t *testing.T) {
 				split.Encoding = parquet.ByteStreamSplit
 				t.Run(name+"/"+c.String()+"/byte_stream_split", func(t *testing.T) {
 					b, err := tryWrite(recs, split, false)
-					if hasBools(recs[0].Schema()) {
-						require.ErrorIs(t, err, parquet.ErrUnsupported, "BYTE_STREAM_SPLIT has no bools")
+					if hasBools(recs[0].Schema()) || strings.HasPrefix(name, "ragged") {
+						require.ErrorIs(t, err, parquet.ErrUnsupported, "BYTE_STREAM_SPLIT has no bools, and is read only in fixed-size lists")
 						return
 					}
 					require.NoError(t, err)
@@ -449,6 +497,20 @@ func leafValues(t testing.TB, a arrow.Array) []byte {
 		if ext, isExt := typ.(arrow.ExtensionType); isExt {
 			typ = ext.StorageType()
 		}
+		var lo, hi int64
+		switch typ.ID() {
+		case arrow.LIST:
+			o := arrow.Int32Traits.CastFromBytes(d.Buffers()[1].Bytes())
+			lo, hi = int64(o[start]), int64(o[start+count])
+		case arrow.LARGE_LIST:
+			o := arrow.Int64Traits.CastFromBytes(d.Buffers()[1].Bytes())
+			lo, hi = o[start], o[start+count]
+		}
+		if typ.ID() == arrow.LIST || typ.ID() == arrow.LARGE_LIST {
+			d = d.Children()[0]
+			start, count = int64(d.Offset())+lo, hi-lo
+			continue
+		}
 		fsl, ok := typ.(*arrow.FixedSizeListType)
 		if !ok {
 			break
@@ -533,6 +595,7 @@ func fuzzRecord(b []byte) arrow.Record {
 	leaves := []arrow.DataType{arrow.FixedWidthTypes.Boolean, arrow.FixedWidthTypes.Float16, arrow.PrimitiveTypes.Float32, arrow.PrimitiveTypes.Float64, arrow.PrimitiveTypes.Int32,
 		arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Uint32, arrow.PrimitiveTypes.Uint64}
 	leaf := leaves[int(b[0])%len(leaves)]
+	variable := b[0]&0x80 != 0
 	var sizes []int
 	for i := range int(b[1]) % 3 {
 		sizes = append(sizes, 1+int(b[2+i])%4)
@@ -576,6 +639,41 @@ func fuzzRecord(b []byte) arrow.Record {
 		}
 	}
 	col := values.NewArray()
+	if len(sizes) == 0 && variable {
+		// a variable list: row lengths 0 to 3 from the bytes, a null (empty) row where a byte
+		// is 0x5A
+		offsets := []int32{0}
+		var valid []bool
+		for k := 0; int(offsets[len(offsets)-1]) < col.Len(); k++ {
+			c := b[k%len(b)]
+			if k > 2*col.Len()+8 {
+				c = 3 // bytes that give only empty rows: the values end in rows of 3
+			}
+			if c == 0x5A {
+				valid = append(valid, false)
+				offsets = append(offsets, offsets[len(offsets)-1])
+				continue
+			}
+			valid = append(valid, true)
+			offsets = append(offsets, min(offsets[len(offsets)-1]+int32(c%4), int32(col.Len())))
+		}
+		bitmap := make([]byte, (len(valid)+7)/8)
+		nulls := 0
+		for r, v := range valid {
+			if v {
+				bitutil.SetBit(bitmap, r)
+			} else {
+				nulls++
+			}
+		}
+		data := array.NewData(arrow.ListOf(leaf), len(valid),
+			[]*memory.Buffer{memory.NewBufferBytes(bitmap), memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offsets))},
+			[]arrow.ArrayData{col.Data()}, nulls, 0)
+		col.Release()
+		col = array.MakeFromData(data)
+		data.Release()
+		rows = len(valid)
+	}
 	for i := len(sizes) - 1; i >= 0; i-- {
 		typ := arrow.FixedSizeListOf(int32(sizes[i]), col.DataType())
 		data := array.NewData(typ, col.Len()/sizes[i], []*memory.Buffer{nil}, []arrow.ArrayData{col.Data()}, 0, 0)
@@ -594,6 +692,7 @@ func FuzzDirectWriter(f *testing.F) {
 	f.Add([]byte{0, 1, 3, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24}, uint8(0), uint16(0))
 	f.Add([]byte{3, 2, 1, 2, 0xA5, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24}, uint8(7), uint16(20))
 	f.Add(bytes.Repeat([]byte{5, 0, 0, 0, 0xff, 0x7f, 0xc0, 0, 0xA5, 0, 0, 0x80}, 40), uint8(5), uint16(64))
+	f.Add(bytes.Repeat([]byte{0x83, 0, 0, 0, 0x5A, 3, 0xA5, 1, 2, 9, 0, 0x80}, 30), uint8(1), uint16(100))
 	f.Fuzz(func(t *testing.T, b []byte, how uint8, groupBytes uint16) {
 		rec := fuzzRecord(b)
 		if rec == nil {
@@ -602,7 +701,7 @@ func FuzzDirectWriter(f *testing.F) {
 		defer rec.Release()
 		codecs := []parquet.Compression{parquet.Uncompressed, parquet.Zstd, parquet.Snappy, parquet.Gzip}
 		opts := parquet.WriterOptions{Compression: codecs[int(how)%4], RowGroupBytes: int64(groupBytes)}
-		if how&4 != 0 && !hasBools(rec.Schema()) {
+		if _, isList := rec.Column(0).(*array.List); how&4 != 0 && !hasBools(rec.Schema()) && !isList {
 			opts.Encoding = parquet.ByteStreamSplit
 		}
 		direct := writeRecords(t, []arrow.Record{rec}, opts, false)

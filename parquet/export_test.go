@@ -22,3 +22,6 @@ func NewGeneralWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions) (*W
 func ColumnChunkOffset(r *Reader, rg, col int) int64 {
 	return r.md.FileMetaData.RowGroups[rg].Columns[col].MetaData.DataPageOffset
 }
+
+// WritesDirectly reports whether w writes without pqarrow.
+func WritesDirectly(w *Writer) bool { return w.direct != nil }

@@ -116,11 +116,11 @@ type WriterOptions struct {
 // straight through; the rows that begin a row group later batches complete are held in
 // memory until it is. Statistics are written for every column.
 //
-// A file whose columns are all bools, floats (16, 32 or 64 bits) or 32- and 64-bit integers, flat
-// or in fixed-size lists (arrow.fixed_shape_tensor), is written without pqarrow (see
-// directwrite.go): the same schema and levels, pages built and compressed on GOMAXPROCS
-// goroutines. Other files, and files with dictionary encoding asked for, are written by
-// pqarrow.
+// A file whose columns are all bools, floats (16, 32 or 64 bits) or 32- and 64-bit integers,
+// flat, in fixed-size lists (arrow.fixed_shape_tensor) or in a list or large_list (a ragged
+// tensor), is written without pqarrow (see directwrite.go): the same schema and levels, pages
+// built and compressed on GOMAXPROCS goroutines. Other files, and files with dictionary
+// encoding asked for, are written by pqarrow.
 type Writer struct {
 	direct   *directWriter // nil: pqarrow writes
 	fw       *pqarrow.FileWriter
@@ -158,7 +158,7 @@ func newWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions, direct boo
 	cols, ok := directColumns(schema)
 	if ok && opts.Encoding == ByteStreamSplit {
 		for _, c := range cols {
-			ok = ok && !c.plan.bitPacked // BYTE_STREAM_SPLIT has no bools
+			ok = ok && !c.plan.bitPacked && !c.variable // BYTE_STREAM_SPLIT has no bools; see below
 		}
 	}
 	if ok && direct && !opts.Dictionary {
@@ -173,8 +173,8 @@ func newWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions, direct boo
 			return nil, fmt.Errorf("parquet: %v encoding with dictionary encoding: %w", opts.Encoding, ErrUnsupported)
 		}
 		for _, f := range schema.Fields() {
-			if cols, ok := directColumns(arrow.NewSchema([]arrow.Field{f}, nil)); !ok || cols[0].plan.bitPacked {
-				return nil, fmt.Errorf("parquet: %v encoding of column %q (%v): only for columns of floats or 32- and 64-bit integers, flat or in fixed-size lists: %w",
+			if cols, ok := directColumns(arrow.NewSchema([]arrow.Field{f}, nil)); !ok || cols[0].plan.bitPacked || cols[0].variable {
+				return nil, fmt.Errorf("parquet: %v encoding of column %q (%v): only for columns of floats or 32- and 64-bit integers, flat or in fixed-size lists (what ndarrow and arrow-go read it in): %w",
 					opts.Encoding, f.Name, f.Type, ErrUnsupported)
 			}
 		}
