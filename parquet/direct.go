@@ -108,6 +108,9 @@ var pageDecoders = map[int32]func(dst, src []byte) error{1: decodeSnappy, 2: dec
 // readDirect reads column c of row group rg, of rows rows, through the direct path; its pages
 // were checked by checkColumnChunk. errNotDirect gives the row group back to pqarrow.
 func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
+	if _, _, ok := listPlanOf(c.field.Type); ok {
+		return r.readDirectList(c, rg, rows)
+	}
 	plan, ok := directPlanOf(c.field.Type)
 	if !ok || c.parts != nil || len(c.leaves) != 1 {
 		return nil, errNotDirect
@@ -331,7 +334,18 @@ func (lc levelCheck) check(b []byte, n, first int64) bool {
 	if lc.max == 0 {
 		return len(b) == 0
 	}
-	width := bits.Len(uint(lc.max))
+	got := int64(0)
+	return hybridRuns(b, bits.Len(uint(lc.max)), n, func(v int, count int64) bool {
+		ok := lc.run(first+got, count, v)
+		got += count
+		return ok
+	})
+}
+
+// hybridRuns calls yield with the levels of b, n levels of width bits in Parquet's RLE/bit-packed
+// hybrid, as runs: an RLE run whole (cut at n), a bit-packed level alone. It reports whether b
+// holds n levels and yield took every run.
+func hybridRuns(b []byte, width int, n int64, yield func(v int, count int64) bool) bool {
 	valueBytes := (width + 7) / 8
 	for got := int64(0); got < n; {
 		header, k := binary.Uvarint(b)
@@ -350,7 +364,7 @@ func (lc levelCheck) check(b []byte, n, first int64) bool {
 			}
 			b = b[valueBytes:]
 			c := min(count, n-got)
-			if !lc.run(first+got, c, v) {
+			if !yield(v, c) {
 				return false
 			}
 			got += c
@@ -366,8 +380,7 @@ func (lc levelCheck) check(b []byte, n, first int64) bool {
 			if bit/8+1 < packed {
 				word |= uint(b[bit/8+1]) << 8
 			}
-			v := int(word>>(bit%8)) & (1<<width - 1)
-			if v != lc.expected(first+got) {
+			if !yield(int(word>>(bit%8))&(1<<width-1), 1) {
 				return false
 			}
 			got++

@@ -723,3 +723,44 @@ func FuzzDirectWriter(f *testing.F) {
 		}
 	})
 }
+
+// TestRaggedReadDirectly: ragged columns without nulls are read by the direct path (lists and
+// large_lists of numbers and bools, empty rows included), with nulls by pqarrow, both to the
+// values written.
+func TestRaggedReadDirectly(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	tables := directTables(t, mem)
+	for _, name := range []string{"ragged", "ragged, nulls"} {
+		recs := tables[name]
+		want := concat(t, recs)
+		for _, c := range []parquet.Compression{parquet.Uncompressed, parquet.Zstd} {
+			b := writeRecords(t, recs, parquet.WriterOptions{Compression: c, RowGroupBytes: 8 << 10}, false)
+			r, err := parquet.NewReader(b, parquet.ReaderOptions{Allocator: mem, Parallelism: 1})
+			require.NoError(t, err)
+			var got []arrow.Record
+			for i := range r.NumRowGroups() {
+				rec, err := r.ReadRowGroup(i)
+				require.NoError(t, err)
+				got = append(got, rec)
+			}
+			back := concat(t, got)
+			assert.True(t, array.RecordEqual(want, back), "%s, %v", name, c)
+			if name == "ragged" {
+				assert.Equal(t, r.NumRowGroups()*3, parquet.DirectReads(r), "every column of every row group read directly")
+			} else {
+				assert.Less(t, parquet.DirectReads(r), r.NumRowGroups(), "row groups with nulls are pqarrow's")
+			}
+			back.Release()
+			for _, g := range got {
+				g.Release()
+			}
+		}
+		want.Release()
+	}
+	for _, recs := range tables {
+		for _, r := range recs {
+			r.Release()
+		}
+	}
+}
