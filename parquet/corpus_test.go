@@ -3,6 +3,7 @@ package parquet_test
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/csv"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -77,6 +78,14 @@ func TestCorpus(t *testing.T) {
 		"data/nested_structs.rust.parquet":               {rows: 1, cols: 36},
 		"data/nonnullable.impala.parquet":                {rows: 1, cols: 3},
 		"data/null_list.parquet":                         {rows: 1, cols: 1},
+		"data/byte_stream_split_extended.gzip.parquet":   {err: parquet.ErrUnsupported}, // FIXED_LEN_BYTE_ARRAY(5) split
+		"data/delta_binary_packed.parquet":               {rows: 200, cols: 66, leaks: true},
+		"data/delta_encoding_optional_column.parquet":    {err: parquet.ErrUnsupported}, // DELTA_BYTE_ARRAY
+		"data/delta_encoding_required_column.parquet":    {err: parquet.ErrUnsupported}, // DELTA_BYTE_ARRAY
+		"data/delta_length_byte_array.parquet":           {rows: 1000, cols: 1, leaks: true},
+		"data/hadoop_lz4_compressed_larger.parquet":      {rows: 10000, cols: 1},
+		"data/lz4_raw_compressed_larger.parquet":         {rows: 10000, cols: 1},
+		"data/non_hadoop_lz4_compressed.parquet":         {rows: 4, cols: 3},
 		"data/nullable.impala.parquet":                   {rows: 7, cols: 3},
 		"data/old_list_structure.parquet":                {rows: 1, cols: 1}, // a two-level list of lists
 		"data/page_v2_empty_compressed.parquet":          {rows: 10, cols: 1, leaks: true},
@@ -316,5 +325,132 @@ func TestDuckDBDeltaFile(t *testing.T) {
 			sum := sha256.Sum256(leafValues(t, col))
 			assert.Equal(t, want[field.Name], hex.EncodeToString(sum[:]), field.Name)
 		}
+	}
+}
+
+// cellOf formats element i of a, as parquet-testing's _expect.csv files write values ("" for
+// a null).
+func cellOf(a arrow.Array, i int) string {
+	if a.IsNull(i) {
+		return ""
+	}
+	switch v := a.(type) {
+	case *array.Int32:
+		return fmt.Sprint(v.Value(i))
+	case *array.Int64:
+		return fmt.Sprint(v.Value(i))
+	case *array.String:
+		return v.Value(i)
+	case *array.Binary:
+		return string(v.Value(i))
+	}
+	return a.ValueStr(i)
+}
+
+// TestParquetTestingDeltaFiles: parquet-testing's DELTA_BINARY_PACKED files (parquet-mr's,
+// every delta bit width from 0 to 64; TPC-DS columns, required and optional) give the values
+// of their _expect.csv, column by column; their DELTA_BYTE_ARRAY string columns are refused
+// as unsupported, naming the encoding.
+func TestParquetTestingDeltaFiles(t *testing.T) {
+	for _, tc := range []struct {
+		file    string
+		columns []int // of the CSV, in the Parquet file's order; nil: all
+		refused bool
+	}{
+		{"delta_binary_packed", nil, false},
+		{"delta_encoding_required_column", []int{0, 1, 2, 3, 4, 5, 6, 7, 8}, true},
+		{"delta_encoding_optional_column", []int{0, 1, 2, 3, 4, 5, 6, 7, 8}, true},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			b, err := os.ReadFile("testdata/parquet-testing/data/" + tc.file + ".parquet")
+			require.NoError(t, err)
+			f, err := os.Open("testdata/parquet-testing/data/" + tc.file + "_expect.csv")
+			require.NoError(t, err)
+			defer f.Close()
+			rows, err := csv.NewReader(f).ReadAll()
+			require.NoError(t, err)
+			header, rows := rows[0], rows[1:]
+			all, err := parquet.NewReader(b, parquet.ReaderOptions{})
+			require.NoError(t, err)
+			names := make([]string, 0, len(tc.columns))
+			cols := tc.columns
+			if cols == nil {
+				for j := range header {
+					cols = append(cols, j)
+				}
+			}
+			for _, j := range cols {
+				names = append(names, all.Schema().Field(j).Name)
+			}
+			r, err := parquet.NewReader(b, parquet.ReaderOptions{Columns: names})
+			require.NoError(t, err)
+			var recs []arrow.Record
+			for i := range r.NumRowGroups() {
+				rec, err := r.ReadRowGroup(i)
+				require.NoError(t, err, "row group %d", i)
+				recs = append(recs, rec)
+			}
+			rec := concat(t, recs)
+			defer rec.Release()
+			require.Equal(t, int64(len(rows)), rec.NumRows())
+			for k, j := range cols {
+				for i, row := range rows {
+					require.Equal(t, row[j], cellOf(rec.Column(k), i), "column %s row %d", header[j], i)
+				}
+			}
+			if tc.refused {
+				name := all.Schema().Field(9).Name // c_customer_id, strings
+				r, err := parquet.NewReader(b, parquet.ReaderOptions{Columns: []string{name}})
+				require.NoError(t, err)
+				_, err = r.ReadRowGroup(0)
+				require.ErrorIs(t, err, parquet.ErrUnsupported)
+				assert.Contains(t, err.Error(), "DELTA_BYTE_ARRAY")
+			}
+		})
+	}
+}
+
+// TestParquetTestingLz4AndByteStreamSplitFiles: the larger LZ4 files (Hadoop framing and
+// LZ4_RAW) hold the same 10000 values, and codec LZ4 as a raw block (early Arrow C++) the
+// values of the small Hadoop file; every BYTE_STREAM_SPLIT column of pyarrow's extended file
+// the reader takes equals its PLAIN twin (FIXED_LEN_BYTE_ARRAY(5) and DECIMAL ones are refused
+// as unsupported).
+func TestParquetTestingLz4AndByteStreamSplitFiles(t *testing.T) {
+	read := func(file string, cols ...string) arrow.Record {
+		b, err := os.ReadFile("testdata/parquet-testing/data/" + file)
+		require.NoError(t, err)
+		r, err := parquet.NewReader(b, parquet.ReaderOptions{Columns: cols})
+		require.NoError(t, err)
+		var recs []arrow.Record
+		for i := range r.NumRowGroups() {
+			rec, err := r.ReadRowGroup(i)
+			require.NoError(t, err, "%s row group %d", file, i)
+			recs = append(recs, rec)
+		}
+		return concat(t, recs)
+	}
+	hadoop, raw := read("hadoop_lz4_compressed_larger.parquet"), read("lz4_raw_compressed_larger.parquet")
+	assert.Equal(t, int64(10000), hadoop.NumRows())
+	assert.True(t, array.RecordEqual(hadoop, raw), "the same values")
+	hadoop.Release()
+	raw.Release()
+	small, rawBlock := read("hadoop_lz4_compressed.parquet"), read("non_hadoop_lz4_compressed.parquet")
+	assert.True(t, array.RecordEqual(small, rawBlock), "the same values\n%v\n%v", small, rawBlock)
+	small.Release()
+	rawBlock.Release()
+
+	for _, kind := range []string{"float16", "float", "double", "int32", "int64"} {
+		rec := read("byte_stream_split_extended.gzip.parquet", kind+"_plain", kind+"_byte_stream_split")
+		require.Equal(t, int64(200), rec.NumRows())
+		assert.True(t, array.ApproxEqual(rec.Column(0), rec.Column(1), array.WithNaNsEqual(true), array.WithAbsTolerance(0)), kind)
+		rec.Release()
+	}
+	b, err := os.ReadFile("testdata/parquet-testing/data/byte_stream_split_extended.gzip.parquet")
+	require.NoError(t, err)
+	for _, col := range []string{"flba5_byte_stream_split", "decimal_byte_stream_split"} {
+		r, err := parquet.NewReader(b, parquet.ReaderOptions{Columns: []string{col}})
+		require.NoError(t, err)
+		_, err = r.ReadRowGroup(0)
+		require.ErrorIs(t, err, parquet.ErrUnsupported, col)
 	}
 }
