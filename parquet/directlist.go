@@ -14,12 +14,12 @@ import (
 )
 
 // The direct path reads a ragged column too — a list or large_list (one level) of numbers or
-// bools, no null rows, no null values — from its pages into offsets and one values buffer:
-// each page's repetition and definition levels are decoded as runs (an RLE run whole) and
-// walked together, a repetition level of 0 beginning a row, a definition level saying
-// whether the row is empty; the PLAIN (or BYTE_STREAM_SPLIT) values of the page are copied
-// after the values before them. A null row or value, or a layout other than the three-level
-// LIST, gives the row group back to pqarrow.
+// bools — from its pages into offsets and one values buffer: each page's repetition and
+// definition levels are decoded as runs (an RLE run whole) and walked together, a repetition
+// level of 0 beginning a row, a definition level saying whether the row is null, empty, or
+// holds a value or a null; the PLAIN (or BYTE_STREAM_SPLIT) values of the page are copied
+// after the values before them, spaced out where values are null. A layout other than the
+// three-level LIST gives the row group back to pqarrow.
 
 // listPlanOf returns the plan of the values of t, a list or large_list of what directPlanOf
 // takes (no fixed-size lists), and whether its offsets are 64-bit.
@@ -56,15 +56,17 @@ func (r *Reader) readDirectList(c column, rg int, rows int64) (arrow.Array, erro
 		plan.phys == pq.Types.FixedLenByteArray && int64(descr.TypeLength()) != plan.width {
 		return nil, errNotDirect // not the three-level LIST of a top-level column
 	}
+	topOptional := group.Parent().RepetitionType() == pq.Repetitions.Optional
+	elemOptional := leaf.RepetitionType() == pq.Repetitions.Optional
 	emptyDef := 0
-	if group.Parent().RepetitionType() == pq.Repetitions.Optional {
+	if topOptional {
 		emptyDef = 1
 	}
-	maxDef := int(descr.MaxDefinitionLevel())
-	if leaf.RepetitionType() == pq.Repetitions.Optional {
-		maxDef-- // a null value would be maxDef-1: refused below
+	nullValueDef := -1 // the definition level of a null value, if values may be null
+	if elemOptional {
+		nullValueDef = emptyDef + 1
 	}
-	if maxDef != emptyDef+1 {
+	if int(descr.MaxDefinitionLevel()) != max(emptyDef, nullValueDef)+1 {
 		return nil, errNotDirect
 	}
 	fullDef := int(descr.MaxDefinitionLevel())
@@ -96,6 +98,37 @@ func (r *Reader) readDirectList(c column, rg int, rows int64) (arrow.Array, erro
 		} else {
 			binary.LittleEndian.PutUint32(offsets.Bytes()[row*4:], uint32(v))
 		}
+	}
+
+	// Validity bitmaps, made at the first null: every bit set, then cleared for each null.
+	var rowValid, valueValid *memory.Buffer
+	var nullRows, nullValues int64
+	defer func() {
+		for _, b := range []*memory.Buffer{rowValid, valueValid} {
+			if b != nil {
+				b.Release()
+			}
+		}
+	}()
+	clearBit := func(bitmap **memory.Buffer, bits, i int64) {
+		if *bitmap == nil {
+			*bitmap = memory.NewResizableBuffer(r.mem)
+			(*bitmap).Resize(int((bits + 7) / 8))
+			bitutil.SetBitsTo((*bitmap).Bytes(), 0, bits, true)
+		}
+		bitutil.ClearBit((*bitmap).Bytes(), int(i))
+	}
+	type slots struct { // values of a page, in order: count of them valid or null
+		valid bool
+		count int64
+	}
+	var pageSlots []slots
+	addSlots := func(valid bool, count int64) {
+		if k := len(pageSlots) - 1; k >= 0 && pageSlots[k].valid == valid {
+			pageSlots[k].count += count
+			return
+		}
+		pageSlots = append(pageSlots, slots{valid, count})
 	}
 
 	start, length := m.DataPageOffset, m.TotalCompressedSize // inside the file: checkColumnChunk
@@ -169,24 +202,47 @@ func (r *Reader) readDirectList(c column, rg int, rows int64) (arrow.Array, erro
 		}
 		// Walk the two together, a segment of constant repetition and definition at a time.
 		first := nv
+		pageSlots = pageSlots[:0]
 		for i, j := 0, 0; i < len(repRuns) && j < len(defRuns); {
 			rr, dr := &repRuns[i], &defRuns[j]
 			count := min(rr.count, dr.count)
-			switch {
-			case rr.v == 0 && (dr.v == fullDef || dr.v == emptyDef): // count rows of one value, or empty
+			switch d := dr.v; {
+			case rr.v == 0 && (d == fullDef || d == nullValueDef): // count rows of one value
 				if row+count >= rows {
 					return nil, errNotDirect
 				}
 				for range count {
 					row++
 					setOffset(row, nv)
-					if dr.v == fullDef {
-						nv++
+					if d == nullValueDef {
+						clearBit(&valueValid, m.NumValues, nv)
+						nullValues++
+					}
+					nv++
+				}
+				addSlots(d == fullDef, count)
+			case rr.v == 0 && (d == emptyDef || topOptional && d == 0): // count rows empty, or null
+				if row+count >= rows {
+					return nil, errNotDirect
+				}
+				for range count {
+					row++
+					setOffset(row, nv)
+					if d == 0 && topOptional {
+						clearBit(&rowValid, rows, row)
+						nullRows++
 					}
 				}
-			case rr.v == 1 && dr.v == fullDef && row >= 0: // more values of the row
+			case rr.v == 1 && row >= 0 && (d == fullDef || d == nullValueDef): // more values of the row
+				if d == nullValueDef {
+					for k := range count {
+						clearBit(&valueValid, m.NumValues, nv+k)
+					}
+					nullValues += count
+				}
 				nv += count
-			default: // a null row or value
+				addSlots(d == fullDef, count)
+			default:
 				return nil, errNotDirect
 			}
 			if rr.count -= count; rr.count == 0 {
@@ -196,19 +252,36 @@ func (r *Reader) readDirectList(c column, rg int, rows int64) (arrow.Array, erro
 				j++
 			}
 		}
-		got := nv - first
-		if int64(len(vals)) != valueBytes(got) {
+		dense := int64(0)
+		for _, sl := range pageSlots {
+			if sl.valid {
+				dense += sl.count
+			}
+		}
+		if int64(len(vals)) != valueBytes(dense) {
 			return nil, errNotDirect
 		}
-		switch {
-		case plan.bitPacked:
-			bitutil.CopyBitmap(vals, 0, int(got), values.Bytes(), int(first))
-		case isSplit:
+		if isSplit {
 			split = grow(split, len(vals))
 			unsplit(split, vals, int(plan.width))
-			memcopy.Copy(values.Bytes()[first*plan.width:], split)
-		default:
-			memcopy.Copy(values.Bytes()[first*plan.width:], vals)
+			vals = split
+		}
+		at, from := first, int64(0) // the slot, the dense value
+		for _, sl := range pageSlots {
+			switch {
+			case plan.bitPacked && sl.valid:
+				bitutil.CopyBitmap(vals, int(from), int(sl.count), values.Bytes(), int(at))
+			case plan.bitPacked:
+				bitutil.SetBitsTo(values.Bytes(), at, sl.count, false)
+			case sl.valid:
+				memcopy.Copy(values.Bytes()[at*plan.width:], vals[from*plan.width:(from+sl.count)*plan.width])
+			default:
+				clear(values.Bytes()[at*plan.width : (at+sl.count)*plan.width])
+			}
+			if sl.valid {
+				from += sl.count
+			}
+			at += sl.count
 		}
 		seen += n
 	}
@@ -217,9 +290,12 @@ func (r *Reader) readDirectList(c column, rg int, rows int64) (arrow.Array, erro
 	}
 	setOffset(rows, nv)
 	values.Resize(int(valueBytes(nv)))
-	child := array.NewData(plan.leaf, int(nv), []*memory.Buffer{nil, values}, nil, 0, 0)
+	if valueValid != nil {
+		valueValid.Resize(int((nv + 7) / 8))
+	}
+	child := array.NewData(plan.leaf, int(nv), []*memory.Buffer{valueValid, values}, nil, int(nullValues), 0)
 	defer child.Release()
-	data := array.NewData(c.field.Type, int(rows), []*memory.Buffer{nil, offsets}, []arrow.ArrayData{child}, 0, 0)
+	data := array.NewData(c.field.Type, int(rows), []*memory.Buffer{rowValid, offsets}, []arrow.ArrayData{child}, int(nullRows), 0)
 	defer data.Release()
 	return array.MakeFromData(data), nil
 }
