@@ -15,13 +15,14 @@ import (
 )
 
 // The direct path reads a tensor column — fixed-size lists, at any depth, of a fixed-width
-// number or a bool, without nulls — straight from its pages into one buffer: each data page's levels
-// are checked to describe exactly that layout (walking their runs, not materialising them),
-// and its PLAIN values are copied (or decompressed) into place. pqarrow's general decoding,
+// number or a bool — straight from its pages into one buffer: each data page's levels are
+// checked to describe exactly that layout (walking their runs, not materialising them), and
+// its PLAIN values are copied (or decompressed) into place; a page with null values has its
+// definition levels decoded as runs and its values spaced out. pqarrow's general decoding,
 // which the direct path stands in for, materialises two levels per value, the values, and the
 // lists' offsets. Any page the direct path does not expect — a dictionary, another encoding, a
-// null, levels of another shape, a codec it does not decode — makes it give the row group back
-// to pqarrow (errNotDirect), which reads, or refuses, everything.
+// null list, levels of another shape, a codec it does not decode — makes it give the row
+// group back to pqarrow (errNotDirect), which reads, or refuses, everything.
 
 // errNotDirect reports a column or page the direct path leaves to pqarrow.
 var errNotDirect = errors.New("parquet: not a page the direct path reads")
@@ -143,6 +144,68 @@ func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
 	chunk := r.b[start : start+length]
 	reps := levelCheck{max: len(plan.sizes), periods: periodsOf(plan.sizes), rep: true}
 	defs := levelCheck{max: int(descr.MaxDefinitionLevel())}
+	leafOptional := descr.SchemaNode().RepetitionType() == pq.Repetitions.Optional
+	// A page with null values (leaf nulls: a fixed-size list itself is never null here) is
+	// read value slot by value slot: its definition levels decoded as runs, its values spaced
+	// out, a validity bitmap made at the first null.
+	var valid *memory.Buffer
+	var nulls int64
+	defer func() {
+		if valid != nil {
+			valid.Release()
+		}
+	}()
+	var pageSlots []slotRun
+	spaced := func(defLevels, values []byte, n, at int64, split bool) bool {
+		pageSlots = pageSlots[:0]
+		ok := leafOptional && defs.max > 0 && hybridRuns(defLevels, bits.Len(uint(defs.max)), n, func(v int, count int64) bool {
+			switch v {
+			case defs.max:
+				pageSlots = appendSlots(pageSlots, true, count)
+			case defs.max - 1:
+				pageSlots = appendSlots(pageSlots, false, count)
+			default:
+				return false // a null list: not a tensor's
+			}
+			return true
+		})
+		if !ok {
+			return false
+		}
+		dense := int64(0)
+		for _, sl := range pageSlots {
+			if sl.valid {
+				dense += sl.count
+			}
+		}
+		size := dense * plan.width
+		if plan.bitPacked {
+			size = (dense + 7) / 8
+		}
+		if int64(len(values)) != size {
+			return false
+		}
+		if split {
+			unsplitValues := make([]byte, len(values))
+			unsplit(unsplitValues, values, int(plan.width))
+			values = unsplitValues
+		}
+		placeSpaced(dst, at, values, pageSlots, plan.width, plan.bitPacked)
+		slot := at
+		for _, sl := range pageSlots {
+			if !sl.valid {
+				if valid == nil {
+					valid = memory.NewResizableBuffer(r.mem)
+					valid.Resize(int((want + 7) / 8))
+					bitutil.SetBitsTo(valid.Bytes(), 0, int64(want), true)
+				}
+				bitutil.SetBitsTo(valid.Bytes(), slot, sl.count, false)
+				nulls += sl.count
+			}
+			slot += sl.count
+		}
+		return true
+	}
 	var scratch []byte
 	at := int64(0) // values placed
 	for pos := 0; at < int64(want); {
@@ -190,10 +253,25 @@ func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
 		}
 		if h.typ == pageDataV2 {
 			levels := int(h.repBytes) + int(h.defBytes)
-			if h.numNulls != 0 || levels > len(page) || int64(h.uncompressed)-int64(levels) != int64(len(slot)) {
+			if levels > len(page) || levels > int(h.uncompressed) || !reps.check(page[:h.repBytes], n, at) {
 				return nil, errNotDirect
 			}
-			if !reps.check(page[:h.repBytes], n, at) || !defs.check(page[h.repBytes:levels], n, at) {
+			if h.numNulls != 0 || !defs.check(page[h.repBytes:levels], n, at) {
+				values := page[levels:]
+				if m.Codec != 0 && !h.v2Uncompressed {
+					scratch = grow(scratch, int(h.uncompressed)-levels)
+					if decode(scratch, values) != nil {
+						return nil, errNotDirect
+					}
+					values = scratch
+				}
+				if !spaced(page[h.repBytes:levels], values, n, at, split) {
+					return nil, errNotDirect
+				}
+				at += n
+				continue
+			}
+			if int64(h.uncompressed)-int64(levels) != int64(len(slot)) {
 				return nil, errNotDirect
 			}
 			values := page[levels:]
@@ -233,22 +311,35 @@ func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
 			page = scratch[:h.uncompressed]
 		}
 		rest, ok := reps.checkPrefixed(page, n, at)
-		if ok {
-			rest, ok = defs.checkPrefixed(rest, n, at)
-		}
-		if !ok || len(rest) != len(slot) {
+		if !ok {
 			return nil, errNotDirect
 		}
-		place(slot, rest)
-		advance()
+		if afterDefs, ok := defs.checkPrefixed(rest, n, at); ok {
+			if len(afterDefs) != len(slot) {
+				return nil, errNotDirect
+			}
+			place(slot, afterDefs)
+			advance()
+			continue
+		}
+		// Null values, or levels of another layout: spaced out, or pqarrow's.
+		if defs.max == 0 || len(rest) < 4 || uint64(binary.LittleEndian.Uint32(rest)) > uint64(len(rest)-4) {
+			return nil, errNotDirect
+		}
+		size := binary.LittleEndian.Uint32(rest)
+		if !spaced(rest[4:4+size], rest[4+size:], n, at, split) {
+			return nil, errNotDirect
+		}
+		at += n
 	}
-	return plan.array(out, rows)
+	return plan.array(out, rows, valid, nulls)
 }
 
-// array builds the column of rows rows over values.
-func (p directPlan) array(values *memory.Buffer, rows int64) (arrow.Array, error) {
+// array builds the column of rows rows over values, whose validity (nil: none null) is valid
+// with nulls nulls.
+func (p directPlan) array(values *memory.Buffer, rows int64, valid *memory.Buffer, nulls int64) (arrow.Array, error) {
 	n := rows * p.cell
-	data := array.NewData(p.leaf, int(n), []*memory.Buffer{nil, values}, nil, 0, 0)
+	data := array.NewData(p.leaf, int(n), []*memory.Buffer{valid, values}, nil, int(nulls), 0)
 	for i := len(p.lists) - 1; i >= 0; i-- {
 		n /= p.sizes[i]
 		outer := array.NewData(p.lists[i], int(n), []*memory.Buffer{nil}, []arrow.ArrayData{data}, 0, 0)

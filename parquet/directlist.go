@@ -118,18 +118,8 @@ func (r *Reader) readDirectList(c column, rg int, rows int64) (arrow.Array, erro
 		}
 		bitutil.ClearBit((*bitmap).Bytes(), int(i))
 	}
-	type slots struct { // values of a page, in order: count of them valid or null
-		valid bool
-		count int64
-	}
-	var pageSlots []slots
-	addSlots := func(valid bool, count int64) {
-		if k := len(pageSlots) - 1; k >= 0 && pageSlots[k].valid == valid {
-			pageSlots[k].count += count
-			return
-		}
-		pageSlots = append(pageSlots, slots{valid, count})
-	}
+	var pageSlots []slotRun
+	addSlots := func(valid bool, count int64) { pageSlots = appendSlots(pageSlots, valid, count) }
 
 	start, length := m.DataPageOffset, m.TotalCompressedSize // inside the file: checkColumnChunk
 	chunk := r.b[start : start+length]
@@ -266,23 +256,7 @@ func (r *Reader) readDirectList(c column, rg int, rows int64) (arrow.Array, erro
 			unsplit(split, vals, int(plan.width))
 			vals = split
 		}
-		at, from := first, int64(0) // the slot, the dense value
-		for _, sl := range pageSlots {
-			switch {
-			case plan.bitPacked && sl.valid:
-				bitutil.CopyBitmap(vals, int(from), int(sl.count), values.Bytes(), int(at))
-			case plan.bitPacked:
-				bitutil.SetBitsTo(values.Bytes(), at, sl.count, false)
-			case sl.valid:
-				memcopy.Copy(values.Bytes()[at*plan.width:], vals[from*plan.width:(from+sl.count)*plan.width])
-			default:
-				clear(values.Bytes()[at*plan.width : (at+sl.count)*plan.width])
-			}
-			if sl.valid {
-				from += sl.count
-			}
-			at += sl.count
-		}
+		placeSpaced(values.Bytes(), first, vals, pageSlots, plan.width, plan.bitPacked)
 		seen += n
 	}
 	if row != rows-1 {
@@ -298,6 +272,43 @@ func (r *Reader) readDirectList(c column, rg int, rows int64) (arrow.Array, erro
 	data := array.NewData(c.field.Type, int(rows), []*memory.Buffer{rowValid, offsets}, []arrow.ArrayData{child}, int(nullRows), 0)
 	defer data.Release()
 	return array.MakeFromData(data), nil
+}
+
+// slotRun is count value slots of a page, in order, all holding a value or all null.
+type slotRun struct {
+	valid bool
+	count int64
+}
+
+// appendSlots appends count slots to runs, merged with the last run when alike.
+func appendSlots(runs []slotRun, valid bool, count int64) []slotRun {
+	if k := len(runs) - 1; k >= 0 && runs[k].valid == valid {
+		runs[k].count += count
+		return runs
+	}
+	return append(runs, slotRun{valid, count})
+}
+
+// placeSpaced writes a page's values vals (of width bytes, or bits when bitPacked), which hold
+// only the valid slots, into dst from slot at on, zeroing the null slots.
+func placeSpaced(dst []byte, at int64, vals []byte, slots []slotRun, width int64, bitPacked bool) {
+	from := int64(0) // the dense value
+	for _, sl := range slots {
+		switch {
+		case bitPacked && sl.valid:
+			bitutil.CopyBitmap(vals, int(from), int(sl.count), dst, int(at))
+		case bitPacked:
+			bitutil.SetBitsTo(dst, at, sl.count, false)
+		case sl.valid:
+			memcopy.Copy(dst[at*width:], vals[from*width:(from+sl.count)*width])
+		default:
+			clear(dst[at*width : (at+sl.count)*width])
+		}
+		if sl.valid {
+			from += sl.count
+		}
+		at += sl.count
+	}
 }
 
 // appendRun appends count levels of v to runs, merged with the last run when it is of v.

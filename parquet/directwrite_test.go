@@ -727,13 +727,14 @@ func FuzzDirectWriter(f *testing.F) {
 // rec0Columns is the number of columns of the first of recs.
 func rec0Columns(recs []arrow.Record) int64 { return recs[0].NumCols() }
 
-// TestRaggedReadDirectly: ragged columns are read by the direct path (lists and large_lists of
-// numbers and bools, empty rows, null rows and null values included) to the values written.
+// TestRaggedReadDirectly: ragged columns (lists and large_lists of numbers and bools, empty
+// rows, null rows and null values included) and columns with null values (flat, or in
+// fixed-size lists) are read by the direct path to the values written.
 func TestRaggedReadDirectly(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
 	tables := directTables(t, mem)
-	for _, name := range []string{"ragged", "ragged, nulls"} {
+	for _, name := range []string{"ragged", "ragged, nulls", "nested, nulls", "flat, nulls", "bools, nulls"} {
 		recs := tables[name]
 		want := concat(t, recs)
 		for _, c := range []parquet.Compression{parquet.Uncompressed, parquet.Zstd} {
@@ -747,7 +748,7 @@ func TestRaggedReadDirectly(t *testing.T) {
 				got = append(got, rec)
 			}
 			back := concat(t, got)
-			assert.True(t, array.RecordEqual(want, back), "%s, %v", name, c)
+			assert.True(t, array.RecordApproxEqual(want, back, array.WithNaNsEqual(true), array.WithAbsTolerance(0)), "%s, %v", name, c)
 			columns := int(rec0Columns(recs))
 			assert.Equal(t, r.NumRowGroups()*columns, parquet.DirectReads(r), "every column of every row group read directly")
 			back.Release()
