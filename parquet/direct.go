@@ -209,34 +209,19 @@ func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
 	var scratch []byte
 	at := int64(0) // values placed
 	for pos := 0; at < int64(want); {
-		if pos >= len(chunk) {
+		h, page, next, ok := nextDirectPage(chunk, pos, int32(m.Codec), plan.bitPacked, int64(want)-at)
+		if !ok {
 			return nil, errNotDirect
 		}
-		h, err := readPageHeader(chunk[pos:])
-		if err != nil || h.compressed < 0 || int64(h.compressed) > int64(len(chunk)-pos-h.headerLen) {
-			return nil, errNotDirect
-		}
-		page := chunk[pos+h.headerLen : pos+h.headerLen+int(h.compressed)]
-		pos += h.headerLen + int(h.compressed)
-		n := int64(h.numValues)
+		pos = next
 		if h.typ == pageIndex {
 			continue
 		}
-		required := uint16(0b11110) // v1: num_values, encoding and the two level encodings
-		if h.typ == pageDataV2 {
-			required = 0b1111110 // num_values, num_nulls, num_rows, encoding, the level lengths
-		}
+		n := int64(h.numValues)
 		split := h.encoding == encodingByteStreamSplit
-		if !h.hasType || h.typ != pageData && h.typ != pageDataV2 || h.subFields&required != required ||
-			h.encoding != 0 && !split || split && plan.bitPacked || n < 0 || n > int64(want)-at || h.uncompressed < 0 {
-			return nil, errNotDirect
-		}
 		place := func(dst, src []byte) { memcopy.Copy(dst, src) } // PLAIN values are the values
 		if split {
 			place = func(dst, src []byte) { unsplit(dst, src, int(plan.width)) }
-		}
-		if (m.Codec == 0 || h.typ == pageDataV2 && h.v2Uncompressed) && h.compressed != h.uncompressed {
-			return nil, errNotDirect // stored as it is, yet of two sizes: pqarrow's to refuse
 		}
 		var slot []byte
 		if plan.bitPacked {
@@ -333,6 +318,39 @@ func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
 		at += n
 	}
 	return plan.array(out, rows, valid, nulls)
+}
+
+// nextDirectPage reads the page at chunk[pos:] and returns its header, its bytes and where the
+// next page begins. ok is false unless it is an index page or a data page (v1 or v2) the
+// direct paths read: every header field they need given, PLAIN or (not of bools)
+// BYTE_STREAM_SPLIT values, at most left of them, and, stored as it is, of one size.
+func nextDirectPage(chunk []byte, pos int, codec int32, bitPacked bool, left int64) (h pageHeader, page []byte, next int, ok bool) {
+	if pos >= len(chunk) {
+		return h, nil, pos, false
+	}
+	h, err := readPageHeader(chunk[pos:])
+	if err != nil || h.compressed < 0 || int64(h.compressed) > int64(len(chunk)-pos-h.headerLen) {
+		return h, nil, pos, false
+	}
+	page = chunk[pos+h.headerLen : pos+h.headerLen+int(h.compressed)]
+	next = pos + h.headerLen + int(h.compressed)
+	if h.typ == pageIndex {
+		return h, page, next, true
+	}
+	required := uint16(0b11110) // v1: num_values, encoding and the two level encodings
+	if h.typ == pageDataV2 {
+		required = 0b1111110 // num_values, num_nulls, num_rows, encoding, the level lengths
+	}
+	split := h.encoding == encodingByteStreamSplit
+	n := int64(h.numValues)
+	if !h.hasType || h.typ != pageData && h.typ != pageDataV2 || h.subFields&required != required ||
+		h.encoding != 0 && !split || split && bitPacked || n < 0 || n > left || h.uncompressed < 0 {
+		return h, nil, next, false
+	}
+	if (codec == 0 || h.typ == pageDataV2 && h.v2Uncompressed) && h.compressed != h.uncompressed {
+		return h, nil, next, false // stored as it is, yet of two sizes: pqarrow's to refuse
+	}
+	return h, page, next, true
 }
 
 // array builds the column of rows rows over values, whose validity (nil: none null) is valid

@@ -128,29 +128,16 @@ func (r *Reader) readDirectList(c column, rg int, rows int64) (arrow.Array, erro
 	row, nv, seen := int64(-1), int64(0), int64(0) // the current row, values and levels so far
 	defWidth := bits.Len(uint(fullDef))
 	for pos := 0; seen < m.NumValues; {
-		if pos >= len(chunk) {
+		h, page, next, ok := nextDirectPage(chunk, pos, int32(m.Codec), plan.bitPacked, m.NumValues-seen)
+		if !ok {
 			return nil, errNotDirect
 		}
-		h, err := readPageHeader(chunk[pos:])
-		if err != nil || h.compressed < 0 || int64(h.compressed) > int64(len(chunk)-pos-h.headerLen) {
-			return nil, errNotDirect
-		}
-		page := chunk[pos+h.headerLen : pos+h.headerLen+int(h.compressed)]
-		pos += h.headerLen + int(h.compressed)
+		pos = next
 		if h.typ == pageIndex {
 			continue
 		}
 		n := int64(h.numValues)
-		required := uint16(0b11110)
-		if h.typ == pageDataV2 {
-			required = 0b1111110
-		}
 		isSplit := h.encoding == encodingByteStreamSplit
-		if !h.hasType || h.typ != pageData && h.typ != pageDataV2 || h.subFields&required != required ||
-			h.encoding != 0 && !isSplit || isSplit && plan.bitPacked || n < 0 || n > m.NumValues-seen || h.uncompressed < 0 ||
-			(m.Codec == 0 || h.typ == pageDataV2 && h.v2Uncompressed) && h.compressed != h.uncompressed {
-			return nil, errNotDirect
-		}
 		var reps, defs, vals []byte
 		if h.typ == pageDataV2 {
 			levels := int(h.repBytes) + int(h.defBytes)
