@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"fmt"
+	"io"
 	"math/bits"
 	"slices"
 	"unsafe"
@@ -22,6 +23,7 @@ type Stacker struct {
 type rowStack interface {
 	add(a ndarray.Array) error
 	addBytes(rows int64, parts [][]byte) error
+	readRows(rows, n int64, r io.Reader) (bool, error)
 	array() ndarray.Array
 	filled() int64 // the rows added
 }
@@ -115,6 +117,22 @@ func (s *Stacker) AddBytes(rows int64, parts [][]byte) error {
 	return nil
 }
 
+// ReadRows reads rows rows whose values, n bytes in row-major order and little-endian, come
+// next in r, straight into the Stacker's storage (what a receiver reading a socket does with a
+// record batch's values): when they do not fit in the storage already allocated, it reads
+// nothing and returns false, and the caller reads them into memory that grows as they arrive
+// and calls AddBytes, so a length a peer announces cannot make it allocate before the bytes
+// come. n must be exactly those rows' bytes (else an error wrapping ndarray.ErrShape, nothing
+// read); bools are refused (ndarray.ErrDType). After an error from r the rows are not added
+// and r's position is unknown.
+func (s *Stacker) ReadRows(rows, n int64, r io.Reader) (bool, error) {
+	ok, err := s.stack.readRows(rows, n, r)
+	if err != nil {
+		return ok, fmt.Errorf("dataset: %s: %w", s.first.Name, err)
+	}
+	return ok, nil
+}
+
 // Tensor returns the rows added so far as one tensor, named and described as the first
 // tensor given to NewStacker. It views the Stacker's storage: call it once, when done.
 func (s *Stacker) Tensor() Tensor {
@@ -205,28 +223,57 @@ func (s *denseStack[T]) grow(rows int64) (int64, error) {
 }
 
 func (s *denseStack[T]) addBytes(rows int64, parts [][]byte) error {
-	var zero T
-	if _, ok := any(zero).(bool); ok {
-		return fmt.Errorf("bools from bytes: %w", ndarray.ErrDType)
-	}
-	width := int64(unsafe.Sizeof(zero))
 	size := int64(0)
 	for _, p := range parts {
 		size += int64(len(p))
 	}
-	if hi, lo := bits.Mul64(uint64(max(rows, 0)), uint64(s.cellSize*width)); rows < 0 || hi != 0 || lo != uint64(size) {
-		return fmt.Errorf("%d bytes for %d rows of %d bytes: %w", size, rows, s.cellSize*width, ndarray.ErrShape)
-	}
-	at, err := s.grow(rows)
+	dst, _, err := s.place(rows, size, false)
 	if err != nil {
 		return err
 	}
-	dst := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s.data[at:]))), size)
 	for _, p := range parts {
 		dst = dst[memcopy.Copy(dst, p):]
 	}
 	s.rows += rows
 	return nil
+}
+
+func (s *denseStack[T]) readRows(rows, n int64, r io.Reader) (bool, error) {
+	dst, at, err := s.place(rows, n, true)
+	if err != nil || dst == nil {
+		return false, err
+	}
+	if _, err := io.ReadFull(r, dst); err != nil {
+		s.data = s.data[:at]
+		return true, err
+	}
+	s.rows += rows
+	return true, nil
+}
+
+// place checks that size bytes are rows rows of the stack's cells and returns the bytes of
+// storage they go to, and where they start in data; with spareOnly, nil when they do not fit
+// in the storage already allocated (nothing grown).
+func (s *denseStack[T]) place(rows, size int64, spareOnly bool) (dst []byte, at int64, err error) {
+	var zero T
+	if _, ok := any(zero).(bool); ok {
+		return nil, 0, fmt.Errorf("bools from bytes: %w", ndarray.ErrDType)
+	}
+	width := int64(unsafe.Sizeof(zero))
+	if hi, lo := bits.Mul64(uint64(max(rows, 0)), uint64(s.cellSize*width)); rows < 0 || hi != 0 || lo != uint64(size) {
+		return nil, 0, fmt.Errorf("%d bytes for %d rows of %d bytes: %w", size, rows, s.cellSize*width, ndarray.ErrShape)
+	}
+	if spareOnly && rows*s.cellSize > int64(cap(s.data)-len(s.data)) {
+		return nil, 0, nil
+	}
+	at, err = s.grow(rows)
+	if err != nil {
+		return nil, 0, err
+	}
+	if size == 0 {
+		return []byte{}, at, nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s.data[at:]))), size), at, nil
 }
 
 // maxSlack is the storage a Stacker's result may leave unused past its rows: more, and the

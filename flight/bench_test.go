@@ -189,8 +189,9 @@ func BenchmarkDoGetParquet(b *testing.B) {
 }
 
 // BenchmarkFetch fetches a float32 tensor of 256 MiB and 1 GiB from ndarrow's server on
-// loopback with GetDense (received into one array allocated once, each message copied in and
-// dropped), beside the floor: the same bytes written by one goroutine into a loopback TCP
+// loopback with GetDense (received into one array allocated once), from the endpoint's data
+// URL (the values read from the socket straight into place) and by DoGet (-grpc: each
+// message copied in from gRPC's frames and dropped), beside the floor: the same bytes written by one goroutine into a loopback TCP
 // connection and read by another into one preallocated buffer. peak-MiB is the most memory
 // held above the start while fetching — the heap and the frame buffers mapped outside it
 // (framePool), the server's messages on their way included (its tensor is held before the
@@ -204,25 +205,27 @@ func BenchmarkFetch(b *testing.B) {
 		size := int64(len(d.Data()) * 4)
 		s := serve(b, Options{}, "grpc")
 		require.NoError(b, s.store.Add("t", dataset.Tensor{Dense: d}))
-		c := dial(b, s.uri, ClientOptions{MaxBytes: 2 * size})
-		b.Run(fmt.Sprintf("ndarrow-GetDense/%dMiB", size>>20), func(b *testing.B) {
-			// as ndarrow get runs: garbage collected when the heap has grown by 2%
-			defer debug.SetGCPercent(debug.SetGCPercent(2))
-			runtime.GC()
-			stop := heappeak.WatchWith(frames.resident)
-			for range b.N {
-				b.StopTimer()
-				runtime.GC() // the last iteration's tensor
-				b.StartTimer()
-				got, err := GetDense[float32](context.Background(), c, "t")
-				require.NoError(b, err)
-				require.EqualValues(b, rows, got.Dim(0))
-			}
-			peak := stop()
-			reportGBs(b, size)
-			b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
-			b.ReportMetric(float64(peak)/float64(size), "per-tensor")
-		})
+		for _, via := range []string{"", "-grpc"} {
+			c := dial(b, s.uri, ClientOptions{MaxBytes: 2 * size, GRPCOnly: via == "-grpc"})
+			b.Run(fmt.Sprintf("ndarrow-GetDense%s/%dMiB", via, size>>20), func(b *testing.B) {
+				// as ndarrow get runs: garbage collected when the heap has grown by 2%
+				defer debug.SetGCPercent(debug.SetGCPercent(2))
+				runtime.GC()
+				stop := heappeak.WatchWith(frames.resident)
+				for range b.N {
+					b.StopTimer()
+					runtime.GC() // the last iteration's tensor
+					b.StartTimer()
+					got, err := GetDense[float32](context.Background(), c, "t")
+					require.NoError(b, err)
+					require.EqualValues(b, rows, got.Dim(0))
+				}
+				peak := stop()
+				reportGBs(b, size)
+				b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+				b.ReportMetric(float64(peak)/float64(size), "per-tensor")
+			})
+		}
 		src := arrow.Float32Traits.CastToBytes(d.Data())
 		b.Run(fmt.Sprintf("raw-tcp/%dMiB", size>>20), func(b *testing.B) {
 			lis, err := net.Listen("tcp", "127.0.0.1:0")

@@ -10,11 +10,14 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	arrowflight "github.com/apache/arrow/go/v17/arrow/flight"
@@ -77,6 +80,13 @@ type ClientOptions struct {
 	// match). An endpoint on any other server is fetched without the token: a server cannot
 	// make the client hand its credentials to a third party by listing it.
 	TokenEndpoints []string
+	// GRPCOnly makes Get fetch every stream by DoGet. Otherwise an endpoint that lists an
+	// http:// or https:// location (the Flight specification's extended locations; ndarrow's
+	// Server gives one) is fetched from it by a plain GET of an Arrow IPC stream, through the
+	// same verified decoder and limits, and by DoGet when that fails before the stream starts.
+	// The GET carries no token: such a URL is presigned. An http:// location is not followed
+	// from a server reached over TLS.
+	GRPCOnly bool
 }
 
 // Client fetches and uploads tensors over Arrow Flight. It is safe for concurrent use.
@@ -93,6 +103,7 @@ type Client struct {
 	fc     arrowflight.Client
 	mu     sync.Mutex
 	peers  map[string]*Client // other servers an endpoint named
+	http   *http.Client       // for endpoints' data URLs
 }
 
 // origin is what identifies a server for credentials: its transport and its host:port.
@@ -176,7 +187,28 @@ func Dial(uri string, opts ClientOptions) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("flight: %s: %w", uri, err)
 	}
-	return &Client{uri: uri, origin: o, opts: opts, conn: conn, fc: arrowflight.NewClientFromConn(conn, nil), peers: map[string]*Client{}}, nil
+	return &Client{uri: uri, origin: o, opts: opts, conn: conn, fc: arrowflight.NewClientFromConn(conn, nil), peers: map[string]*Client{}, http: dataClient(opts.TLS)}, nil
+}
+
+// dataClient returns the HTTP/1.1 client of data URLs, with the TLS configuration of gRPC's
+// (roots, client certificates) offering HTTP/1.1 alone.
+func dataClient(cfg *tls.Config) *http.Client {
+	if cfg == nil {
+		cfg = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	cfg = cfg.Clone()
+	cfg.NextProtos = []string{"http/1.1"}
+	return &http.Client{Transport: &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig:     cfg,
+		TLSHandshakeTimeout: 10 * time.Second,
+		TLSNextProto:        map[string]func(string, *tls.Conn) http.RoundTripper{}, // no HTTP/2
+		DisableCompression:  true,
+		MaxIdleConnsPerHost: 16,
+		IdleConnTimeout:     90 * time.Second,
+		ReadBufferSize:      64 << 10,
+	}}
 }
 
 // Close closes the client's connections.
@@ -188,6 +220,7 @@ func (c *Client) Close() error {
 	for _, p := range peers {
 		p.Close()
 	}
+	c.http.CloseIdleConnections()
 	return c.conn.Close()
 }
 
@@ -515,12 +548,26 @@ func (c *Client) fetch(ctx context.Context, f found, opts []GetOption) ([]datase
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pc, err := c.at(ep.GetLocation())
-			if err == nil {
-				var block *dataset.Stacker
-				if blocks != nil {
-					block = blocks[i]
+			var block *dataset.Stacker
+			if blocks != nil {
+				block = blocks[i]
+			}
+			grpcLocs, dataURL := c.split(ep.GetLocation())
+			var err error
+			var pc *Client
+			if dataURL != "" {
+				parts[i], err = g.fetchURL(ctx, c, dataURL, block)
+				var early *beforeStream
+				if err == nil || !errors.As(err, &early) || (len(grpcLocs) == 0 && len(ep.GetLocation()) > 0) {
+					if err != nil {
+						errs[i] = fromRemote(hostOf(dataURL), err)
+						cancel()
+					}
+					return
 				}
+			}
+			pc, err = c.at(grpcLocs)
+			if err == nil {
 				parts[i], err = g.fetch(ctx, pc, ep.GetTicket(), block)
 			}
 			if err != nil {
@@ -635,13 +682,7 @@ func (g *getter) fetch(ctx context.Context, c *Client, t *arrowflight.Ticket, bl
 		if err := dec.addParts(header, parts); err != nil {
 			return err
 		}
-		if s := dec.schema(); s != nil && !schemaChecked { // once: it does not change
-			schemaChecked = true
-			if !s.Equal(g.schema) {
-				return fmt.Errorf("the stream's schema %v is not the FlightInfo's %v: %w", s, g.schema, ipc.ErrInvalid)
-			}
-		}
-		return nil
+		return g.checkSchema(dec, &schemaChecked)
 	}}
 	stream, err := c.fc.DoGet(ctx, t, grpc.ForceCodecV2(codec))
 	if err != nil {
@@ -660,6 +701,18 @@ func (g *getter) fetch(ctx context.Context, c *Client, t *arrowflight.Ticket, bl
 		}
 	}
 	return dec.tensors()
+}
+
+// checkSchema checks, once (it does not change), that the schema of dec's stream is the
+// FlightInfo's.
+func (g *getter) checkSchema(dec *streamDecoder, checked *bool) error {
+	if s := dec.schema(); s != nil && !*checked {
+		*checked = true
+		if !s.Equal(g.schema) {
+			return fmt.Errorf("the stream's schema %v is not the FlightInfo's %v: %w", s, g.schema, ipc.ErrInvalid)
+		}
+	}
+	return nil
 }
 
 // assemble stacks the parts of the endpoints in order, column by column. The kind and

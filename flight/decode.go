@@ -2,12 +2,14 @@ package flight
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"sync"
 
 	"github.com/apache/arrow/go/v17/arrow"
 
 	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/internal/bounded"
 	"github.com/ndarrow/ndarrow/internal/memcopy"
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/limits"
@@ -127,6 +129,63 @@ func (s *streamDecoder) addParts(header []byte, parts [][]byte) error {
 		at = at[memcopy.Copy(at, p):]
 	}
 	return s.add(header, body)
+}
+
+// addFrom decodes one message whose metadata is header and whose body, bodyLen bytes, comes
+// next in r (an Arrow IPC stream fetched over HTTP): a record batch of a stacked stream whose
+// values lie row-major in the body is read with its values straight into the result's
+// storage when it has room (see dataset.Stacker.ReadRows); any other body is read into memory
+// that grows as bytes arrive, reused message after message for a stacked stream.
+func (s *streamDecoder) addFrom(header []byte, bodyLen int64, r io.Reader) error {
+	if s.direct {
+		rows, off, n, ok, err := s.dec.ValuesSpan(header, bodyLen)
+		if err != nil {
+			return err
+		}
+		if ok {
+			if err := discard(r, off); err != nil {
+				return err
+			}
+			read, err := s.stack.ReadRows(rows, n, r)
+			if err != nil {
+				return err
+			}
+			if !read {
+				values, err := bounded.ReadFull(r, n)
+				if err != nil {
+					return err
+				}
+				if err := s.stack.AddBytes(rows, [][]byte{values}); err != nil {
+					return err
+				}
+			}
+			return discard(r, bodyLen-off-n)
+		}
+	}
+	var body []byte
+	var err error
+	if s.stacked && int64(cap(s.scratch)) >= bodyLen {
+		body = s.scratch[:bodyLen]
+		_, err = io.ReadFull(r, body)
+	} else {
+		body, err = bounded.ReadFull(r, bodyLen)
+		if s.stacked {
+			s.scratch = body
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return s.add(header, body)
+}
+
+// discard reads and drops n bytes of r.
+func discard(r io.Reader, n int64) error {
+	if n <= 0 {
+		return nil
+	}
+	_, err := io.CopyN(io.Discard, r, n)
+	return err
 }
 
 // cellsRowMajor reports whether a tensor of layout l, rows of cells, lays each cell out in

@@ -2,17 +2,21 @@ package flight
 
 import (
 	"context"
+	crand "crypto/rand"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"math"
 	"net"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -100,17 +104,32 @@ type Options struct {
 	// BudgetWait is how long a DoGet waits for its share of MemoryBudget before failing with
 	// ResourceExhausted. Default DefaultBudgetWait.
 	BudgetWait time.Duration
+	// GRPCOnly serves gRPC alone. Otherwise the port also answers HTTP/1.1 GETs of the data
+	// of its flights, and each FlightEndpoint lists, after its gRPC location, a presigned
+	// http:// (https:// with TLS) URL of it (see "data endpoint" in httpdata.go): a client
+	// that knows the Flight specification's extended locations fetches it there, without
+	// gRPC's framing; any other uses DoGet.
+	GRPCOnly bool
+	// DataURLLifetime is how long those URLs are good for. Default DefaultDataURLLifetime.
+	DataURLLifetime time.Duration
 }
 
 // Server is an Arrow Flight server for the tensors of a Store.
 type Server struct {
 	arrowflight.BaseFlightServer
-	store  *Store
-	opts   Options
-	grpc   *grpc.Server
-	peers  sync.Map // URI → *Client
-	staged *staging // uploads of open transactions (ActionCommit)
-	budget *memoryBudget
+	store   *Store
+	opts    Options
+	grpc    *grpc.Server
+	peers   sync.Map // URI → *Client
+	staged  *staging // uploads of open transactions (ActionCommit)
+	budget  *memoryBudget
+	httpOn  bool   // the port answers GETs of data URLs (not GRPCOnly, a TCP listener)
+	signer  signer // of the data URLs
+	mu      sync.Mutex
+	http    *http.Server          // the data endpoint's, when httpOn
+	streams sync.WaitGroup        // its streams under way
+	started atomic.Int64          // its streams started, ever
+	conns   map[net.Conn]struct{} // the connections they took over
 }
 
 // NewServer returns a server for the tensors of store. Start it with Serve; stop it with
@@ -150,6 +169,9 @@ func NewServer(store *Store, opts Options) (*Server, error) {
 	if opts.BudgetWait <= 0 {
 		opts.BudgetWait = DefaultBudgetWait
 	}
+	if opts.DataURLLifetime <= 0 {
+		opts.DataURLLifetime = DefaultDataURLLifetime
+	}
 	s := &Server{store: store, opts: opts, staged: &staging{budget: 4 * opts.MaxPutBytes},
 		budget: newMemoryBudget(opts.MemoryBudget, opts.BudgetWait)}
 	gopts := []grpc.ServerOption{
@@ -165,16 +187,49 @@ func NewServer(store *Store, opts Options) (*Server, error) {
 		grpc.ChainUnaryInterceptor(s.recoverUnary, s.authUnary),
 		grpc.ChainStreamInterceptor(s.recoverStream, s.authStream),
 	}
-	if opts.TLS != nil {
+	if opts.TLS != nil && opts.GRPCOnly {
 		gopts = append(gopts, grpc.Creds(credentials.NewTLS(opts.TLS)))
+	} // else Serve's splitListener terminates TLS and hands gRPC its connections
+	if _, err := crand.Read(s.signer.key[:]); err != nil {
+		return nil, fmt.Errorf("flight: a key for data URLs: %w", err)
 	}
 	s.grpc = grpc.NewServer(gopts...)
 	arrowflight.RegisterFlightServiceServer(s.grpc, s)
 	return s, nil
 }
 
-// Serve accepts connections on lis until Shutdown; it returns nil after a Shutdown.
+// Serve accepts connections on lis until Shutdown; it returns nil after a Shutdown. Unless
+// Options.GRPCOnly, a TCP listener's connections are gRPC's or the data endpoint's by what
+// they speak. Serve may be called once.
 func (s *Server) Serve(lis net.Listener) error {
+	if s.opts.GRPCOnly || lis.Addr().Network() != "tcp" {
+		if s.opts.TLS != nil && !s.opts.GRPCOnly { // gRPC has no credentials of its own here
+			cfg := s.opts.TLS.Clone()
+			cfg.NextProtos = []string{"h2"}
+			lis = tls.NewListener(lis, cfg)
+		}
+		return s.serveGRPC(lis)
+	}
+	split := newSplitListener(lis, s.opts.TLS, s.opts.Logger)
+	hs := &http.Server{
+		Handler:           http.HandlerFunc(s.serveData),
+		ReadHeaderTimeout: sniffTimeout,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    16 << 10,
+		ErrorLog:          log.New(errorLogWriter{s.opts.Logger}, "", 0),
+	}
+	s.httpOn = true
+	s.mu.Lock()
+	s.http = hs
+	s.mu.Unlock()
+	go split.run()
+	go hs.Serve(split.http)
+	err := s.serveGRPC(split.grpc)
+	split.Close()
+	return err
+}
+
+func (s *Server) serveGRPC(lis net.Listener) error {
 	err := s.grpc.Serve(lis)
 	if errors.Is(err, grpc.ErrServerStopped) {
 		return nil
@@ -196,6 +251,29 @@ func (s *Server) Shutdown(ctx context.Context) {
 		s.grpc.Stop()
 		<-done
 	}
+	s.mu.Lock()
+	hs := s.http
+	s.mu.Unlock()
+	if hs != nil {
+		if hs.Shutdown(ctx) != nil {
+			hs.Close()
+		}
+		streamsDone := make(chan struct{})
+		go func() {
+			s.streams.Wait()
+			close(streamsDone)
+		}()
+		select {
+		case <-streamsDone:
+		case <-ctx.Done(): // cut off: each fails at its next write
+			s.mu.Lock()
+			for c := range s.conns {
+				c.Close()
+			}
+			s.mu.Unlock()
+			<-streamsDone
+		}
+	}
 	s.peers.Range(func(k, v any) bool {
 		v.(*Client).Close()
 		s.peers.Delete(k)
@@ -203,6 +281,24 @@ func (s *Server) Shutdown(ctx context.Context) {
 	})
 	s.staged.close()
 }
+
+// track adds (or, with done, removes) a connection a data stream took over.
+func (s *Server) track(c net.Conn, done bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if done {
+		delete(s.conns, c)
+		return
+	}
+	if s.conns == nil {
+		s.conns = map[net.Conn]struct{}{}
+	}
+	s.conns[c] = struct{}{}
+}
+
+// reuseConnection is the location that means "the server you asked" (Flight.rst, "Connection
+// Reuse").
+const reuseConnection = "arrow-flight-reuse-connection://?"
 
 // localCommand is the command of a FlightDescriptor for the part of a tensor one shard holds,
 // which shards ask one another for.
@@ -229,13 +325,24 @@ type endpointMetadata struct {
 }
 
 // localInfo describes the tensor of entry e as served here.
-func (s *Server) localInfo(name string, e *entry) *arrowflight.FlightInfo {
+//
+// Unless the server is GRPCOnly, each endpoint lists two locations: where DoGet takes the
+// ticket (Options.Location, or the Flight specification's "arrow-flight-reuse-connection://?",
+// the server asked), which clients that take the first location use, then the presigned URL
+// of the data endpoint on the host:port the call reached (dataLocation).
+func (s *Server) localInfo(ctx context.Context, name string, e *entry) *arrowflight.FlightInfo {
 	meta, _ := json.Marshal(e.meta)
 	rows := e.rows
 	epMeta, _ := json.Marshal(endpointMetadata{Rows: &rows})
 	ep := &arrowflight.FlightEndpoint{Ticket: &arrowflight.Ticket{Ticket: []byte(name)}, AppMetadata: epMeta}
 	if s.opts.Location != "" {
 		ep.Location = []*arrowflight.Location{{Uri: s.opts.Location}}
+	}
+	if u := s.dataLocation(ctx, ep.Ticket.Ticket); u != "" {
+		if len(ep.Location) == 0 {
+			ep.Location = []*arrowflight.Location{{Uri: reuseConnection}}
+		}
+		ep.Location = append(ep.Location, &arrowflight.Location{Uri: u})
 	}
 	return &arrowflight.FlightInfo{
 		Schema:           arrowflight.SerializeSchema(e.schema, s.opts.Allocator),
@@ -312,7 +419,7 @@ func (s *Server) GetFlightInfo(ctx context.Context, d *arrowflight.FlightDescrip
 			return nil, statusOf(err)
 		}
 		defer e.release()
-		return s.localInfo(name, e), nil
+		return s.localInfo(ctx, name, e), nil
 	}
 	return s.shardedInfo(ctx, name)
 }
@@ -386,7 +493,7 @@ func (s *Server) shardInfo(ctx context.Context, uri, name string) (*arrowflight.
 			return nil, statusOf(err)
 		}
 		defer e.release()
-		return s.localInfo(name, e), nil
+		return s.localInfo(ctx, name, e), nil
 	}
 	c, err := s.peer(uri)
 	if err != nil {
@@ -437,7 +544,7 @@ func (s *Server) ListFlights(c *arrowflight.Criteria, stream arrowflight.FlightS
 		if err != nil {
 			continue // deleted meanwhile
 		}
-		info := s.localInfo(name, e)
+		info := s.localInfo(stream.Context(), name, e)
 		e.release()
 		if err := stream.Send(info); err != nil {
 			return err
@@ -459,7 +566,7 @@ func (s *Server) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_D
 	defer e.release()
 	frames.begin() // its messages are marshaled into frame buffers (serverCodec)
 	defer frames.end()
-	err = dataset.Guard(func() error { return s.doGet(e, stream) })
+	err = dataset.Guard(func() error { return s.sendEntry(stream.Context(), e, &payloadSender{stream: stream}) })
 	if err == nil && e.source != nil {
 		err = e.source.CheckUnchanged()
 	}
@@ -469,11 +576,12 @@ func (s *Server) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_D
 	return nil
 }
 
-// doGet sends the tensor of e.
-func (s *Server) doGet(e *entry, stream arrowflight.FlightService_DoGetServer) error {
-	w := arrowipc.NewWriterWithPayloadWriter(&payloadSender{stream: stream}, arrowipc.WithSchema(e.schema), arrowipc.WithAllocator(s.opts.Allocator))
+// sendEntry writes the stream of the tensor of e to pw: DoGet's FlightData, or the data
+// endpoint's Arrow IPC stream.
+func (s *Server) sendEntry(ctx context.Context, e *entry, pw arrowipc.PayloadWriter) error {
+	w := arrowipc.NewWriterWithPayloadWriter(pw, arrowipc.WithSchema(e.schema), arrowipc.WithAllocator(s.opts.Allocator))
 	if e.record != nil {
-		if err := s.send(stream.Context(), w, e.schema, e.record); err != nil {
+		if err := s.send(ctx, w, e.schema, e.record); err != nil {
 			return err
 		}
 		return w.Close()
@@ -485,7 +593,7 @@ func (s *Server) doGet(e *entry, stream arrowflight.FlightService_DoGetServer) e
 		if chunk >= len(costs) {
 			return func() {}, nil
 		}
-		return s.budget.acquire(stream.Context(), e.source.Name, costs[chunk])
+		return s.budget.acquire(ctx, e.source.Name, costs[chunk])
 	}
 	release, err := reserve(0)
 	if err != nil {
@@ -501,7 +609,7 @@ func (s *Server) doGet(e *entry, stream arrowflight.FlightService_DoGetServer) e
 		if err != nil {
 			return fmt.Errorf("flight: %s: chunk %d: %w", e.source.Name, chunk, err)
 		}
-		err = s.send(stream.Context(), w, e.schema, rec)
+		err = s.send(ctx, w, e.schema, rec)
 		rec.Release()
 		if err != nil {
 			return err

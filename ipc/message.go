@@ -160,3 +160,36 @@ func truncatedErr(offset int64, what string, err error) error {
 	}
 	return fmt.Errorf("ipc: message at byte %d: reading the %s: %w", offset, what, err)
 }
+
+// ReadMessageHead reads the prefix and the metadata of the next encapsulated message of an
+// Arrow IPC stream from r, which is at offset in its stream, for a receiver that reads the
+// body itself (straight into where it goes): it returns the metadata, verified and checked
+// against lim as every reader checks it, and the length of the body that follows in r. The
+// metadata is read into memory that grows as bytes arrive. It returns io.EOF at the
+// end-of-stream marker and an error wrapping io.ErrUnexpectedEOF when r ends first, before a
+// message (a stream is ended by its marker) or inside one.
+func ReadMessageHead(r io.Reader, offset int64, lim Limits) (meta []byte, bodyLen int64, err error) {
+	lim = lim.WithDefaults()
+	var prefix [8]byte
+	if _, err := io.ReadFull(r, prefix[:4]); err != nil {
+		return nil, 0, truncatedErr(offset, "message prefix", err)
+	}
+	f, err := parsePrefix(prefix[:4], offset, lim)
+	if errors.Is(err, errNeedMore) {
+		if _, err := io.ReadFull(r, prefix[4:]); err != nil {
+			return nil, 0, truncatedErr(offset, "message prefix", err)
+		}
+		f, err = parsePrefix(prefix[:], offset, lim)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	meta, err = bounded.ReadFull(r, f.metaLen)
+	if err != nil {
+		return nil, 0, truncatedErr(offset, "metadata", err)
+	}
+	if _, bodyLen, err = parseMetadata(meta, offset, lim); err != nil {
+		return nil, 0, err
+	}
+	return meta, bodyLen, nil
+}

@@ -88,6 +88,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	location := fs.String("location", "", "the URI clients reach this server at, put in FlightInfo endpoints (needed with --shards)")
 	shards := fs.String("shards", "", "comma-separated URIs of every server holding a shard of the tensors, this one included, in row order")
 	maxMsg := fs.Int("max-message-bytes", flight.DefaultMaxMessageBytes, "the largest gRPC message sent (DoGet splits tensors to fit); uploads are bounded by their size")
+	grpcOnly := fs.Bool("grpc-only", false, "serve gRPC alone: no HTTP GET of each flight's data on the same port (and no http(s):// location in FlightInfo)")
 	budget := fs.Int64("memory-budget", 0, "the most bytes DoGets hold decoding Parquet row groups at once; those beyond wait their turn (default: a quarter of the machine's memory; -1: no bound)")
 	tf := addTLSFlags(fs, true)
 	var tfi tfioFlags
@@ -98,10 +99,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if code, ok := parseArgs(fs, "serve", args, stdout, stderr, 1, 1); !ok {
 		return code
 	}
-	return finishCommand(stderr, "serve", serve(ctx, fs.Arg(0), *addr, *location, *shards, *maxMsg, *budget, *watch, tf, tfi, stdout, stderr))
+	return finishCommand(stderr, "serve", serve(ctx, fs.Arg(0), *addr, *location, *shards, *maxMsg, *budget, *watch, *grpcOnly, tf, tfi, stdout, stderr))
 }
 
-func serve(ctx context.Context, dir, addr, location, shards string, maxMsg int, budget int64, watch bool, tf tlsFlags, tfi tfioFlags, stdout, stderr io.Writer) error {
+func serve(ctx context.Context, dir, addr, location, shards string, maxMsg int, budget int64, watch, grpcOnly bool, tf tlsFlags, tfi tfioFlags, stdout, stderr io.Writer) error {
 	cfg, err := tf.config(true)
 	if err != nil {
 		return err
@@ -113,7 +114,7 @@ func serve(ctx context.Context, dir, addr, location, shards string, maxMsg int, 
 	// once, before a large directory is mapped.
 	store := flight.NewStore(nil)
 	defer store.Close()
-	opts := flight.Options{TLS: cfg, Token: *tf.token, MaxMessageBytes: maxMsg, Location: location, MemoryBudget: budget}
+	opts := flight.Options{TLS: cfg, Token: *tf.token, MaxMessageBytes: maxMsg, Location: location, MemoryBudget: budget, GRPCOnly: grpcOnly}
 	if budget == 0 {
 		budget = flight.DefaultMemoryBudget()
 	}
@@ -254,6 +255,7 @@ func clientFlags(fs *flag.FlagSet) func(uri string, use func(*flight.Client) err
 	maxRecv := fs.Int("max-recv-message-bytes", flight.DefaultMaxRecvMessageBytes, "the largest gRPC message taken from a server (one record batch)")
 	tokenEndpoints := fs.String("token-endpoints", "",
 		"comma-separated URIs of other servers (shards) that may receive the token when an endpoint names them")
+	grpcOnly := fs.Bool("grpc-only", false, "fetch by DoGet alone, never from an endpoint's http(s):// data location")
 	return func(uri string, use func(*flight.Client) error) error {
 		cfg, err := tf.config(false)
 		if err != nil {
@@ -262,7 +264,7 @@ func clientFlags(fs *flag.FlagSet) func(uri string, use func(*flight.Client) err
 		if cfg != nil && strings.HasPrefix(uri, "grpc://") {
 			return fmt.Errorf("TLS flags with %s: use grpc+tls://", uri)
 		}
-		opts := flight.ClientOptions{TLS: cfg, Token: *tf.token, MaxMessageBytes: *maxMsg, MaxRecvMessageBytes: *maxRecv}
+		opts := flight.ClientOptions{TLS: cfg, Token: *tf.token, MaxMessageBytes: *maxMsg, MaxRecvMessageBytes: *maxRecv, GRPCOnly: *grpcOnly}
 		if *tokenEndpoints != "" {
 			opts.TokenEndpoints = strings.Split(*tokenEndpoints, ",")
 		}

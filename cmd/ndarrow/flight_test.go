@@ -96,3 +96,29 @@ func readFile(t *testing.T, path string) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// TestGetByDataURLAndByDoGet: `get` fetches the same file by the endpoint's data URL (the
+// default) and with --grpc-only; `serve --grpc-only` lists no data URL and `get` falls back to
+// DoGet by itself.
+func TestGetByDataURLAndByDoGet(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile("../../ipc/testdata/arrow-cpp-17/batch_tensors.arrow")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "b.arrow"), b, 0o644))
+	var outs []string
+	for _, tc := range []struct{ serve, get []string }{
+		{nil, nil},
+		{nil, []string{"--grpc-only"}},
+		{[]string{"--grpc-only"}, nil},
+	} {
+		s := startServe(t, dir, tc.serve...)
+		out := filepath.Join(t.TempDir(), "images.npy")
+		code, _, stderr := runCLI(append(append([]string{"get"}, tc.get...), s.uri, "b.images", out)...)
+		require.Equal(t, exitOK, code, stderr)
+		outs = append(outs, readFile(t, out))
+		s.stop()
+	}
+	require.Equal(t, outs[0], outs[1])
+	require.Equal(t, outs[0], outs[2])
+	require.NotEmpty(t, outs[0])
+}
