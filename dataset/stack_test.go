@@ -1,10 +1,13 @@
 package dataset
 
 import (
+	"bytes"
+	"io"
 	"runtime"
 	"sync"
 	"testing"
 
+	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -192,4 +195,34 @@ func TestStackerAddBytes(t *testing.T) {
 	for i, v := range all.Dense.(*ndarray.Dense[float32]).Data() {
 		require.Equal(t, float32(i), v)
 	}
+}
+
+// TestStackerReadRows: rows read from a reader go straight into storage already allocated;
+// rows that do not fit it are not read (false), a byte count that is not those rows', bools
+// and a reader that fails are errors that add nothing.
+func TestStackerReadRows(t *testing.T) {
+	first := Tensor{Name: "x", Dense: ndarray.New[int32](1, 3)}
+	s, err := NewStacker(first, 4)
+	require.NoError(t, err)
+	rows := func(vals ...int32) []byte { return arrow.Int32Traits.CastToBytes(vals) }
+	read, err := s.ReadRows(2, 24, bytes.NewReader(rows(1, 2, 3, 4, 5, 6)))
+	require.NoError(t, err)
+	require.True(t, read)
+	_, err = s.ReadRows(1, 11, bytes.NewReader(rows(7, 8, 9)))
+	require.ErrorIs(t, err, ndarray.ErrShape)
+	read, err = s.ReadRows(1, 12, io.LimitReader(bytes.NewReader(rows(7, 8, 9)), 5))
+	require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	require.True(t, read)
+	read, err = s.ReadRows(3, 36, bytes.NewReader(rows(7, 8, 9, 7, 8, 9, 7, 8, 9)))
+	require.NoError(t, err)
+	require.False(t, read, "3 rows more than the 2 left of the 4 allocated")
+	read, err = s.ReadRows(2, 24, bytes.NewReader(rows(7, 8, 9, 10, 11, 12)))
+	require.NoError(t, err)
+	require.True(t, read)
+	require.Equal(t, []int32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, s.Tensor().Dense.(*ndarray.Dense[int32]).Data())
+
+	b, err := NewStacker(Tensor{Name: "m", Dense: ndarray.New[bool](1, 8)}, 4)
+	require.NoError(t, err)
+	_, err = b.ReadRows(1, 8, bytes.NewReader(make([]byte, 8)))
+	require.ErrorIs(t, err, ndarray.ErrDType)
 }

@@ -705,3 +705,42 @@ func TestVariadicCountsAreBounded(t *testing.T) {
 		assert.ErrorContains(t, err, "variadic buffers where")
 	}
 }
+
+// TestReadMessageHead walks Arrow C++'s stream message by message, reading each body apart, as
+// a receiver that reads bodies into place does: the heads and bodies are the stream's, the
+// end-of-stream marker is io.EOF, and a stream that stops early or lies about its metadata
+// length is an error before anything is read past it.
+func TestReadMessageHead(t *testing.T) {
+	b, err := os.ReadFile("testdata/arrow-cpp-17/batch_tensors.arrows")
+	require.NoError(t, err)
+	r := bytes.NewReader(b)
+	messages := 0
+	for {
+		meta, bodyLen, err := ReadMessageHead(r, int64(len(b)-r.Len()), Limits{})
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		require.NotEmpty(t, meta)
+		_, err = io.CopyN(io.Discard, r, bodyLen)
+		require.NoError(t, err)
+		messages++
+	}
+	require.Zero(t, r.Len(), "the marker ends the stream")
+	require.Greater(t, messages, 1)
+
+	for name, tc := range map[string]struct {
+		in   []byte
+		want error
+	}{
+		"empty":             {nil, io.ErrUnexpectedEOF},
+		"prefix cut":        {b[:6], io.ErrUnexpectedEOF},
+		"metadata cut":      {b[:20], io.ErrUnexpectedEOF},
+		"metadata too long": {[]byte{0xff, 0xff, 0xff, 0xff, 0xf0, 0xff, 0xff, 0x7f}, ErrLimit},
+		"negative length":   {[]byte{0xff, 0xff, 0xff, 0xff, 0xf0, 0xff, 0xff, 0xff}, ErrInvalid},
+		"not a flatbuffer":  {append([]byte{0xff, 0xff, 0xff, 0xff, 16, 0, 0, 0}, bytes.Repeat([]byte{0xee}, 16)...), ErrInvalid},
+	} {
+		_, _, err := ReadMessageHead(bytes.NewReader(tc.in), 0, Limits{})
+		require.ErrorIs(t, err, tc.want, name)
+	}
+}
