@@ -306,7 +306,7 @@ func checkColumnChunk(b []byte, md *metadata.FileMetaData, rg, col int, budget i
 				return cost, fmt.Errorf("page at byte %d: %d values: %w", at, n, ErrInvalid)
 			}
 			phys := descr.PhysicalType()
-			if h.encoding == encodingByteStreamSplit && width <= 8 && !isBytes && phys != pq.Types.Boolean {
+			if h.encoding == encodingByteStreamSplit && !isBytes && phys != pq.Types.Boolean && phys != pq.Types.Int96 {
 				cost.streamSplit = true
 			} else if h.encoding == encodingDeltaBinaryPacked && (phys == pq.Types.Int32 || phys == pq.Types.Int64) ||
 				h.encoding == encodingDeltaLengthByteArray && isBytes {

@@ -78,7 +78,7 @@ func TestCorpus(t *testing.T) {
 		"data/nested_structs.rust.parquet":               {rows: 1, cols: 36},
 		"data/nonnullable.impala.parquet":                {rows: 1, cols: 3},
 		"data/null_list.parquet":                         {rows: 1, cols: 1},
-		"data/byte_stream_split_extended.gzip.parquet":   {err: parquet.ErrUnsupported}, // FIXED_LEN_BYTE_ARRAY(5) split
+		"data/byte_stream_split_extended.gzip.parquet":   {rows: 200, cols: 14}, // every column split, FIXED_LEN_BYTE_ARRAY(5) and decimal too
 		"data/delta_binary_packed.parquet":               {rows: 200, cols: 66, leaks: true},
 		"data/delta_encoding_optional_column.parquet":    {err: parquet.ErrUnsupported}, // DELTA_BYTE_ARRAY
 		"data/delta_encoding_required_column.parquet":    {err: parquet.ErrUnsupported}, // DELTA_BYTE_ARRAY
@@ -413,8 +413,7 @@ func TestParquetTestingDeltaFiles(t *testing.T) {
 // TestParquetTestingLz4AndByteStreamSplitFiles: the larger LZ4 files (Hadoop framing and
 // LZ4_RAW) hold the same 10000 values, and codec LZ4 as a raw block (early Arrow C++) the
 // values of the small Hadoop file; every BYTE_STREAM_SPLIT column of pyarrow's extended file
-// the reader takes equals its PLAIN twin (FIXED_LEN_BYTE_ARRAY(5) and DECIMAL ones are refused
-// as unsupported).
+// equals its PLAIN twin, FIXED_LEN_BYTE_ARRAY(5) and decimal(7, 3) included.
 func TestParquetTestingLz4AndByteStreamSplitFiles(t *testing.T) {
 	read := func(file string, cols ...string) arrow.Record {
 		b, err := os.ReadFile("testdata/parquet-testing/data/" + file)
@@ -445,12 +444,29 @@ func TestParquetTestingLz4AndByteStreamSplitFiles(t *testing.T) {
 		assert.True(t, array.ApproxEqual(rec.Column(0), rec.Column(1), array.WithNaNsEqual(true), array.WithAbsTolerance(0)), kind)
 		rec.Release()
 	}
+	for _, kind := range []string{"flba5", "decimal"} {
+		rec := read("byte_stream_split_extended.gzip.parquet", kind+"_plain", kind+"_byte_stream_split")
+		require.Equal(t, int64(200), rec.NumRows())
+		assert.True(t, array.Equal(rec.Column(0), rec.Column(1)), kind)
+		rec.Release()
+	}
+	// The PLAIN twins as pqarrow reads them: the direct path's FIXED_LEN_BYTE_ARRAY and
+	// decimal values are pqarrow's.
 	b, err := os.ReadFile("testdata/parquet-testing/data/byte_stream_split_extended.gzip.parquet")
 	require.NoError(t, err)
-	for _, col := range []string{"flba5_byte_stream_split", "decimal_byte_stream_split"} {
-		r, err := parquet.NewReader(b, parquet.ReaderOptions{Columns: []string{col}})
+	for _, col := range []string{"flba5_plain", "decimal_plain"} {
+		direct, err := parquet.NewReader(b, parquet.ReaderOptions{Columns: []string{col}})
 		require.NoError(t, err)
-		_, err = r.ReadRowGroup(0)
-		require.ErrorIs(t, err, parquet.ErrUnsupported, col)
+		general, err := parquet.NewReader(b, parquet.ReaderOptions{Columns: []string{col}})
+		require.NoError(t, err)
+		parquet.ReadGeneral(general)
+		d, err := direct.ReadRowGroup(0)
+		require.NoError(t, err)
+		g, err := general.ReadRowGroup(0)
+		require.NoError(t, err)
+		assert.True(t, array.RecordEqual(d, g), col)
+		assert.Positive(t, parquet.DirectReads(direct), "%s read directly", col)
+		d.Release()
+		g.Release()
 	}
 }

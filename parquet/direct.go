@@ -39,6 +39,7 @@ type directPlan struct {
 	phys  pq.Type
 
 	bitPacked bool // bools: a bit per value, in Arrow as in Parquet's PLAIN
+	decimal   bool // decimal128 stored as FIXED_LEN_BYTE_ARRAY(width): big-endian, widened
 }
 
 // directPlanOf returns the plan of a column of Arrow type t, false for any other column.
@@ -70,6 +71,10 @@ func directPlanOf(t arrow.DataType) (directPlan, bool) {
 		p.width, p.phys, p.bitPacked = 1, pq.Types.Boolean, true
 	case arrow.FLOAT16:
 		p.width, p.phys = 2, pq.Types.FixedLenByteArray
+	case arrow.FIXED_SIZE_BINARY:
+		p.width, p.phys = int64(storage.(*arrow.FixedSizeBinaryType).ByteWidth), pq.Types.FixedLenByteArray
+	case arrow.DECIMAL128: // its width is the column's (readDirect)
+		p.phys, p.decimal = pq.Types.FixedLenByteArray, true
 	case arrow.FLOAT32:
 		p.width, p.phys = 4, pq.Types.Float
 	case arrow.FLOAT64:
@@ -117,7 +122,13 @@ func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
 		return nil, errNotDirect
 	}
 	descr := r.md.Schema.Column(c.leaves[0])
-	if descr.PhysicalType() != plan.phys || int(descr.MaxRepetitionLevel()) != len(plan.sizes) || !plan.sameNesting(c.pqType) ||
+	if plan.decimal {
+		plan.width = int64(descr.TypeLength())
+		if plan.width <= 0 || plan.width > decimalBytes {
+			return nil, errNotDirect
+		}
+	}
+	if plan.width <= 0 || descr.PhysicalType() != plan.phys || int(descr.MaxRepetitionLevel()) != len(plan.sizes) || !plan.sameNesting(c.pqType) ||
 		plan.phys == pq.Types.FixedLenByteArray && int64(descr.TypeLength()) != plan.width {
 		return nil, errNotDirect
 	}
@@ -317,7 +328,38 @@ func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
 		}
 		at += n
 	}
+	if plan.decimal {
+		wide := memory.NewResizableBuffer(r.mem)
+		defer wide.Release()
+		wide.Resize(int(want) * decimalBytes)
+		widenDecimals(wide.Bytes(), dst, int(plan.width))
+		return plan.array(wide, rows, valid, nulls)
+	}
 	return plan.array(out, rows, valid, nulls)
+}
+
+// decimalBytes is the size of an Arrow decimal128 value.
+const decimalBytes = 16
+
+// widenDecimals writes the values of src, big-endian two's-complement integers of width bytes
+// (Parquet's FIXED_LEN_BYTE_ARRAY decimals), to dst as Arrow's decimal128: 16 bytes,
+// little-endian, sign-extended.
+func widenDecimals(dst, src []byte, width int) {
+	for i := 0; i < len(src)/width; i++ {
+		v := src[i*width : (i+1)*width]
+		w := dst[i*decimalBytes : (i+1)*decimalBytes]
+		fill := byte(0)
+		if v[0]&0x80 != 0 {
+			fill = 0xff
+		}
+		for k := range w {
+			if k < width {
+				w[k] = v[width-1-k]
+			} else {
+				w[k] = fill
+			}
+		}
+	}
 }
 
 // nextDirectPage reads the page at chunk[pos:] and returns its header, its bytes and where the

@@ -467,7 +467,7 @@ func (r *Reader) readColumn(c column, rg int, rows int64, split bool) (out arrow
 		}
 	}
 	if split {
-		return nil, fmt.Errorf("values in the BYTE_STREAM_SPLIT encoding, read only in columns of numbers (flat, in fixed-size lists or in a list) without nulls: %w", ErrUnsupported)
+		return nil, fmt.Errorf("values in the BYTE_STREAM_SPLIT encoding, read only in columns of numbers, fixed-size binaries and decimals (flat, in fixed-size lists or, numbers, in a list): %w", ErrUnsupported)
 	}
 	if c.parts != nil {
 		return r.readStruct(c, rg, rows)
