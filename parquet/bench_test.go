@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
 	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
@@ -290,5 +291,100 @@ func BenchmarkWriteFile(b *testing.B) {
 		}
 		r.Close()
 		f.Close()
+	}
+}
+
+// nestedColumn returns a record batch of one nested ragged column of about n bytes of float32
+// values: list<list<float32>> (rows of 0–7 lists of 0–31 values, a ragged array of ragged
+// rank two) or list<fixed_size_list<float32, 3>> (rows of 0–63 points). Release it.
+func nestedColumn(b *testing.B, n int64, typ arrow.DataType) arrow.Record {
+	bld := array.NewBuilder(memory.DefaultAllocator, typ)
+	defer bld.Release()
+	outer := bld.(*array.ListBuilder)
+	x := float32(0)
+	for values := int64(0); values*4 < n; {
+		outer.Append(true)
+		switch inner := outer.ValueBuilder().(type) {
+		case *array.ListBuilder:
+			vals := inner.ValueBuilder().(*array.Float32Builder)
+			for k := range values % 8 {
+				inner.Append(true)
+				for range (values + k) % 32 {
+					vals.Append(x)
+					x += 0.25
+					values++
+				}
+			}
+			values++ // an empty row still moves the pattern
+		case *array.FixedSizeListBuilder:
+			vals := inner.ValueBuilder().(*array.Float32Builder)
+			for range values % 64 {
+				inner.Append(true)
+				for range 3 {
+					vals.Append(x)
+					x += 0.25
+					values++
+				}
+			}
+			values++
+		}
+	}
+	col := bld.NewArray()
+	defer col.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "r", Type: typ, Nullable: true}}, nil)
+	return array.NewRecord(schema, []arrow.Array{col}, int64(col.Len()))
+}
+
+// BenchmarkReadNested reads nested ragged columns of 64 MiB of float32 values, written by
+// pqarrow (uncompressed and ZSTD, 128 MiB row groups), through the direct path and through
+// pqarrow alone (ReadGeneral); GB/s counts the values, peak-MiB the heap above the start.
+func BenchmarkReadNested(b *testing.B) {
+	const n = 64 << 20
+	for _, typ := range []arrow.DataType{
+		arrow.ListOf(arrow.ListOf(arrow.PrimitiveTypes.Float32)),
+		arrow.ListOf(arrow.FixedSizeListOf(3, arrow.PrimitiveTypes.Float32)),
+	} {
+		rec := nestedColumn(b, n, typ)
+		name := map[arrow.Type]string{arrow.LIST: "list-list", arrow.FIXED_SIZE_LIST: "list-fixed3"}[typ.(*arrow.ListType).Elem().ID()]
+		for _, c := range []parquet.Compression{parquet.Uncompressed, parquet.Zstd} {
+			var buf bytes.Buffer
+			w, err := parquet.NewWriter(&buf, rec.Schema(), parquet.WriterOptions{Compression: c})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := w.Write(rec); err != nil {
+				b.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				b.Fatal(err)
+			}
+			file := buf.Bytes()
+			for _, general := range []bool{false, true} {
+				path := map[bool]string{false: "direct", true: "pqarrow"}[general]
+				b.Run(name+"/"+c.String()+"/"+path, func(b *testing.B) {
+					measureWrite(b, n, func() error {
+						r, err := parquet.NewReader(file, parquet.ReaderOptions{Parallelism: 1})
+						if err != nil {
+							return err
+						}
+						if general {
+							parquet.ReadGeneral(r)
+						}
+						for i := range r.NumRowGroups() {
+							rec, err := r.ReadRowGroup(i)
+							if err != nil {
+								return err
+							}
+							rec.Release()
+						}
+						if !general && parquet.DirectReads(r) != r.NumRowGroups() {
+							return fmt.Errorf("%d of %d row groups read directly", parquet.DirectReads(r), r.NumRowGroups())
+						}
+						return nil
+					})
+				})
+			}
+		}
+		rec.Release()
 	}
 }

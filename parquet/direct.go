@@ -117,6 +117,9 @@ func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
 	if _, _, ok := listPlanOf(c.field.Type); ok {
 		return r.readDirectList(c, rg, rows)
 	}
+	if _, _, ok := nestedPlanOf(c.field.Type); ok {
+		return r.readDirectNested(c, rg, rows)
+	}
 	plan, ok := directPlanOf(c.field.Type)
 	if !ok || c.parts != nil || len(c.leaves) != 1 {
 		return nil, errNotDirect

@@ -139,38 +139,8 @@ func (r *Reader) readDirectList(c column, rg int, rows int64) (arrow.Array, erro
 		n := int64(h.numValues)
 		isSplit := h.encoding == encodingByteStreamSplit
 		var reps, defs, vals []byte
-		if h.typ == pageDataV2 {
-			levels := int(h.repBytes) + int(h.defBytes)
-			if h.repBytes < 0 || h.defBytes < 0 || levels > len(page) || levels > int(h.uncompressed) {
-				return nil, errNotDirect
-			}
-			reps, defs, vals = page[:h.repBytes], page[h.repBytes:levels], page[levels:]
-			if m.Codec != 0 && !h.v2Uncompressed {
-				scratch = grow(scratch, int(h.uncompressed)-levels)
-				if decode(scratch, vals) != nil {
-					return nil, errNotDirect
-				}
-				vals = scratch
-			}
-		} else {
-			if h.repEncoding != 3 || h.defEncoding != 3 {
-				return nil, errNotDirect
-			}
-			if m.Codec != 0 {
-				scratch = grow(scratch, int(h.uncompressed))
-				if decode(scratch, page) != nil {
-					return nil, errNotDirect
-				}
-				page = scratch
-			}
-			for _, section := range []*[]byte{&reps, &defs} {
-				if len(page) < 4 || uint64(binary.LittleEndian.Uint32(page)) > uint64(len(page)-4) {
-					return nil, errNotDirect
-				}
-				size := binary.LittleEndian.Uint32(page)
-				*section, page = page[4:4+size], page[4+size:]
-			}
-			vals = page
+		if reps, defs, vals, scratch, ok = pageSections(h, page, m.Codec != 0, decode, scratch); !ok {
+			return nil, errNotDirect
 		}
 		repRuns, defRuns = repRuns[:0], defRuns[:0]
 		if !hybridRuns(reps, 1, n, func(v int, count int64) bool { repRuns = appendRun(repRuns, v, count); return true }) ||
@@ -259,6 +229,46 @@ func (r *Reader) readDirectList(c column, rg int, rows int64) (arrow.Array, erro
 	data := array.NewData(c.field.Type, int(rows), []*memory.Buffer{rowValid, offsets}, []arrow.ArrayData{child}, int(nullRows), 0)
 	defer data.Release()
 	return array.MakeFromData(data), nil
+}
+
+// pageSections returns the repetition levels, definition levels and values of a data page
+// (v1: RLE levels, each prefixed by its length; v2: lengths in the header), decompressed into
+// scratch (returned, grown) when compressed; ok is false for a page the direct path does not
+// read.
+func pageSections(h pageHeader, page []byte, compressed bool, decode func(dst, src []byte) error, scratch []byte) (reps, defs, vals, grown []byte, ok bool) {
+	if h.typ == pageDataV2 {
+		levels := int(h.repBytes) + int(h.defBytes)
+		if h.repBytes < 0 || h.defBytes < 0 || levels > len(page) || levels > int(h.uncompressed) {
+			return nil, nil, nil, scratch, false
+		}
+		reps, defs, vals = page[:h.repBytes], page[h.repBytes:levels], page[levels:]
+		if compressed && !h.v2Uncompressed {
+			scratch = grow(scratch, int(h.uncompressed)-levels)
+			if decode(scratch, vals) != nil {
+				return nil, nil, nil, scratch, false
+			}
+			vals = scratch
+		}
+		return reps, defs, vals, scratch, true
+	}
+	if h.repEncoding != 3 || h.defEncoding != 3 {
+		return nil, nil, nil, scratch, false
+	}
+	if compressed {
+		scratch = grow(scratch, int(h.uncompressed))
+		if decode(scratch, page) != nil {
+			return nil, nil, nil, scratch, false
+		}
+		page = scratch
+	}
+	for _, section := range []*[]byte{&reps, &defs} {
+		if len(page) < 4 || uint64(binary.LittleEndian.Uint32(page)) > uint64(len(page)-4) {
+			return nil, nil, nil, scratch, false
+		}
+		size := binary.LittleEndian.Uint32(page)
+		*section, page = page[4:4+size], page[4+size:]
+	}
+	return reps, defs, page, scratch, true
 }
 
 // slotRun is count value slots of a page, in order, all holding a value or all null.

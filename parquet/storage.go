@@ -87,11 +87,20 @@ func storageData(mem memory.Allocator, d arrow.ArrayData, t arrow.DataType) (arr
 			narrow[i] = int32(o)
 		}
 		defer buf.Release()
-		if d.NullN() > 0 {
-			// The new offsets start at the slice's first row, its validity bitmap does not.
-			return nil, fmt.Errorf("parquet: a large_list column with nulls: %w", ErrUnsupported)
+		// The new offsets start at the slice's first row: so does a copy of its validity. (The
+		// null count of a slice may be unknown, NullN -1: it is counted from the bitmap.)
+		var valid *memory.Buffer
+		nulls := 0
+		if bm := d.Buffers()[0]; bm != nil && bm.Len() > 0 {
+			nulls = d.Len() - bitutil.CountSetBits(bm.Bytes(), d.Offset(), d.Len())
 		}
-		return array.NewData(t, d.Len(), []*memory.Buffer{nil, buf}, []arrow.ArrayData{child}, 0, 0), nil
+		if nulls > 0 {
+			valid = memory.NewResizableBuffer(mem)
+			valid.Resize(int(bitutil.BytesForBits(int64(d.Len()))))
+			bitutil.CopyBitmap(d.Buffers()[0].Bytes(), d.Offset(), d.Len(), valid.Bytes(), 0)
+			defer valid.Release()
+		}
+		return array.NewData(t, d.Len(), []*memory.Buffer{valid, buf}, []arrow.ArrayData{child}, nulls, 0), nil
 	case *arrow.FixedSizeListType:
 		return fixedSizeListAtZero(mem, d, t, t)
 	case *arrow.StructType:
