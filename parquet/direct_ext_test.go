@@ -153,6 +153,8 @@ func FuzzDirect(f *testing.F) {
 		require.NoError(f, err)
 		f.Add(b)
 	}
+	// nested ragged columns, nulls at every level (the nested direct reader)
+	f.Add(nestedFile(f, 40, 5))
 	lim := limits.Limits{MaxMetadataSize: 1 << 16, MaxElements: 1 << 14, MaxCopySize: 1 << 20} // small: a fuzzed exec runs instrumented
 	f.Fuzz(func(t *testing.T, b []byte) {
 		compareDirect(t, b, lim)

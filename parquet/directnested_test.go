@@ -165,3 +165,31 @@ func TestDuckDBNestedLists(t *testing.T) {
 		assert.Equal(t, want, total, plain.ColumnName(i))
 	}
 }
+
+// nestedFile returns a Parquet file (pqarrow's, Snappy) of rows rows of two nested ragged
+// columns, list<list<float32>> and large_list<fixed_size_list<int64, 2>>, with nulls one in
+// nullOneIn where they may be.
+func nestedFile(t testing.TB, rows, nullOneIn int) []byte {
+	rng := mrand.New(mrand.NewPCG(uint64(rows), uint64(nullOneIn)))
+	types := []arrow.DataType{
+		arrow.ListOf(arrow.ListOf(arrow.PrimitiveTypes.Float32)),
+		arrow.LargeListOf(arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Int64)),
+	}
+	var fields []arrow.Field
+	var cols []arrow.Array
+	for i, typ := range types {
+		b := array.NewBuilder(memory.DefaultAllocator, typ)
+		for range rows {
+			appendRandom(rng, b, typ, nullOneIn)
+		}
+		cols = append(cols, b.NewArray())
+		b.Release()
+		fields = append(fields, arrow.Field{Name: fmt.Sprint("r", i), Type: typ, Nullable: true})
+	}
+	rec := array.NewRecord(arrow.NewSchema(fields, nil), cols, int64(rows))
+	for _, c := range cols {
+		c.Release()
+	}
+	defer rec.Release()
+	return writeRecords(t, []arrow.Record{rec}, parquet.WriterOptions{Compression: parquet.Snappy}, true)
+}
