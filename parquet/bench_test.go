@@ -388,3 +388,42 @@ func BenchmarkReadNested(b *testing.B) {
 		rec.Release()
 	}
 }
+
+// BenchmarkWriteNested writes the nested ragged columns of BenchmarkReadNested with the direct
+// writer and with pqarrow (NewGeneralWriter), into memory; GB/s counts the values.
+func BenchmarkWriteNested(b *testing.B) {
+	const n = 64 << 20
+	for _, typ := range []arrow.DataType{
+		arrow.ListOf(arrow.ListOf(arrow.PrimitiveTypes.Float32)),
+		arrow.ListOf(arrow.FixedSizeListOf(3, arrow.PrimitiveTypes.Float32)),
+	} {
+		rec := nestedColumn(b, n, typ)
+		name := map[arrow.Type]string{arrow.LIST: "list-list", arrow.FIXED_SIZE_LIST: "list-fixed3"}[typ.(*arrow.ListType).Elem().ID()]
+		for _, c := range []parquet.Compression{parquet.Uncompressed, parquet.Zstd} {
+			for _, general := range []bool{false, true} {
+				path := map[bool]string{false: "direct", true: "pqarrow"}[general]
+				b.Run(name+"/"+c.String()+"/"+path, func(b *testing.B) {
+					newWriter := parquet.NewWriter
+					if general {
+						newWriter = parquet.NewGeneralWriter
+					}
+					measureWrite(b, n, func() error {
+						var buf bytes.Buffer
+						w, err := newWriter(&buf, rec.Schema(), parquet.WriterOptions{Compression: c})
+						if err != nil {
+							return err
+						}
+						if parquet.WritesDirectly(w) == general {
+							return fmt.Errorf("direct: %v", parquet.WritesDirectly(w))
+						}
+						if err := w.Write(rec); err != nil {
+							return err
+						}
+						return w.Close()
+					})
+				})
+			}
+		}
+		rec.Release()
+	}
+}

@@ -107,7 +107,14 @@ type writeColumn struct {
 	depth    int  // list levels: the plan's fixed-size lists, or 1 for a variable list
 	variable bool // a list or large_list (wide) of the plan's leaf: offsets give each row's values
 	wide     bool
+
+	// nested, when set, are the levels of lists nested two deep or more, one variable at
+	// least (nestedPlanOf): written level by level (levelEmitter.emitNested).
+	nested []nestedLevel
 }
+
+// ragged reports whether c's rows vary in length: a variable list, or nested lists.
+func (c *writeColumn) ragged() bool { return c.variable || c.nested != nil }
 
 // levelRun is count levels of value v.
 type levelRun struct {
@@ -120,6 +127,18 @@ type levelRun struct {
 func directColumns(schema *arrow.Schema) ([]writeColumn, bool) {
 	cols := make([]writeColumn, 0, schema.NumFields())
 	for _, f := range schema.Fields() {
+		if levels, leaf, ok := nestedPlanOf(f.Type); ok {
+			c := writeColumn{name: f.Name, plan: leaf, depth: len(levels), nested: levels}
+			c.nullable = append(c.nullable, true) // every column is written optional (storageSchema)
+			for _, lv := range levels {
+				c.nullable = append(c.nullable, lv.typ.(arrow.ListLikeType).ElemField().Nullable)
+			}
+			if !c.setLevelsAndStats() {
+				return nil, false
+			}
+			cols = append(cols, c)
+			continue
+		}
 		plan, ok := directPlanOf(f.Type)
 		if !ok {
 			switch l := f.Type.(type) {
@@ -155,37 +174,47 @@ func directColumns(schema *arrow.Schema) ([]writeColumn, bool) {
 				c.nullable = append(c.nullable, elem.Nullable)
 			}
 		}
-		c.maxRep = c.depth
-		for _, n := range c.nullable {
-			if n {
-				c.maxDef++
-			}
-		}
-		c.maxDef += c.depth // a repeated node per list
-		switch plan.leaf.ID() {
-		case arrow.BOOL:
-			c.ops = boolStats()
-		case arrow.FLOAT16:
-			c.ops = float16Stats()
-		case arrow.FLOAT32:
-			c.ops = floatStats[float32]()
-		case arrow.FLOAT64:
-			c.ops = floatStats[float64]()
-		case arrow.INT32:
-			c.ops = intStats[int32]()
-		case arrow.INT64:
-			c.ops = intStats[int64]()
-		case arrow.UINT32:
-			c.ops, c.unsigned = intStats[uint32](), true
-		case arrow.UINT64:
-			c.ops, c.unsigned = intStats[uint64](), true
-		default:
+		if !c.setLevelsAndStats() {
 			return nil, false
 		}
 		c.repRow = repTemplate(plan.sizes)
 		cols = append(cols, c)
 	}
 	return cols, true
+}
+
+// setLevelsAndStats sets c's maximum levels and statistics from its depth, nullability and
+// leaf; false for a leaf the direct writer does not write.
+func (c *writeColumn) setLevelsAndStats() bool {
+	c.maxRep = c.depth
+	c.maxDef = 0
+	for _, n := range c.nullable {
+		if n {
+			c.maxDef++
+		}
+	}
+	c.maxDef += c.depth // a repeated node per list
+	switch c.plan.leaf.ID() {
+	case arrow.BOOL:
+		c.ops = boolStats()
+	case arrow.FLOAT16:
+		c.ops = float16Stats()
+	case arrow.FLOAT32:
+		c.ops = floatStats[float32]()
+	case arrow.FLOAT64:
+		c.ops = floatStats[float64]()
+	case arrow.INT32:
+		c.ops = intStats[int32]()
+	case arrow.INT64:
+		c.ops = intStats[int64]()
+	case arrow.UINT32:
+		c.ops, c.unsigned = intStats[uint32](), true
+	case arrow.UINT64:
+		c.ops, c.unsigned = intStats[uint64](), true
+	default:
+		return false
+	}
+	return true
 }
 
 // repTemplate returns the repetition levels of one row of nested lists of sizes (outer to
@@ -533,7 +562,7 @@ var scratchPool = sync.Pool{New: func() any { return new(pageScratch) }}
 func (d *directWriter) writeChunk(i int, parts []arrow.Record) (chunkMeta, error) {
 	c := &d.cols[i]
 	m := chunkMeta{offset: d.pos, encoding: d.encoding}
-	if m.encoding == ByteStreamSplit && (c.plan.bitPacked || c.variable || c.hasNulls(i, parts)) {
+	if m.encoding == ByteStreamSplit && (c.plan.bitPacked || c.ragged() || c.hasNulls(i, parts)) {
 		// ndarrow's reader, like arrow-go's, reads BYTE_STREAM_SPLIT only in columns without
 		// nulls: a chunk with nulls is written PLAIN, which every reader reads.
 		m.encoding = Plain
@@ -601,10 +630,26 @@ func (d *directWriter) writeChunk(i int, parts []arrow.Record) (chunkMeta, error
 func (c *writeColumn) pageBounds(part arrow.Record, i int) []int64 {
 	rows := part.NumRows()
 	bounds := []int64{0}
-	if !c.variable {
+	if !c.ragged() {
 		perPage := max(1, directPageBytes/(c.plan.cell*c.plan.width))
 		for lo := perPage; lo < rows; lo += perPage {
 			bounds = append(bounds, lo)
+		}
+		return append(bounds, rows)
+	}
+	if c.nested != nil {
+		datas := c.levels(part, i)
+		perPage := max(1, directPageBytes/c.plan.width)
+		first := int64(-1)
+		for r := int64(0); r < rows; r++ {
+			start, count, _ := c.nestedSpan(datas, 0, r+1)
+			if first < 0 {
+				first = start
+			}
+			if start+count-first >= perPage && r+1 < rows {
+				bounds = append(bounds, r+1)
+				first = start + count
+			}
 		}
 		return append(bounds, rows)
 	}
@@ -654,6 +699,14 @@ func (d *directWriter) buildPage(c *writeColumn, i int, spec pageSpec, encoding 
 	var values []byte
 	nvals := count // values (not nulls, not empty lists)
 	switch {
+	case c.nested != nil:
+		s.gather = s.gather[:0]
+		e := levelEmitter{c: c, datas: datas, leaf: leaf, s: s}
+		for r := range rows {
+			e.emitNested(0, int64(top.Offset())+spec.lo+r, 0, 0)
+		}
+		p.values, p.nulls = e.levels, e.nulls
+		values, nvals = s.gather, e.levels-e.nulls
 	case c.variable:
 		values, nvals = c.variableLevels(datas, spec.lo, rows, nulls, s, p)
 	case !nulls:
@@ -824,6 +877,9 @@ func (c *writeColumn) variableLevels(datas []arrow.ArrayData, lo, rows int64, nu
 // leafRange returns the physical range of leaf values rows [lo, lo+rows) of the column
 // (datas: its levels, outer to inner) cover, and whether any level of them is null.
 func (c *writeColumn) leafRange(datas []arrow.ArrayData, lo, rows int64) (start, count int64, nulls bool) {
+	if c.nested != nil {
+		return c.nestedSpan(datas, lo, rows)
+	}
 	start, count = int64(datas[0].Offset())+lo, rows
 	for k, data := range datas {
 		switch {
@@ -856,6 +912,9 @@ func (c *writeColumn) levels(rec arrow.Record, i int) []arrow.ArrayData {
 func (c *writeColumn) checkNoNullLists(rec arrow.Record, i int) error {
 	if c.variable {
 		return nil // a null list row is a level of 0, which every reader reads
+	}
+	if c.nested != nil {
+		return c.checkNoNullFixedLists(rec, i)
 	}
 	datas := c.levels(rec, i)
 	start, count, per := int64(datas[0].Offset()), rec.NumRows(), int64(1)
@@ -946,6 +1005,153 @@ func (e *levelEmitter) emit(k int, idx int64, rep, def int) {
 		}
 		e.emit(k+1, child+j, r, def+1)
 	}
+}
+
+// emitNested writes element idx (physical) of level k of a nested column (writeColumn.nested),
+// its first level being rep, with def levels above it: a null is one level, an empty list one
+// level, a list each of its elements in turn — the innermost list's values in one go when none
+// is null.
+func (e *levelEmitter) emitNested(k int, idx int64, rep, def int) {
+	c := e.c
+	data := e.datas[k]
+	if c.nullable[k] {
+		if v := data.Buffers()[0]; v != nil && data.NullN() != 0 && !bitutil.BitIsSet(v.Bytes(), int(idx)) {
+			e.s.rep.add(rep, 1)
+			e.s.def.add(def, 1)
+			e.levels++
+			e.nulls++
+			return
+		}
+		def++
+	}
+	if k == c.depth {
+		e.s.rep.add(rep, 1)
+		e.s.def.add(def, 1)
+		e.levels++
+		e.gather(idx, 1)
+		return
+	}
+	a, b := c.children(e.datas, k, idx)
+	if a == b { // empty
+		e.s.rep.add(rep, 1)
+		e.s.def.add(def, 1)
+		e.levels++
+		e.nulls++
+		return
+	}
+	if k == c.depth-1 {
+		leaf := e.datas[k+1]
+		if v := leaf.Buffers()[0]; !c.nullable[k+1] || v == nil || leaf.NullN() == 0 ||
+			int64(bitutil.CountSetBits(v.Bytes(), int(a), int(b-a))) == b-a {
+			full := def + 1
+			if c.nullable[k+1] {
+				full++
+			}
+			e.s.rep.add(rep, 1)
+			e.s.rep.add(k+1, b-a-1)
+			e.s.def.add(full, b-a)
+			e.levels += b - a
+			e.gather(a, b-a)
+			return
+		}
+	}
+	for j := a; j < b; j++ {
+		r := rep
+		if j > a {
+			r = k + 1
+		}
+		e.emitNested(k+1, j, r, def+1)
+	}
+}
+
+// gather appends n leaf values from physical index idx to the page's values.
+func (e *levelEmitter) gather(idx, n int64) {
+	if e.c.plan.bitPacked {
+		if size := int((e.bits + n + 7) / 8); size > len(e.s.gather) {
+			e.s.gather = append(e.s.gather, make([]byte, size-len(e.s.gather))...)
+		}
+		bitutil.CopyBitmap(e.leaf, int(idx), int(n), e.s.gather, int(e.bits))
+		e.bits += n
+		return
+	}
+	w := e.c.plan.width
+	e.s.gather = append(e.s.gather, e.leaf[idx*w:(idx+n)*w]...)
+}
+
+// children returns the physical range, in datas[k+1], of the elements of list idx (physical)
+// of level k of a nested column.
+func (c *writeColumn) children(datas []arrow.ArrayData, k int, idx int64) (a, b int64) {
+	child := int64(datas[k+1].Offset())
+	lv := c.nested[k]
+	if lv.fixed > 0 {
+		return child + idx*lv.fixed, child + (idx+1)*lv.fixed
+	}
+	if lv.wide {
+		o := arrow.Int64Traits.CastFromBytes(datas[k].Buffers()[1].Bytes())
+		return child + o[idx], child + o[idx+1]
+	}
+	o := arrow.Int32Traits.CastFromBytes(datas[k].Buffers()[1].Bytes())
+	return child + int64(o[idx]), child + int64(o[idx+1])
+}
+
+// nestedSpan returns the physical range of leaf values rows [lo, lo+rows) of a nested column
+// cover, and whether any level of them is null.
+func (c *writeColumn) nestedSpan(datas []arrow.ArrayData, lo, rows int64) (start, count int64, nulls bool) {
+	start, count = int64(datas[0].Offset())+lo, rows
+	for k, data := range datas {
+		if v := data.Buffers()[0]; v != nil && data.NullN() != 0 && count > 0 &&
+			int64(bitutil.CountSetBits(v.Bytes(), int(start), int(count))) != count {
+			nulls = true
+		}
+		if k == c.depth {
+			break
+		}
+		if count == 0 {
+			start = int64(datas[k+1].Offset())
+			continue
+		}
+		a, _ := c.children(datas, k, start)
+		_, b := c.children(datas, k, start+count-1)
+		start, count = a, b-a
+	}
+	return start, count, nulls
+}
+
+// checkNoNullFixedLists returns an error naming the first row of nested column i of rec with
+// a null fixed-size list (see checkNoNullLists).
+func (c *writeColumn) checkNoNullFixedLists(rec arrow.Record, i int) error {
+	datas := c.levels(rec, i)
+	hasNull := func(k int, start, count int64) bool {
+		v := datas[k].Buffers()[0]
+		return c.nested[k].fixed > 0 && v != nil && datas[k].NullN() != 0 && count > 0 &&
+			int64(bitutil.CountSetBits(v.Bytes(), int(start), int(count))) != count
+	}
+	// Row by row, only when the whole column has one.
+	span := func(lo, rows int64) bool {
+		start, count := int64(datas[0].Offset())+lo, rows
+		for k := range c.depth {
+			if hasNull(k, start, count) {
+				return true
+			}
+			if count == 0 {
+				return false
+			}
+			a, _ := c.children(datas, k, start)
+			_, b := c.children(datas, k, start+count-1)
+			start, count = a, b-a
+		}
+		return false
+	}
+	if !span(0, rec.NumRows()) {
+		return nil
+	}
+	for r := range rec.NumRows() {
+		if span(r, 1) {
+			return fmt.Errorf("parquet: column %q, row %d: a null fixed-size list, which Parquet readers (Arrow C++, pyarrow, arrow-go) do not read back: %w",
+				c.name, r, ErrUnsupported)
+		}
+	}
+	return nil
 }
 
 // split writes src's values of width bytes as BYTE_STREAM_SPLIT: byte k of every value, then

@@ -158,7 +158,7 @@ func newWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions, direct boo
 	cols, ok := directColumns(schema)
 	if ok && opts.Encoding == ByteStreamSplit {
 		for _, c := range cols {
-			ok = ok && !c.plan.bitPacked && !c.variable // BYTE_STREAM_SPLIT has no bools; see below
+			ok = ok && !c.plan.bitPacked && !c.ragged() // BYTE_STREAM_SPLIT has no bools; see below
 		}
 	}
 	if ok && direct && !opts.Dictionary {
@@ -173,7 +173,7 @@ func newWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions, direct boo
 			return nil, fmt.Errorf("parquet: %v encoding with dictionary encoding: %w", opts.Encoding, ErrUnsupported)
 		}
 		for _, f := range schema.Fields() {
-			if cols, ok := directColumns(arrow.NewSchema([]arrow.Field{f}, nil)); !ok || cols[0].plan.bitPacked || cols[0].variable {
+			if cols, ok := directColumns(arrow.NewSchema([]arrow.Field{f}, nil)); !ok || cols[0].plan.bitPacked || cols[0].ragged() {
 				return nil, fmt.Errorf("parquet: %v encoding of column %q (%v): only for columns of floats or 32- and 64-bit integers, flat or in fixed-size lists (what ndarrow and arrow-go read it in): %w",
 					opts.Encoding, f.Name, f.Type, ErrUnsupported)
 			}
