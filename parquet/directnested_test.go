@@ -8,6 +8,7 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -398,4 +399,120 @@ func rowSplits(d arrow.ArrayData) [][]int64 {
 		start, count = int64(child.Offset())+first, splits[len(splits)-1]
 		d = child
 	}
+}
+
+// binaryTable is a fixed_size_binary(5) column with nulls and a fixed_size_list of two
+// fixed_size_binary(3) without, of rows rows. Release it.
+func binaryTable(t testing.TB, rows int, nulls bool) arrow.Record {
+	rng := mrand.New(mrand.NewPCG(uint64(rows), 5))
+	flat := array.NewFixedSizeBinaryBuilder(memory.DefaultAllocator, &arrow.FixedSizeBinaryType{ByteWidth: 5})
+	defer flat.Release()
+	pairs := array.NewFixedSizeListBuilder(memory.DefaultAllocator, 2, &arrow.FixedSizeBinaryType{ByteWidth: 3})
+	defer pairs.Release()
+	inner := pairs.ValueBuilder().(*array.FixedSizeBinaryBuilder)
+	for r := range rows {
+		if nulls && r%7 == 3 {
+			flat.AppendNull()
+		} else {
+			v := make([]byte, 5)
+			for i := range v {
+				v[i] = byte(rng.Uint32())
+			}
+			flat.Append(v)
+		}
+		pairs.Append(true)
+		for range 2 {
+			inner.Append([]byte{byte(r), byte(r >> 8), byte(rng.Uint32())})
+		}
+	}
+	a, b := flat.NewArray(), pairs.NewArray()
+	defer a.Release()
+	defer b.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "flba5", Type: a.DataType(), Nullable: true}, {Name: "pairs", Type: b.DataType(), Nullable: true}}, nil)
+	return array.NewRecord(schema, []arrow.Array{a, b}, int64(rows))
+}
+
+// TestFixedSizeBinaryWrittenDirectly: fixed_size_binary columns, flat with nulls and in
+// fixed-size lists, are written by the direct writer as pqarrow writes them (schema,
+// statistics in unsigned byte order) and read back both ways; BYTE_STREAM_SPLIT of them, which
+// pqarrow cannot read, reads back through the direct reader.
+func TestFixedSizeBinaryWrittenDirectly(t *testing.T) {
+	for _, nulls := range []bool{false, true} {
+		rec := binaryTable(t, 3000, nulls)
+		for _, c := range []parquet.Compression{parquet.Uncompressed, parquet.Snappy} {
+			opts := parquet.WriterOptions{Compression: c, RowGroupBytes: 10 << 10}
+			var buf bytes.Buffer
+			w, err := parquet.NewWriter(&buf, rec.Schema(), opts)
+			require.NoError(t, err)
+			require.True(t, parquet.WritesDirectly(w))
+			require.NoError(t, w.Write(rec))
+			require.NoError(t, w.Close())
+			sameFile(t, buf.Bytes(), writeRecords(t, []arrow.Record{rec}, opts, true))
+			for _, general := range []bool{true, false} {
+				got := readRowGroups(t, buf.Bytes(), general)
+				back := concat(t, got)
+				assert.True(t, array.RecordEqual(rec, back), "pqarrow alone: %v", general)
+				back.Release()
+				for _, g := range got {
+					g.Release()
+				}
+			}
+			opts.Encoding = parquet.ByteStreamSplit
+			split := writeRecords(t, []arrow.Record{rec}, opts, false)
+			got := readRowGroups(t, split, false)
+			back := concat(t, got)
+			assert.True(t, array.RecordEqual(rec, back), "BYTE_STREAM_SPLIT, nulls %v", nulls)
+			back.Release()
+			for _, g := range got {
+				g.Release()
+			}
+		}
+		rec.Release()
+	}
+}
+
+// TestArrowCppReadsFixedSizeBinaryWeWrite: Arrow C++ 17 read the fixed_size_binary table
+// (binaryTable, 3000 rows, no nulls) the direct writer writes with ZSTD, PLAIN and
+// BYTE_STREAM_SPLIT, every row group, restoring both types (`parquet_golden read`, which reads
+// such columns whole and dumps no values of them): testdata/arrow-cpp-17-parquet/
+// read-ndarrow-flba.jsonl. The writer writes those bytes today, and both read back the same.
+func TestArrowCppReadsFixedSizeBinaryWeWrite(t *testing.T) {
+	lines := readJSONLines(t, "testdata/arrow-cpp-17-parquet/read-ndarrow-flba.jsonl")
+	rec := binaryTable(t, 3000, false)
+	defer rec.Release()
+	var files [][]byte
+	for i, e := range []parquet.Encoding{parquet.Plain, parquet.ByteStreamSplit} {
+		var want struct {
+			File       string `json:"file"`
+			FileSHA256 string `json:"file_sha256"`
+			ArrowCpp   []struct {
+				Name string `json:"name"`
+				Type string `json:"type"`
+				Rows int64  `json:"rows"`
+			} `json:"arrow_cpp"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(lines[i]), &want))
+		require.Equal(t, "flba.zstd."+e.String()+".parquet", want.File)
+		b := writeRecords(t, []arrow.Record{rec}, parquet.WriterOptions{Compression: parquet.Zstd, Encoding: e, RowGroupBytes: 10 << 10}, false)
+		sum := sha256.Sum256(b)
+		require.Equal(t, want.FileSHA256, hex.EncodeToString(sum[:]), "%s: not the bytes Arrow C++ read", want.File)
+		require.Len(t, want.ArrowCpp, 2)
+		assert.Equal(t, "fixed_size_binary[5]", want.ArrowCpp[0].Type)
+		assert.Equal(t, "fixed_size_list<element: fixed_size_binary[3]>[2]", want.ArrowCpp[1].Type)
+		assert.EqualValues(t, 3000, want.ArrowCpp[1].Rows)
+		files = append(files, b)
+	}
+	plain, split := concat(t, readRowGroups(t, files[0], false)), concat(t, readRowGroups(t, files[1], false))
+	defer plain.Release()
+	defer split.Release()
+	assert.True(t, array.RecordEqual(plain, split))
+	assert.True(t, array.RecordEqual(rec, split))
+}
+
+// readJSONLines returns the lines of a JSON-lines file.
+func readJSONLines(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
 }

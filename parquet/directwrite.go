@@ -211,6 +211,8 @@ func (c *writeColumn) setLevelsAndStats() bool {
 		c.ops, c.unsigned = intStats[uint32](), true
 	case arrow.UINT64:
 		c.ops, c.unsigned = intStats[uint64](), true
+	case arrow.FIXED_SIZE_BINARY:
+		c.ops = binaryStats(int(c.plan.width))
 	default:
 		return false
 	}
@@ -403,6 +405,30 @@ func intStats[T int32 | int64 | uint32 | uint64]() statsOps {
 			y, _ := ndarray.ViewBytes[T](b)
 			return x[0] < y[0]
 		},
+	}
+}
+
+// binaryStats are the statistics of fixed-length byte arrays of width bytes: ordered as
+// unsigned bytes, lexicographically (the order Parquet defines for them).
+func binaryStats(width int) statsOps {
+	return statsOps{
+		minMax: func(values []byte, n int64) ([]byte, []byte, bool) {
+			if n == 0 || width == 0 {
+				return nil, nil, false
+			}
+			lo, hi := values[:width], values[:width]
+			for i := width; i+width <= len(values); i += width {
+				v := values[i : i+width]
+				if bytes.Compare(v, lo) < 0 {
+					lo = v
+				}
+				if bytes.Compare(v, hi) > 0 {
+					hi = v
+				}
+			}
+			return bytes.Clone(lo), bytes.Clone(hi), true
+		},
+		less: func(a, b []byte) bool { return bytes.Compare(a, b) < 0 },
 	}
 }
 
@@ -1404,7 +1430,7 @@ func (c *writeColumn) physical() int32 {
 	switch c.plan.leaf.ID() {
 	case arrow.BOOL:
 		return physBoolean
-	case arrow.FLOAT16:
+	case arrow.FLOAT16, arrow.FIXED_SIZE_BINARY:
 		return physFixedLenByteArray
 	case arrow.FLOAT32:
 		return physFloat

@@ -174,7 +174,7 @@ func newWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions, direct boo
 		}
 		for _, f := range schema.Fields() {
 			if cols, ok := directColumns(arrow.NewSchema([]arrow.Field{f}, nil)); !ok || cols[0].plan.bitPacked || cols[0].ragged() {
-				return nil, fmt.Errorf("parquet: %v encoding of column %q (%v): only for columns of floats or 32- and 64-bit integers, flat or in fixed-size lists (what ndarrow and arrow-go read it in): %w",
+				return nil, fmt.Errorf("parquet: %v encoding of column %q (%v): only for columns of floats, 32- and 64-bit integers or fixed-size binaries, flat or in fixed-size lists: %w",
 					opts.Encoding, f.Name, f.Type, ErrUnsupported)
 			}
 		}

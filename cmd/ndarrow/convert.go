@@ -100,7 +100,7 @@ func writeFlags(fs *flag.FlagSet, stderr io.Writer, name string) func() writeOpt
 		return err
 	})
 	var pqEncoding parquet.Encoding
-	fs.Func("parquet-encoding", "the value encoding of Parquet output: plain (default) or byte_stream_split (columns of floats and 32- and 64-bit integers)", func(s string) error {
+	fs.Func("parquet-encoding", "the value encoding of Parquet output: plain (default) or byte_stream_split (columns of floats, 32- and 64-bit integers and fixed-size binaries)", func(s string) error {
 		e, err := parquet.ParseEncoding(s)
 		pqEncoding = e
 		return err
