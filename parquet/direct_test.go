@@ -3,9 +3,12 @@ package parquet
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // hybrid encodes levels as RLE/bit-packed hybrid runs: each run a value and a count, a count
@@ -63,4 +66,52 @@ func TestLevelCheck(t *testing.T) {
 	assert.Equal(t, "values", string(rest))
 	_, ok = defs.checkPrefixed([]byte{9, 0, 0, 0, 1}, 1, 0)
 	assert.False(t, ok, "a length past the page")
+}
+
+// TestRunEncoderRoundTrips encodes patterns of levels in the RLE/bit-packing hybrid and reads
+// them back with hybridRuns: long runs, short runs bit-packed in groups (completed from the
+// long run after them), fewer than 8 short levels before a long run kept as RLE runs, and the
+// padding of the last group, at bit widths 1 to 4.
+func TestRunEncoderRoundTrips(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, maxLevel := range []int{1, 2, 3, 7, 15} {
+		for trial := range 200 {
+			var levels []int
+			for range 1 + rng.IntN(40) {
+				v, n := rng.IntN(maxLevel+1), 1+rng.IntN(4)
+				if rng.IntN(4) == 0 {
+					n = 8 + rng.IntN(40)
+				}
+				for range n {
+					levels = append(levels, v)
+				}
+			}
+			var e runEncoder
+			e.reset(maxLevel)
+			for i := 0; i < len(levels); {
+				j := i
+				for j < len(levels) && levels[j] == levels[i] {
+					j++
+				}
+				e.add(levels[i], int64(j-i))
+				i = j
+			}
+			e.flush()
+			var got []int
+			require.True(t, hybridRuns(e.b, bits.Len(uint(maxLevel)), int64(len(levels)), func(v int, count int64) bool {
+				for range count {
+					got = append(got, v)
+				}
+				return true
+			}), "max %d trial %d", maxLevel, trial)
+			require.Equal(t, levels, got, "max %d trial %d", maxLevel, trial)
+		}
+	}
+	// a tensor row's levels (0, then 255 ones) stay two RLE runs
+	var e runEncoder
+	e.reset(1)
+	e.add(0, 1)
+	e.add(1, 255)
+	e.flush()
+	require.Equal(t, []byte{2, 0, 0xfe, 0x03, 1}, e.b)
 }

@@ -146,7 +146,16 @@ func (r *Reader) readDirectNested(c column, rg int, rows int64) (arrow.Array, er
 	values := memory.NewResizableBuffer(r.mem)
 	defer values.Release()
 	values.Resize(int(valueBytes(m.NumValues)))
-	var nullValues []int64
+	nullValues := &nullBits{mem: r.mem, bits: m.NumValues}
+	defer func() {
+		if nullValues.valid != nil {
+			nullValues.valid.Release()
+		}
+	}()
+	// What the lists' offsets and nulls may take, doubling included: at most 16 bytes a level
+	// entry (and a MiB), whatever a hostile file's level runs describe — the entries are
+	// bounded by the row group's budget (checkColumnChunk counts each); past it, pqarrow's.
+	room := 16*m.NumValues + 1<<20
 	D := len(levels)
 	inner := &levels[D-1]
 	var pageSlots []slotRun
@@ -162,7 +171,10 @@ func (r *Reader) readDirectNested(c column, rg int, rows int64) (arrow.Array, er
 				return false
 			}
 		} else {
-			lv.starts = append(lv.starts, lv.n)
+			var ok bool
+			if lv.starts, ok = appendIndex(lv.starts, lv.n, &room); !ok {
+				return false
+			}
 		}
 		lv.count++
 		switch {
@@ -170,14 +182,17 @@ func (r *Reader) readDirectNested(c column, rg int, rows int64) (arrow.Array, er
 			if !lv.optional || d != lv.base-1 {
 				return false
 			}
-			lv.nulls = append(lv.nulls, lv.count-1)
+			var ok bool
+			if lv.nulls, ok = appendIndex(lv.nulls, lv.count-1, &room); !ok {
+				return false
+			}
 			return true
 		case d == lv.base:
 			return true // empty
 		}
 		lv.n++
 		if k == D-1 {
-			return value(d, 1, &pageSlots, &nullValues, inner.n-1, leafOptional, valueDef)
+			return value(d, 1, &pageSlots, nullValues, inner.n-1, leafOptional, valueDef)
 		}
 		return begin(k+1, d)
 	}
@@ -215,7 +230,7 @@ func (r *Reader) readDirectNested(c column, rg int, rows int64) (arrow.Array, er
 			switch rep, d := rr.v, dr.v; {
 			case rep == D && row >= 0 && holds(inner, count): // values continuing the innermost list
 				inner.n += count
-				if !value(d, count, &pageSlots, &nullValues, inner.n-count, leafOptional, valueDef) {
+				if !value(d, count, &pageSlots, nullValues, inner.n-count, leafOptional, valueDef) {
 					return nil, errNotDirect
 				}
 			case rep == 0:
@@ -277,27 +292,60 @@ func holds(lv *nestedLevel, more int64) bool {
 	return lv.count > 0 && lv.n > lv.starts[len(lv.starts)-1]
 }
 
+// nullBits is the validity bitmap of a nested column's values, made at the first null.
+type nullBits struct {
+	mem   memory.Allocator
+	bits  int64 // the values there may be
+	valid *memory.Buffer
+	nulls int64
+}
+
+// clear marks count values from at null.
+func (b *nullBits) clear(at, count int64) {
+	if b.valid == nil {
+		b.valid = memory.NewResizableBuffer(b.mem)
+		b.valid.Resize(int((b.bits + 7) / 8))
+		bitutil.SetBitsTo(b.valid.Bytes(), 0, b.bits, true)
+	}
+	bitutil.SetBitsTo(b.valid.Bytes(), at, count, false)
+	b.nulls += count
+}
+
 // value adds count values (or nulls) defined at level d to a page's slots; at is the first's
 // place among the values.
-func value(d int, count int64, slots *[]slotRun, nulls *[]int64, at int64, leafOptional bool, valueDef int) bool {
+func value(d int, count int64, slots *[]slotRun, nulls *nullBits, at int64, leafOptional bool, valueDef int) bool {
 	switch {
 	case d == valueDef:
 		*slots = appendSlots(*slots, true, count)
 	case leafOptional && d == valueDef-1:
 		*slots = appendSlots(*slots, false, count)
-		for k := range count {
-			*nulls = append(*nulls, at+k)
-		}
+		nulls.clear(at, count)
 	default:
 		return false
 	}
 	return true
 }
 
+// appendIndex appends v to s, growing it within what *room allows (bytes, taken from it);
+// false when it would need more: the lists a hostile file's level runs can make cost no more
+// memory than the row group's budget counted for its levels.
+func appendIndex(s []int64, v int64, room *int64) ([]int64, bool) {
+	if len(s) == cap(s) {
+		grown := max(2*int64(cap(s)), 1024)
+		need := (grown - int64(cap(s))) * 8
+		if need > *room {
+			return s, false
+		}
+		*room -= need
+		s = append(make([]int64, 0, grown), s...)
+	}
+	return append(s, v), true
+}
+
 // buildNested makes the column of type typ from its levels' lists and the values, nv of them
 // (nulls among them), for rows rows: a fixed-size level must hold lists of its size, none null
 // (else errNotDirect: pqarrow says what is wrong).
-func buildNested(mem memory.Allocator, typ arrow.DataType, levels []nestedLevel, plan directPlan, values *memory.Buffer, nv int64, nullValues []int64, rows int64) (arrow.Array, error) {
+func buildNested(mem memory.Allocator, typ arrow.DataType, levels []nestedLevel, plan directPlan, values *memory.Buffer, nv int64, nullValues *nullBits, rows int64) (arrow.Array, error) {
 	bitmap := func(n int64, nulls []int64) *memory.Buffer {
 		if len(nulls) == 0 {
 			return nil
@@ -315,11 +363,11 @@ func buildNested(mem memory.Allocator, typ arrow.DataType, levels []nestedLevel,
 	} else {
 		values.Resize(int(nv * plan.width))
 	}
-	valid := bitmap(nv, nullValues)
-	data := array.NewData(plan.leaf, int(nv), []*memory.Buffer{valid, values}, nil, len(nullValues), 0)
+	valid := nullValues.valid
 	if valid != nil {
-		valid.Release()
+		valid.Resize(int((nv + 7) / 8))
 	}
+	data := array.NewData(plan.leaf, int(nv), []*memory.Buffer{valid, values}, nil, int(nullValues.nulls), 0)
 	for k := len(levels) - 1; k >= 0; k-- {
 		lv := &levels[k]
 		count := lv.count

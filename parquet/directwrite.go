@@ -250,17 +250,24 @@ func repTemplate(sizes []int64) []levelRun {
 	return runs
 }
 
-// runEncoder writes levels as RLE runs of Parquet's RLE/bit-packing hybrid, merging equal
-// neighbours.
+// runEncoder writes levels in Parquet's RLE/bit-packing hybrid: a run of 8 or more equal
+// levels as an RLE run; shorter ones gathered and, once they make a group of 8, bit-packed in
+// groups (a group begun before a long run is completed from it), as Arrow C++ and arrow-go
+// write them: a pattern of short runs (the levels of small cells: 0 2 2 1 2 2 …) takes its
+// bit width a level, not two bytes a run. Fewer than 8 short levels before a long run (a
+// tensor row's first level before the rest) stay RLE runs, which readers walk fastest.
 type runEncoder struct {
 	b     []byte
-	width int // bytes per run value
-	v     int
+	bits  int // bit width of a level
+	width int // bytes of an RLE run's value
+	v     int // the pending run
 	n     int64
+	lit   []int // levels waiting to be bit-packed
 }
 
 func (e *runEncoder) reset(maxLevel int) {
-	e.b, e.width, e.n = e.b[:0], (bits.Len(uint(maxLevel))+7)/8, 0
+	e.bits = bits.Len(uint(maxLevel))
+	e.b, e.width, e.n, e.lit = e.b[:0], (e.bits+7)/8, 0, e.lit[:0]
 }
 
 func (e *runEncoder) add(v int, n int64) {
@@ -271,19 +278,101 @@ func (e *runEncoder) add(v int, n int64) {
 		e.n += n
 		return
 	}
-	e.flush()
+	e.settle()
 	e.v, e.n = v, n
 }
 
-func (e *runEncoder) flush() {
-	for e.n > 0 {
-		c := min(e.n, 1<<30) // readers take run lengths as 32-bit counts
+// settle encodes the pending run: bit-packed with the levels before it when short, else as
+// an RLE run once the levels before it are bit-packed.
+func (e *runEncoder) settle() {
+	v, n := e.v, e.n
+	e.n = 0
+	if n == 0 {
+		return
+	}
+	if n < 8 && e.bits > 0 {
+		for range n {
+			e.lit = append(e.lit, v)
+		}
+		if len(e.lit) >= 512 {
+			e.pack(len(e.lit) / 8)
+		}
+		return
+	}
+	if len(e.lit) < 8 {
+		e.literalRuns() // a short run or two before a long one: RLE runs, as they were
+	} else if k := len(e.lit) % 8; k != 0 {
+		take := min(int64(8-k), n)
+		for range take {
+			e.lit = append(e.lit, v)
+		}
+		n -= take
+	}
+	if len(e.lit) > 0 {
+		e.pack(len(e.lit) / 8)
+	}
+	e.rle(v, n)
+}
+
+// rle writes n levels of v as RLE runs.
+func (e *runEncoder) rle(v int, n int64) {
+	for n > 0 {
+		c := min(n, 1<<30) // readers take run lengths as 32-bit counts
 		e.b = binary.AppendUvarint(e.b, uint64(c)<<1)
 		for i := range e.width {
-			e.b = append(e.b, byte(e.v>>(8*i)))
+			e.b = append(e.b, byte(v>>(8*i)))
 		}
-		e.n -= c
+		n -= c
 	}
+}
+
+// literalRuns writes the gathered levels as RLE runs, equal neighbours merged.
+func (e *runEncoder) literalRuns() {
+	for i := 0; i < len(e.lit); {
+		j := i
+		for j < len(e.lit) && e.lit[j] == e.lit[i] {
+			j++
+		}
+		e.rle(e.lit[i], int64(j-i))
+		i = j
+	}
+	e.lit = e.lit[:0]
+}
+
+// pack writes the first groups×8 gathered levels as one bit-packed run and keeps the rest.
+func (e *runEncoder) pack(groups int) {
+	if groups == 0 {
+		return
+	}
+	e.b = binary.AppendUvarint(e.b, uint64(groups)<<1|1)
+	start := len(e.b)
+	e.b = append(e.b, make([]byte, groups*e.bits)...)
+	out := e.b[start:]
+	for i, v := range e.lit[:groups*8] {
+		for j := range e.bits {
+			if v>>j&1 != 0 {
+				bit := i*e.bits + j
+				out[bit/8] |= 1 << (bit % 8)
+			}
+		}
+	}
+	e.lit = append(e.lit[:0], e.lit[groups*8:]...)
+}
+
+// flush ends the levels: the pending run, and the gathered levels padded to a group (the
+// reader stops at the page's count).
+func (e *runEncoder) flush() {
+	e.settle()
+	if len(e.lit) < 8 {
+		e.literalRuns()
+		return
+	}
+	if k := len(e.lit) % 8; k != 0 {
+		for range 8 - k {
+			e.lit = append(e.lit, 0)
+		}
+	}
+	e.pack(len(e.lit) / 8)
 }
 
 // statsOps are a leaf type's statistics: minMax returns the least and greatest of the n
