@@ -184,9 +184,9 @@ func TestDataURLOverTLS(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 700, recs)
 
-	// A plaintext client of a TLS server does not follow an http:// location it is given.
-	plain := dial(t, s.uri, ClientOptions{TLS: &tls.Config{RootCAs: pool}})
-	grpcLocs, data := plain.split([]*arrowflight.Location{{Uri: "http://elsewhere:1/x"}, {Uri: reuseConnection}})
+	// A client that reached its server over TLS does not follow an http:// location it is
+	// given (it goes by DoGet).
+	grpcLocs, data := c.split([]*arrowflight.Location{{Uri: "http://elsewhere:1/x"}, {Uri: reuseConnection}})
 	require.Empty(t, data)
 	require.Len(t, grpcLocs, 1)
 }

@@ -72,7 +72,7 @@ func (g *getter) fetchURL(ctx context.Context, c *Client, u string, block *datas
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		if err := statusIn(resp.Header); err != nil {
-			if c := status.Code(err); c != codes.PermissionDenied && c != codes.Unavailable {
+			if code := status.Code(err); code != codes.PermissionDenied && code != codes.Unavailable {
 				return nil, err // DoGet would say the same (not found, over the budget, ...)
 			}
 			return nil, &beforeStream{err}
