@@ -33,6 +33,15 @@
 // ClientOptions.TokenEndpoints names, and refuses an endpoint in plaintext from a server it
 // reached over TLS (ErrInsecureEndpoint).
 //
+// The same port answers plain HTTP/1.1 GETs of each flight's data, the Flight specification's
+// extended location URIs: every FlightEndpoint lists, after its DoGet location, a presigned
+// http:// (https:// with TLS) URL whose GET returns the stream DoGet would, as an Arrow IPC
+// stream, which any HTTP client reads. A Client fetches it there when listed — the values read
+// from the socket straight into the result, where gRPC copies every byte through its HTTP/2
+// frames — and by DoGet when the GET fails before its stream starts (Options.GRPCOnly and
+// ClientOptions.GRPCOnly turn it off); a stream that fails part way ends with its status in
+// the response's trailer, as DoGet's would.
+//
 // Scale-out is Flight's own: servers that each hold a shard of a catalogue (the rows
 // [k·n, (k+1)·n) of each tensor, say) and know one another (Options.Shards) answer
 // GetFlightInfo with one endpoint per server, in row order; Client.Get fetches the endpoints
