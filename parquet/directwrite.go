@@ -757,7 +757,7 @@ func (c *writeColumn) pageBounds(part arrow.Record, i int) []int64 {
 		perPage := max(1, directPageBytes/c.plan.width)
 		first := int64(-1)
 		for r := int64(0); r < rows; r++ {
-			start, count, _ := c.nestedSpan(datas, 0, r+1)
+			start, count, _ := c.nestedSpan(datas, 0, r+1, false)
 			if first < 0 {
 				first = start
 			}
@@ -993,7 +993,7 @@ func (c *writeColumn) variableLevels(datas []arrow.ArrayData, lo, rows int64, nu
 // (datas: its levels, outer to inner) cover, and whether any level of them is null.
 func (c *writeColumn) leafRange(datas []arrow.ArrayData, lo, rows int64) (start, count int64, nulls bool) {
 	if c.nested != nil {
-		return c.nestedSpan(datas, lo, rows)
+		return c.nestedSpan(datas, lo, rows, true)
 	}
 	start, count = int64(datas[0].Offset())+lo, rows
 	for k, data := range datas {
@@ -1210,11 +1210,12 @@ func (c *writeColumn) children(datas []arrow.ArrayData, k int, idx int64) (a, b 
 }
 
 // nestedSpan returns the physical range of leaf values rows [lo, lo+rows) of a nested column
-// cover, and whether any level of them is null.
-func (c *writeColumn) nestedSpan(datas []arrow.ArrayData, lo, rows int64) (start, count int64, nulls bool) {
+// cover and, with withNulls (a count of bits over the range), whether any level of them is
+// null.
+func (c *writeColumn) nestedSpan(datas []arrow.ArrayData, lo, rows int64, withNulls bool) (start, count int64, nulls bool) {
 	start, count = int64(datas[0].Offset())+lo, rows
 	for k, data := range datas {
-		if v := data.Buffers()[0]; v != nil && data.NullN() != 0 && count > 0 &&
+		if v := data.Buffers()[0]; withNulls && v != nil && data.NullN() != 0 && count > 0 &&
 			int64(bitutil.CountSetBits(v.Bytes(), int(start), int(count))) != count {
 			nulls = true
 		}
