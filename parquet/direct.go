@@ -92,7 +92,13 @@ func directPlanOf(t arrow.DataType) (directPlan, bool) {
 // sameNesting reports whether pqarrow reads the column as t — lists, as deep as the plan's,
 // of its leaf type — and so agrees with the plan on what the Parquet schema holds.
 func (p directPlan) sameNesting(t arrow.DataType) bool {
-	for range p.lists {
+	return listsOf(t, len(p.lists), p.leaf)
+}
+
+// listsOf reports whether t is lists (list, large_list or fixed-size) depth deep of leaf's
+// type.
+func listsOf(t arrow.DataType, depth int, leaf arrow.DataType) bool {
+	for range depth {
 		switch l := t.(type) {
 		case *arrow.ListType:
 			t = l.Elem()
@@ -104,7 +110,37 @@ func (p directPlan) sameNesting(t arrow.DataType) bool {
 			return false
 		}
 	}
-	return t != nil && t.ID() == p.leaf.ID()
+	return t != nil && t.ID() == leaf.ID()
+}
+
+// valueBytes is the size of n of the plan's values: bytes, or bits of bools.
+func (p directPlan) valueBytes(n int64) int64 {
+	if p.bitPacked {
+		return (n + 7) / 8
+	}
+	return n * p.width
+}
+
+// listChunk is a column chunk as the list readers read it.
+type listChunk struct {
+	numValues int64 // level entries
+	codec     int32
+	pages     []byte // inside the file: checkColumnChunk
+	decode    func(dst, src []byte) error
+}
+
+// listChunkOf returns the column chunk of leaf column leaf in row group rg, of rows rows, for
+// the list readers; ok is false for a chunk they leave to pqarrow (a codec they do not
+// decode, a dictionary, fewer level entries than rows, more than MaxElements).
+func (r *Reader) listChunkOf(leaf, rg int, rows int64) (listChunk, bool) {
+	m := r.md.FileMetaData.RowGroups[rg].Columns[leaf].MetaData
+	decode := pageDecoders[int32(m.Codec)]
+	if m.Codec != 0 && decode == nil || m.DictionaryPageOffset != nil && *m.DictionaryPageOffset > 0 ||
+		m.NumValues < rows || m.NumValues > r.lim.MaxElements {
+		return listChunk{}, false
+	}
+	start, length := m.DataPageOffset, m.TotalCompressedSize
+	return listChunk{numValues: m.NumValues, codec: int32(m.Codec), pages: r.b[start : start+length], decode: decode}, true
 }
 
 // pageDecoders decompress a page's bytes into exactly len(dst) bytes, by codec; the direct

@@ -70,21 +70,15 @@ func (r *Reader) readDirectList(c column, rg int, rows int64) (arrow.Array, erro
 		return nil, errNotDirect
 	}
 	fullDef := int(descr.MaxDefinitionLevel())
-	m := r.md.FileMetaData.RowGroups[rg].Columns[c.leaves[0]].MetaData
-	decode := pageDecoders[int32(m.Codec)]
-	if m.Codec != 0 && decode == nil || m.DictionaryPageOffset != nil && *m.DictionaryPageOffset > 0 ||
-		m.NumValues < rows || m.NumValues > r.lim.MaxElements {
+	m, ok := r.listChunkOf(c.leaves[0], rg, rows)
+	if !ok {
 		return nil, errNotDirect
 	}
-	valueBytes := func(n int64) int64 {
-		if plan.bitPacked {
-			return (n + 7) / 8
-		}
-		return n * plan.width
-	}
+	decode := m.decode
+	valueBytes := plan.valueBytes
 	values := memory.NewResizableBuffer(r.mem)
 	defer values.Release()
-	values.Resize(int(valueBytes(m.NumValues)))
+	values.Resize(int(valueBytes(m.numValues)))
 	offsetWidth := int64(4)
 	if wide {
 		offsetWidth = 8
@@ -121,14 +115,13 @@ func (r *Reader) readDirectList(c column, rg int, rows int64) (arrow.Array, erro
 	var pageSlots []slotRun
 	addSlots := func(valid bool, count int64) { pageSlots = appendSlots(pageSlots, valid, count) }
 
-	start, length := m.DataPageOffset, m.TotalCompressedSize // inside the file: checkColumnChunk
-	chunk := r.b[start : start+length]
+	chunk := m.pages
 	var scratch, split []byte
 	var repRuns, defRuns []levelRun
 	row, nv, seen := int64(-1), int64(0), int64(0) // the current row, values and levels so far
 	defWidth := bits.Len(uint(fullDef))
-	for pos := 0; seen < m.NumValues; {
-		h, page, next, ok := nextDirectPage(chunk, pos, int32(m.Codec), plan.bitPacked, m.NumValues-seen)
+	for pos := 0; seen < m.numValues; {
+		h, page, next, ok := nextDirectPage(chunk, pos, m.codec, plan.bitPacked, m.numValues-seen)
 		if !ok {
 			return nil, errNotDirect
 		}
@@ -139,7 +132,7 @@ func (r *Reader) readDirectList(c column, rg int, rows int64) (arrow.Array, erro
 		n := int64(h.numValues)
 		isSplit := h.encoding == encodingByteStreamSplit
 		var reps, defs, vals []byte
-		if reps, defs, vals, scratch, ok = pageSections(h, page, m.Codec != 0, decode, scratch); !ok {
+		if reps, defs, vals, scratch, ok = pageSections(h, page, m.codec != 0, decode, scratch); !ok {
 			return nil, errNotDirect
 		}
 		repRuns, defRuns = repRuns[:0], defRuns[:0]
@@ -162,7 +155,7 @@ func (r *Reader) readDirectList(c column, rg int, rows int64) (arrow.Array, erro
 					row++
 					setOffset(row, nv)
 					if d == nullValueDef {
-						clearBit(&valueValid, m.NumValues, nv)
+						clearBit(&valueValid, m.numValues, nv)
 						nullValues++
 					}
 					nv++
@@ -183,7 +176,7 @@ func (r *Reader) readDirectList(c column, rg int, rows int64) (arrow.Array, erro
 			case rr.v == 1 && row >= 0 && (d == fullDef || d == nullValueDef): // more values of the row
 				if d == nullValueDef {
 					for k := range count {
-						clearBit(&valueValid, m.NumValues, nv+k)
+						clearBit(&valueValid, m.numValues, nv+k)
 					}
 					nullValues += count
 				}

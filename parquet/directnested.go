@@ -75,21 +75,7 @@ func (r *Reader) readDirectNested(c column, rg int, rows int64) (arrow.Array, er
 	if !ok || c.parts != nil || len(c.leaves) != 1 || rows <= 0 {
 		return nil, errNotDirect
 	}
-	// pqarrow reads the column as lists of the same depth over the same leaf.
-	t := c.pqType
-	for range levels {
-		switch l := t.(type) {
-		case *arrow.ListType:
-			t = l.Elem()
-		case *arrow.LargeListType:
-			t = l.Elem()
-		case *arrow.FixedSizeListType:
-			t = l.Elem()
-		default:
-			return nil, errNotDirect
-		}
-	}
-	if t == nil || t.ID() != plan.leaf.ID() {
+	if !listsOf(c.pqType, len(levels), plan.leaf) { // pqarrow reads it as lists as deep
 		return nil, errNotDirect
 	}
 	descr := r.md.Schema.Column(c.leaves[0])
@@ -131,22 +117,16 @@ func (r *Reader) readDirectNested(c column, rg int, rows int64) (arrow.Array, er
 	if int(descr.MaxDefinitionLevel()) != valueDef {
 		return nil, errNotDirect
 	}
-	m := r.md.FileMetaData.RowGroups[rg].Columns[c.leaves[0]].MetaData
-	decode := pageDecoders[int32(m.Codec)]
-	if m.Codec != 0 && decode == nil || m.DictionaryPageOffset != nil && *m.DictionaryPageOffset > 0 ||
-		m.NumValues < rows || m.NumValues > r.lim.MaxElements {
+	m, ok := r.listChunkOf(c.leaves[0], rg, rows)
+	if !ok {
 		return nil, errNotDirect
 	}
-	valueBytes := func(n int64) int64 {
-		if plan.bitPacked {
-			return (n + 7) / 8
-		}
-		return n * plan.width
-	}
+	decode := m.decode
+	valueBytes := plan.valueBytes
 	values := memory.NewResizableBuffer(r.mem)
 	defer values.Release()
-	values.Resize(int(valueBytes(m.NumValues)))
-	nullValues := &nullBits{mem: r.mem, bits: m.NumValues}
+	values.Resize(int(valueBytes(m.numValues)))
+	nullValues := &nullBits{mem: r.mem, bits: m.numValues}
 	defer func() {
 		if nullValues.valid != nil {
 			nullValues.valid.Release()
@@ -155,7 +135,7 @@ func (r *Reader) readDirectNested(c column, rg int, rows int64) (arrow.Array, er
 	// What the lists' offsets and nulls may take, doubling included: at most 16 bytes a level
 	// entry (and a MiB), whatever a hostile file's level runs describe — the entries are
 	// bounded by the row group's budget (checkColumnChunk counts each); past it, pqarrow's.
-	room := 16*m.NumValues + 1<<20
+	room := 16*m.numValues + 1<<20
 	D := len(levels)
 	inner := &levels[D-1]
 	var pageSlots []slotRun
@@ -197,14 +177,13 @@ func (r *Reader) readDirectNested(c column, rg int, rows int64) (arrow.Array, er
 		return begin(k+1, d)
 	}
 
-	start, length := m.DataPageOffset, m.TotalCompressedSize // inside the file: checkColumnChunk
-	chunk := r.b[start : start+length]
+	chunk := m.pages
 	var scratch, split []byte
 	var repRuns, defRuns []levelRun
 	row, seen := int64(-1), int64(0)
 	repWidth, defWidth := bits.Len(uint(D)), bits.Len(uint(valueDef))
-	for pos := 0; seen < m.NumValues; {
-		h, page, next, ok := nextDirectPage(chunk, pos, int32(m.Codec), plan.bitPacked, m.NumValues-seen)
+	for pos := 0; seen < m.numValues; {
+		h, page, next, ok := nextDirectPage(chunk, pos, m.codec, plan.bitPacked, m.numValues-seen)
 		if !ok {
 			return nil, errNotDirect
 		}
@@ -214,7 +193,7 @@ func (r *Reader) readDirectNested(c column, rg int, rows int64) (arrow.Array, er
 		}
 		n := int64(h.numValues)
 		var reps, defs, vals []byte
-		if reps, defs, vals, scratch, ok = pageSections(h, page, m.Codec != 0, decode, scratch); !ok {
+		if reps, defs, vals, scratch, ok = pageSections(h, page, m.codec != 0, decode, scratch); !ok {
 			return nil, errNotDirect
 		}
 		repRuns, defRuns = repRuns[:0], defRuns[:0]
@@ -266,7 +245,7 @@ func (r *Reader) readDirectNested(c column, rg int, rows int64) (arrow.Array, er
 				dense += sl.count
 			}
 		}
-		if int64(len(vals)) != valueBytes(dense) || inner.n > m.NumValues {
+		if int64(len(vals)) != valueBytes(dense) || inner.n > m.numValues {
 			return nil, errNotDirect
 		}
 		if h.encoding == encodingByteStreamSplit {
