@@ -36,6 +36,9 @@ func (e *FileError) Unwrap() error { return e.Err }
 func Guard(f func() error) error {
 	err := mmap.Guard(f)
 	var fault *mmap.FaultError
+	if errors.As(err, &fault) && fault.NotFetched { // a reader strayed outside what it fetched
+		return &FileError{Path: fault.Path, Err: fmt.Errorf("%w (byte %d)", mmap.ErrNotFetched, fault.Offset)}
+	}
 	if errors.As(err, &fault) {
 		return &FileError{Path: fault.Path, Err: fmt.Errorf("%w (its mapped bytes end before byte %d)", ErrFileChanged, fault.Offset)}
 	}
@@ -45,6 +48,10 @@ func Guard(f func() error) error {
 // sameVersion reports whether the file info now describes the same file as was, unchanged:
 // the same file (device and inode), size and modification time.
 func sameVersion(was, now fs.FileInfo) bool {
+	if w, ok := was.(objectInfo); ok {
+		n, ok := now.(objectInfo)
+		return ok && w.obj.URI == n.obj.URI && w.obj.Version == n.obj.Version && w.obj.Size == n.obj.Size
+	}
 	return was != nil && now != nil && os.SameFile(was, now) && was.Size() == now.Size() && was.ModTime().Equal(now.ModTime())
 }
 
@@ -83,7 +90,7 @@ func (s *Source) SameAs(o *Source) bool {
 	}
 	for i, p := range s.parts {
 		q := o.parts[i]
-		if p.file.mapping != q.file.mapping || p.resident != q.resident || p.column != q.column {
+		if p.file.mapping != q.file.mapping || p.resident != q.resident || p.column != q.column || p.rowFirst != q.rowFirst || len(p.rowRows) != len(q.rowRows) {
 			return false
 		}
 	}

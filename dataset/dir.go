@@ -78,47 +78,24 @@ func (d *Dir) Rescan() (*Dir, error) {
 func scanDir(dir string, lim limits.Limits, prev map[string]*fileScan) (*Dir, error) {
 	d := &Dir{Path: dir, scans: map[string]*fileScan{}, lim: lim}
 	var order []*fileScan
-	err := filepath.WalkDir(dir, func(path string, de fs.DirEntry, err error) error {
-		if err != nil {
-			if path == dir {
-				return err
-			}
-			d.Skipped = append(d.Skipped, err)
-			return nil
-		}
-		if path == dir {
-			return nil
-		}
-		if strings.HasPrefix(de.Name(), ".") || strings.HasPrefix(de.Name(), "_") {
-			if de.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !de.Type().IsRegular() {
-			return nil
-		}
-		info, err := de.Info()
-		if err != nil {
-			return nil // removed since it was listed
-		}
-		sc := prev[path]
+	entries, skipped, err := walk(dir)
+	if err != nil {
+		return nil, err
+	}
+	d.Skipped = append(d.Skipped, skipped...)
+	for _, e := range entries {
+		sc := prev[e.path]
 		switch {
-		case sc == nil || !sameVersion(sc.info, info):
-			sc = scanFile(dir, path, info, lim) // holds the mapping's first reference: d's
+		case sc == nil || !sameVersion(sc.info, e.info):
+			sc = scanFile(dir, e.path, e.info, lim) // holds the mapping's first reference: d's
 		case sc.file != nil:
 			sc.file.Retain() // d's reference to a file an earlier Dir read
 		}
 		if sc.file != nil {
 			d.files = append(d.files, sc.file)
 		}
-		d.scans[path] = sc
+		d.scans[e.path] = sc
 		order = append(order, sc)
-		return nil
-	})
-	if err != nil {
-		d.Release()
-		return nil, err
 	}
 	partsOf := rootTable(dir, order)
 	byName := map[string]*Source{}
@@ -145,6 +122,56 @@ func scanDir(dir string, lim limits.Limits, prev map[string]*fileScan) (*Dir, er
 		}
 	}
 	return d, nil
+}
+
+// entry is a file (or object) of a directory dataset, as its walk found it.
+type entry struct {
+	path string
+	info fs.FileInfo
+}
+
+// walk lists the regular files under dir, recursively, in path order, leaving out names
+// starting with "." or "_" (and what is under such folders) and not following symbolic links;
+// skipped says which subdirectories could not be listed. dir may be a prefix of objects
+// (IsURI): its objects are listed, with the same rules for the parts of their keys under it.
+func walk(dir string) (entries []entry, skipped []error, err error) {
+	if IsURI(dir) {
+		return walkObjects(dir)
+	}
+	err = filepath.WalkDir(dir, func(path string, de fs.DirEntry, err error) error {
+		if err != nil {
+			if path == dir {
+				return err
+			}
+			skipped = append(skipped, err)
+			return nil
+		}
+		if path == dir {
+			return nil
+		}
+		if isHidden(de.Name()) {
+			if de.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !de.Type().IsRegular() {
+			return nil
+		}
+		info, err := de.Info()
+		if err != nil {
+			return nil // removed since it was listed
+		}
+		entries = append(entries, entry{path, info})
+		return nil
+	})
+	return entries, skipped, err
+}
+
+// isHidden reports whether a file or folder name is left out of a directory dataset: hidden
+// (".name") or a writer's bookkeeping ("_SUCCESS", "_delta_log").
+func isHidden(name string) bool {
+	return strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")
 }
 
 // rootTable returns the name of the table the files directly in dir are the parts of, or ""
@@ -204,12 +231,15 @@ func scanFile(dir, path string, info fs.FileInfo, lim limits.Limits) *fileScan {
 	if base == "" {
 		base = BaseName(path)
 	}
-	f, sources, format, err := scanNamed(path, base, lim)
+	f, sources, format, err := scanNamed(path, info, base, lim)
 	switch {
 	case errors.Is(err, ErrNotTensors):
 		return &fileScan{info: info}
 	case err != nil:
 		return &fileScan{info: info, err: err}
+	}
+	if f.remote != nil {
+		return &fileScan{info: info, file: f, format: format, sources: sources} // read at that version
 	}
 	return &fileScan{info: f.mapping.Info(), file: f, format: format, sources: sources}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/internal/arrowfb"
 	"github.com/ndarrow/ndarrow/internal/mmap"
+	"github.com/ndarrow/ndarrow/internal/objstore"
 	"github.com/ndarrow/ndarrow/internal/sentinel"
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/limits"
@@ -101,6 +103,7 @@ type File struct {
 	Path    string
 	Tensors []Tensor
 	mapping *mmap.Mapping
+	remote  *objstore.Buffer // an object's: what was fetched of it, nil for a file
 }
 
 // Open maps the file at path into memory and reads its tensors within lim (zero fields take
@@ -115,11 +118,12 @@ func Open(path string, lim limits.Limits) (*File, error) {
 
 // openNamed opens the file at path as Open does, naming its tensors after base.
 func openNamed(path, base string, lim limits.Limits) (*File, error) {
-	return mapped(path, func(b []byte) ([]Tensor, error) { return readNamed(path, b, base, lim) })
+	return mapped(path, lim, true, func(b []byte) ([]Tensor, error) { return readNamed(path, b, base, lim) })
 }
 
 // readNamed reads the tensors of b, the bytes of the file at path, as Open does.
 func readNamed(path string, b []byte, base string, lim limits.Limits) ([]Tensor, error) {
+	path = withoutQuery(path)
 	if IsTFRecordName(path) {
 		return ReadTFRecord(b, base, tfrecord.CompressionOf(path), lim)
 	}
@@ -129,11 +133,11 @@ func readNamed(path string, b []byte, base string, lim limits.Limits) ([]Tensor,
 // scanNamed opens the file at path for a directory dataset, naming its tensors after base:
 // a Parquet file's columns as Sources that read each row group on demand, any other file's
 // tensors as Open reads them.
-func scanNamed(path, base string, lim limits.Limits) (*File, []*Source, Format, error) {
+func scanNamed(path string, info fs.FileInfo, base string, lim limits.Limits) (*File, []*Source, Format, error) {
 	var sources []*Source
 	var file File // the Sources' file, filled in once mapped returns it
 	format := FormatTFRecord
-	f, err := mapped(path, func(b []byte) ([]Tensor, error) {
+	read := func(b []byte) ([]Tensor, error) {
 		if !IsTFRecordName(path) {
 			format = Detect(b)
 		}
@@ -143,7 +147,14 @@ func scanNamed(path, base string, lim limits.Limits) (*File, []*Source, Format, 
 			return nil, err
 		}
 		return readNamed(path, b, base, lim)
-	})
+	}
+	var f *File
+	var err error
+	if listed, ok := info.(objectInfo); ok {
+		f, err = fetched(listed.obj, lim, IsTFRecordName(path), read) // the version listed
+	} else {
+		f, err = mapped(path, lim, IsTFRecordName(path), read)
+	}
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -155,8 +166,17 @@ func scanNamed(path, base string, lim limits.Limits) (*File, []*Source, Format, 
 }
 
 // mapped maps the file at path into memory and reads its tensors with read, under Guard:
-// the one place the package opens a file. Its errors past opening are *FileError.
-func mapped(path string, read func(b []byte) ([]Tensor, error)) (*File, error) {
+// the one place the package opens a file. path may name an object (IsURI): it is fetched
+// (see fetched), whole or, unless whole, only a Parquet object's footer. Its errors past
+// opening are *FileError.
+func mapped(path string, lim limits.Limits, whole bool, read func(b []byte) ([]Tensor, error)) (*File, error) {
+	if IsURI(path) {
+		obj, err := objstore.Open(context.Background(), path)
+		if err != nil {
+			return nil, err
+		}
+		return fetched(obj, lim, whole, read)
+	}
 	m, err := mmap.Open(path)
 	if err != nil {
 		return nil, err
@@ -189,6 +209,7 @@ func (f *File) Release() { f.mapping.Release() }
 // BaseName returns the name of the tensors of the file at path: its base name without
 // extension (and without a .gz before it: x.tfrecord.gz is x).
 func BaseName(path string) string {
+	path = withoutQuery(path)
 	base := strings.TrimSuffix(filepath.Base(path), ".gz")
 	return strings.TrimSuffix(base, filepath.Ext(base))
 }

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"iter"
@@ -12,6 +13,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/ndarrow/ndarrow/arrowtensor"
+	"github.com/ndarrow/ndarrow/internal/objstore"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/parquet"
@@ -46,8 +48,10 @@ type sourcePart struct {
 	resident *Tensor
 	column   string  // the Parquet column
 	base     string  // what the Parquet file's tensors are named after
-	rowRows  []int64 // the rows of each row group, as the footer says
-	rowBytes []int64 // the uncompressed size of each row group, as the footer says
+	rowRows  []int64 // the rows of each row group read, as the footer says
+	rowBytes []int64 // the uncompressed size of each row group read, as the footer says
+	rowFirst int     // the index in the file of the first row group read (a Share's)
+	rowTotal int     // the row groups of the file
 }
 
 // residentSource returns the Source of a tensor read whole from f.
@@ -95,7 +99,7 @@ func scanParquet(f *File, b []byte, base string, lim limits.Limits) ([]*Source, 
 		out[i] = &Source{
 			Name: t.Name, Kind: t.ImpliedKind(), Column: t.Column, DimNames: t.DimNames,
 			desc: t, rows: r.NumRows(), lim: lim,
-			parts: []sourcePart{{file: f, column: t.Column, base: base, rowRows: rowRows, rowBytes: rowBytes}},
+			parts: []sourcePart{{file: f, column: t.Column, base: base, rowRows: rowRows, rowBytes: rowBytes, rowTotal: len(rowRows)}},
 		}
 	}
 	return out, nil
@@ -201,6 +205,47 @@ func saturatingMul(a, b int64) int64 {
 	return a * b
 }
 
+// Share returns the k-th of n shares of the Source (0 ≤ k < n): the Source of its chunks
+// [⌊k·C/n⌋, ⌊(k+1)·C/n⌋) of C, whole files and Parquet row groups, so that the n shares in
+// order hold every chunk once, in row order — what each of n servers over the same files
+// serves of the tensor. It returns false when the share holds no chunk.
+func (s *Source) Share(k, n int) (*Source, bool) {
+	if n <= 0 || k < 0 || k >= n {
+		return nil, false
+	}
+	total := s.NumChunks()
+	lo, hi := k*total/n, (k+1)*total/n
+	if lo == hi {
+		return nil, false
+	}
+	out := s.clone()
+	out.parts, out.rows = nil, 0
+	at := 0 // the index of the part's first chunk
+	for _, p := range s.parts {
+		count := 1
+		if p.resident == nil {
+			count = len(p.rowRows)
+		}
+		from, to := max(lo-at, 0), min(hi-at, count)
+		at += count
+		if from >= to {
+			continue
+		}
+		if p.resident != nil {
+			out.parts = append(out.parts, p)
+			out.rows += p.resident.Rows()
+			continue
+		}
+		p.rowRows, p.rowBytes = p.rowRows[from:to], p.rowBytes[from:to]
+		p.rowFirst += from
+		for _, r := range p.rowRows {
+			out.rows += r
+		}
+		out.parts = append(out.parts, p)
+	}
+	return out, true
+}
+
 // NumChunks returns the number of chunks Chunks yields.
 func (s *Source) NumChunks() int {
 	n := 0
@@ -252,10 +297,20 @@ func (s *Source) parquetChunks(p sourcePart, yield func(Tensor, error) bool) boo
 		yield(Tensor{}, err)
 		return false
 	}
+	b := p.file.mapping.Bytes()
+	var buf *objstore.Buffer // an object's: this iteration's own, holding one row group at a time
+	if p.file.remote != nil {
+		var err error
+		if buf, err = p.file.remote.Clone(); err != nil {
+			return fail(err)
+		}
+		defer buf.Mapping().Release()
+		b = buf.Mapping().Bytes()
+	}
 	var r *parquet.Reader
 	err := Guard(func() error {
 		var err error
-		r, err = parquet.NewReader(p.file.mapping.Bytes(), parquet.ReaderOptions{
+		r, err = parquet.NewReader(b, parquet.ReaderOptions{
 			Allocator: memory.NewGoAllocator(), Limits: s.lim, Columns: []string{p.column},
 		})
 		return err
@@ -263,16 +318,28 @@ func (s *Source) parquetChunks(p sourcePart, yield func(Tensor, error) bool) boo
 	if err != nil {
 		return fail(err)
 	}
-	if r.NumRowGroups() != len(p.rowRows) {
-		return fail(fmt.Errorf("parquet: %d row groups, %d when the file was opened: %w", r.NumRowGroups(), len(p.rowRows), parquet.ErrInvalid))
+	if r.NumRowGroups() != p.rowTotal {
+		return fail(fmt.Errorf("parquet: %d row groups, %d when the file was opened: %w", r.NumRowGroups(), p.rowTotal, parquet.ErrInvalid))
 	}
-	for i, want := range p.rowRows {
+	for j, want := range p.rowRows {
+		i := p.rowFirst + j
+		var ranges []objstore.Range
+		if buf != nil {
+			if ranges, err = s.fetchRowGroup(buf, r, i); err != nil {
+				return fail(err)
+			}
+		}
 		var t Tensor
 		err := Guard(func() error {
 			var err error
 			t, err = s.parquetRowGroup(r, p, i, want)
 			return err
 		})
+		if buf != nil {
+			if ferr := buf.Forget(ranges...); ferr != nil && err == nil {
+				err = ferr
+			}
+		}
 		if err != nil {
 			return fail(err)
 		}
@@ -281,6 +348,21 @@ func (s *Source) parquetChunks(p sourcePart, yield func(Tensor, error) bool) boo
 		}
 	}
 	return true
+}
+
+// fetchRowGroup fetches into buf the column chunks r reads of row group i, at most the
+// limits' MaxCopySize bytes, and returns their ranges.
+func (s *Source) fetchRowGroup(buf *objstore.Buffer, r *parquet.Reader, i int) ([]objstore.Range, error) {
+	var ranges []objstore.Range
+	total := int64(0)
+	for _, c := range r.ChunkRanges(i) {
+		ranges = append(ranges, objstore.Range{Off: c.Offset, Len: c.Length})
+		total += c.Length
+	}
+	if total > s.lim.MaxCopySize {
+		return nil, fmt.Errorf("parquet: row group %d: fetching %d bytes, more than MaxCopySize %d: %w", i, total, s.lim.MaxCopySize, limits.ErrExceeded)
+	}
+	return ranges, objectError(buf.Fetch(context.Background(), ranges...))
 }
 
 // parquetRowGroup decodes row group i of a Parquet part, which the footer said holds want

@@ -29,14 +29,14 @@ func (e *UnmappedRecordsError) Unwrap() error { return ErrNotTensors }
 // IsTFRecordName reports whether a file name says TFRecord: it ends in .tfrecord or
 // .tfrecords, optionally followed by .gz (GZIP).
 func IsTFRecordName(path string) bool {
-	path = strings.TrimSuffix(path, ".gz")
+	path = strings.TrimSuffix(withoutQuery(path), ".gz")
 	return strings.HasSuffix(path, ".tfrecord") || strings.HasSuffix(path, ".tfrecords")
 }
 
 // OpenTFRecord maps the file at path into memory and reads it as a TFRecord file compressed as
 // c, within lim: see ReadTFRecord. Open calls it for names IsTFRecordName accepts.
 func OpenTFRecord(path string, c tfrecord.Compression, lim limits.Limits) (*File, error) {
-	return mapped(path, func(b []byte) ([]Tensor, error) { return ReadTFRecord(b, BaseName(path), c, lim) })
+	return mapped(path, lim, true, func(b []byte) ([]Tensor, error) { return ReadTFRecord(b, BaseName(path), c, lim) })
 }
 
 // ReadTFRecord reads the records of a TFRecord file b, compressed as c, into tensors named

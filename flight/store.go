@@ -38,7 +38,10 @@ type Store struct {
 	dirs    []*servedDir
 	gen     atomic.Uint64 // counts the changes to fromDir
 
-	rescanMu sync.Mutex // one Rescan at a time
+	rescanMu sync.Mutex   // one Rescan at a time
+	poll     atomic.Int64 // SetPollInterval's, nanoseconds
+	shareK   int          // SetShare's: this store serves share shareK of shareN of each tensor
+	shareN   int
 }
 
 // servedDir is a directory AddDir added: its last scan and the problems already reported.
@@ -87,6 +90,20 @@ func NewStore(mem memory.Allocator) *Store {
 		mem = memory.DefaultAllocator
 	}
 	return &Store{mem: mem, entries: map[string]*entry{}, fromDir: map[string]*entry{}}
+}
+
+// SetShare makes the store serve only share k of n (0 ≤ k < n) of each directory tensor:
+// a contiguous run of its chunks, whole files and Parquet row groups (dataset.Source.Share),
+// so that n stores over the same directory or prefix, listed in k order as a server's Shards,
+// serve every row once. Call it before AddDir.
+func (s *Store) SetShare(k, n int) error {
+	if n < 1 || k < 0 || k >= n {
+		return fmt.Errorf("flight: share %d of %d: not 0 ≤ k < n", k, n)
+	}
+	s.rescanMu.Lock()
+	s.shareK, s.shareN = k, n
+	s.rescanMu.Unlock()
+	return nil
 }
 
 // CheckName returns an error wrapping ErrName unless name can name a tensor: 1 to 255 bytes of
@@ -285,6 +302,12 @@ func (s *Store) apply(sd *servedDir, d *dataset.Dir) (Changes, []error) {
 	next := map[string]*entry{}
 	var changes Changes
 	for _, src := range d.Sources {
+		if s.shareN > 1 {
+			var ok bool
+			if src, ok = src.Share(s.shareK, s.shareN); !ok {
+				continue // another store serves all of it
+			}
+		}
 		old := current[src.Name]
 		if old != nil && old.root != sd.path {
 			problem(fmt.Errorf("%s: %s is served from %s already", sd.path, src.Name, old.root))

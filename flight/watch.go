@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/ndarrow/ndarrow/dataset"
 )
 
 // Watch timing: a burst of changes is rescanned once it has been quiet for settleTime, and at
@@ -19,21 +21,47 @@ const (
 	maxDelay   = 500 * time.Millisecond
 )
 
+// DefaultPollInterval is how often Watch lists a prefix of objects again, unless
+// SetPollInterval says otherwise.
+const DefaultPollInterval = 10 * time.Second
+
+// SetPollInterval sets how often Watch lists a prefix of objects for changes (d ≤ 0: the
+// default). Call it before Watch.
+func (s *Store) SetPollInterval(d time.Duration) { s.poll.Store(int64(d)) }
+
+// pollInterval returns the interval SetPollInterval set, or the default.
+func (s *Store) pollInterval() time.Duration {
+	if d := time.Duration(s.poll.Load()); d > 0 {
+		return d
+	}
+	return DefaultPollInterval
+}
+
 // Watch follows the directories added with AddDir until ctx is done: it watches them and
 // their subdirectories for change notifications (fsnotify: inotify on Linux, kqueue on BSD
 // and macOS, ReadDirectoryChangesW on Windows) and calls Rescan once a burst of changes has
 // been quiet for a tenth of a second (at least every half second while it lasts), then
-// report with what Rescan returned. It returns nil when ctx ends, or an error when the
-// directories cannot be watched at all. A file system that sends no notifications (some
-// network and FUSE mounts) needs Rescan called by other means (the "reload" action, SIGHUP
-// in the CLI).
+// report with what Rescan returned. A prefix of objects (dataset.IsURI), of which a store
+// sends no notifications, is listed again every PollInterval instead. It returns nil when
+// ctx ends, or an error when the directories cannot be watched at all. A file system that
+// sends no notifications (some network and FUSE mounts) needs Rescan called by other means
+// (the "reload" action, SIGHUP in the CLI).
 func (s *Store) Watch(ctx context.Context, report func(Changes, error)) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return fmt.Errorf("flight: watching: %w", err)
 	}
 	defer w.Close()
+	var poll <-chan time.Time
 	for _, dir := range s.Dirs() {
+		if dataset.IsURI(dir) {
+			if poll == nil {
+				t := time.NewTicker(s.pollInterval())
+				defer t.Stop()
+				poll = t.C
+			}
+			continue
+		}
 		if err := watchTree(w, dir); err != nil {
 			return fmt.Errorf("flight: watching %w", err)
 		}
@@ -79,6 +107,8 @@ func (s *Store) Watch(ctx context.Context, report func(Changes, error)) error {
 			report(Changes{}, fmt.Errorf("flight: watching: %w", err))
 		case <-timer.C:
 			pending = false
+			report(s.Rescan())
+		case <-poll:
 			report(s.Rescan())
 		}
 	}

@@ -350,6 +350,41 @@ func (r *Reader) RowGroupBytes(i int) int64 {
 	return max(r.md.FileMetaData.RowGroups[i].TotalByteSize, 0)
 }
 
+// ByteRange is bytes [Offset, Offset+Length) of a file.
+type ByteRange struct{ Offset, Length int64 }
+
+// ChunkRanges returns the byte ranges of the column chunks ReadRowGroup(i) reads — those of
+// the columns the reader reads, as the footer states them (clipped to the file; reading checks
+// them) — for a caller that brings only those bytes into memory, such as a reader of object
+// storage.
+func (r *Reader) ChunkRanges(i int) []ByteRange {
+	size := int64(len(r.b))
+	var out []ByteRange
+	for _, c := range r.cols {
+		for _, leaf := range c.leaves {
+			cc := r.md.FileMetaData.RowGroups[i].Columns[leaf]
+			if cc.MetaData == nil {
+				continue
+			}
+			m := cc.MetaData
+			start := m.DataPageOffset
+			if m.DictionaryPageOffset != nil && *m.DictionaryPageOffset > 0 && start > *m.DictionaryPageOffset {
+				start = *m.DictionaryPageOffset
+			}
+			length := m.TotalCompressedSize
+			if start < 0 || length < 0 || start > size {
+				continue
+			}
+			length = min(length, size-start)
+			if r.md.WriterVersion().LessThan(metadata.Parquet816FixedVersion) {
+				length += min(100, size-start-length) // what arrow-go reads past it (PARQUET-816)
+			}
+			out = append(out, ByteRange{start, length})
+		}
+	}
+	return out
+}
+
 // Metadata returns the file's key-value metadata, ARROW:schema left out.
 func (r *Reader) Metadata() map[string]string {
 	out := map[string]string{}

@@ -30,10 +30,21 @@ type serving struct {
 // startServe runs `ndarrow serve ARGS DIR` on a free loopback port until the test ends.
 func startServe(t *testing.T, dir string, args ...string) *serving {
 	t.Helper()
+	return startServeAt(t, freeAddr(t), dir, args...)
+}
+
+// freeAddr returns a loopback address nothing listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	addr := lis.Addr().String()
-	lis.Close()
+	defer lis.Close()
+	return lis.Addr().String()
+}
+
+// startServeAt runs `ndarrow serve --addr ADDR ARGS DIR` until the test ends.
+func startServeAt(t *testing.T, addr, dir string, args ...string) *serving {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &serving{uri: "grpc://" + addr, stdout: &syncBuffer{}, stderr: &syncBuffer{}}
 	done := make(chan int, 1)

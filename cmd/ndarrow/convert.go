@@ -12,6 +12,7 @@ import (
 
 	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/internal/atomicfile"
+	"github.com/ndarrow/ndarrow/internal/objstore"
 	"github.com/ndarrow/ndarrow/parquet"
 	"github.com/ndarrow/ndarrow/tfrecord"
 )
@@ -161,6 +162,9 @@ func writeOutput(ctx context.Context, path string, stdout io.Writer, write func(
 		}
 		return nil
 	}
+	if dataset.IsURI(path) {
+		return writeObject(ctx, path, write)
+	}
 	if err := checkOutput(path); err != nil {
 		return err
 	}
@@ -185,6 +189,9 @@ func writeOutput(ctx context.Context, path string, stdout io.Writer, write func(
 
 // checkOutput returns an error when OUT cannot be written: an existing directory.
 func checkOutput(path string) error {
+	if dataset.IsURI(path) {
+		return nil
+	}
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return fmt.Errorf("%s: is a directory", path)
 	}
@@ -210,6 +217,39 @@ func (p *positionWriter) Seek(offset int64, whence int) (int64, error) {
 		return 0, errors.New("the output cannot seek")
 	}
 	return p.pos, nil
+}
+
+// writeObject writes the object uri names (s3://BUCKET/KEY) as a multipart upload that
+// becomes the object only when complete: a failure or an interruption (ctx, or a signal that
+// ends the process) aborts it and leaves nothing. Errors name the object once.
+func writeObject(ctx context.Context, uri string, write func(io.Writer) error) error {
+	w, err := objstore.Create(ctx, uri)
+	if err != nil {
+		return err
+	}
+	temporaries.addUpload(w)
+	defer temporaries.removeUpload(w)
+	sw := &storeWriter{w: w}
+	if err := write(&positionWriter{w: interruptible(ctx, sw)}); err != nil {
+		_ = w.Abort()
+		if sw.failed {
+			return err // the store's error names the object
+		}
+		return fmt.Errorf("%s: %w", w.URI(), err)
+	}
+	return w.Close()
+}
+
+// storeWriter remembers whether a write to the store failed, whose error names the object.
+type storeWriter struct {
+	w      *objstore.Writer
+	failed bool
+}
+
+func (s *storeWriter) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	s.failed = s.failed || err != nil
+	return n, err
 }
 
 // writeAtomically writes path through a temporary file renamed at the end (atomicfile.Write),

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -84,9 +85,11 @@ func (f tlsFlags) config(server bool) (*tls.Config, error) {
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:8815", "listen on HOST:PORT")
-	watch := fs.Bool("watch", true, "follow DIR's changes as they are notified (SIGHUP and the reload action rescan either way)")
+	watch := fs.Bool("watch", true, "follow DIR's changes as they are notified, or by listing an s3:// prefix every --poll (SIGHUP and the reload action rescan either way)")
+	poll := fs.Duration("poll", flight.DefaultPollInterval, "how often --watch lists an s3:// prefix for changes")
 	location := fs.String("location", "", "the URI clients reach this server at, put in FlightInfo endpoints (needed with --shards)")
 	shards := fs.String("shards", "", "comma-separated URIs of every server holding a shard of the tensors, this one included, in row order")
+	share := fs.String("shard", "", "K/N: serve only the K-th (from 0) of N shares of each tensor's files and row groups, N servers over the same DIR each serving one (list them, in K order, in --shards)")
 	maxMsg := fs.Int("max-message-bytes", flight.DefaultMaxMessageBytes, "the largest gRPC message sent (DoGet splits tensors to fit); uploads are bounded by their size")
 	grpcOnly := fs.Bool("grpc-only", false, "serve gRPC alone: no HTTP GET of each flight's data on the same port (and no http(s):// location in FlightInfo)")
 	budget := fs.Int64("memory-budget", 0, "the most bytes DoGets hold decoding Parquet row groups at once; those beyond wait their turn (default: a quarter of the machine's memory; -1: no bound)")
@@ -99,10 +102,34 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if code, ok := parseArgs(fs, "serve", args, stdout, stderr, 1, 1); !ok {
 		return code
 	}
-	return finishCommand(stderr, "serve", serve(ctx, fs.Arg(0), *addr, *location, *shards, *maxMsg, *budget, *watch, *grpcOnly, tf, tfi, stdout, stderr))
+	if *poll <= 0 {
+		return usageError(stderr, "serve", fmt.Errorf("--poll %v: not a positive duration", *poll))
+	}
+	k, n, err := parseShare(*share)
+	if err != nil {
+		return usageError(stderr, "serve", err)
+	}
+	if n > 1 && *shards != "" && len(strings.Split(*shards, ",")) != n {
+		return usageError(stderr, "serve", fmt.Errorf("--shard %s: --shards lists %d servers, not %d", *share, len(strings.Split(*shards, ",")), n))
+	}
+	return finishCommand(stderr, "serve", serve(ctx, fs.Arg(0), *addr, *location, *shards, k, n, *maxMsg, *budget, *watch, *poll, *grpcOnly, tf, tfi, stdout, stderr))
 }
 
-func serve(ctx context.Context, dir, addr, location, shards string, maxMsg int, budget int64, watch, grpcOnly bool, tf tlsFlags, tfi tfioFlags, stdout, stderr io.Writer) error {
+// parseShare parses --shard K/N; "" is 0/1, the whole.
+func parseShare(s string) (k, n int, err error) {
+	if s == "" {
+		return 0, 1, nil
+	}
+	ks, ns, ok := strings.Cut(s, "/")
+	k, kerr := strconv.Atoi(ks)
+	n, nerr := strconv.Atoi(ns)
+	if !ok || kerr != nil || nerr != nil || n < 1 || k < 0 || k >= n {
+		return 0, 0, fmt.Errorf("--shard %q: not K/N with 0 ≤ K < N", s)
+	}
+	return k, n, nil
+}
+
+func serve(ctx context.Context, dir, addr, location, shards string, shareK, shareN int, maxMsg int, budget int64, watch bool, poll time.Duration, grpcOnly bool, tf tlsFlags, tfi tfioFlags, stdout, stderr io.Writer) error {
 	cfg, err := tf.config(true)
 	if err != nil {
 		return err
@@ -114,6 +141,10 @@ func serve(ctx context.Context, dir, addr, location, shards string, maxMsg int, 
 	// once, before a large directory is mapped.
 	store := flight.NewStore(nil)
 	defer store.Close()
+	store.SetPollInterval(poll)
+	if err := store.SetShare(shareK, shareN); err != nil {
+		return err
+	}
 	opts := flight.Options{TLS: cfg, Token: *tf.token, MaxMessageBytes: maxMsg, Location: location, MemoryBudget: budget, GRPCOnly: grpcOnly}
 	if budget == 0 {
 		budget = flight.DefaultMemoryBudget()
@@ -279,6 +310,9 @@ func clientFlags(fs *flag.FlagSet) func(uri string, use func(*flight.Client) err
 
 // readableDir returns an error unless dir is a directory this process can list.
 func readableDir(dir string) error {
+	if dataset.IsURI(dir) {
+		return nil // listing it is the first thing serving it does
+	}
 	st, err := os.Stat(dir)
 	if err != nil {
 		return fmt.Errorf("%s: %w", dir, errors.Unwrap(err))

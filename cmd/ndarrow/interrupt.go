@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/internal/objstore"
 )
 
 // interruption is the cause of a context a signal cancelled.
@@ -104,8 +105,24 @@ func runGuarded(ctx context.Context, run func(ctx context.Context, args []string
 var temporaries = tempFiles{paths: map[string]bool{}}
 
 type tempFiles struct {
-	mu    sync.Mutex
-	paths map[string]bool
+	mu      sync.Mutex
+	paths   map[string]bool
+	uploads map[*objstore.Writer]bool // objects being written, aborted on interruption
+}
+
+func (t *tempFiles) addUpload(w *objstore.Writer) {
+	t.mu.Lock()
+	if t.uploads == nil {
+		t.uploads = map[*objstore.Writer]bool{}
+	}
+	t.uploads[w] = true
+	t.mu.Unlock()
+}
+
+func (t *tempFiles) removeUpload(w *objstore.Writer) {
+	t.mu.Lock()
+	delete(t.uploads, w)
+	t.mu.Unlock()
 }
 
 func (t *tempFiles) add(path string) {
@@ -126,6 +143,10 @@ func (t *tempFiles) removeAll() {
 	for p := range t.paths {
 		os.Remove(p)
 		delete(t.paths, p)
+	}
+	for w := range t.uploads {
+		_ = w.Abort() // the parts sent are discarded; the object never appears either way
+		delete(t.uploads, w)
 	}
 }
 

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -80,6 +82,9 @@ func loadInput(path, compression string) (*input, error) {
 	if path == "-" {
 		return readStdin(compression)
 	}
+	if dataset.IsURI(path) && compression == "" {
+		return loadObjects(path)
+	}
 	st, err := os.Stat(path)
 	if compression != "" {
 		c, err := tfrecord.ParseCompression(compression)
@@ -107,6 +112,34 @@ func loadInput(path, compression string) (*input, error) {
 		return nil, err
 	}
 	return &input{path: path, tensors: f.Tensors, release: f.Release}, nil
+}
+
+// loadObjects reads the tensors of the object uri names or, when it names a prefix (it ends
+// with "/", or no object has that key but objects are under it), of every tensor object
+// under the prefix, as of a directory.
+func loadObjects(uri string) (*input, error) {
+	if !strings.HasSuffix(uri, "/") {
+		f, err := dataset.Open(uri, limits.Limits{})
+		if err == nil {
+			return &input{path: f.Path, tensors: f.Tensors, release: f.Release}, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		d, derr := dataset.OpenDir(uri, limits.Limits{})
+		if derr != nil || len(d.Sources)+len(d.Skipped) == 0 {
+			if derr == nil {
+				d.Release()
+			}
+			return nil, err // no object, and nothing under it either
+		}
+		return &input{path: uri, dir: true, tensors: d.Tensors, skipped: d.Skipped, release: d.Release}, nil
+	}
+	d, err := dataset.OpenDir(uri, limits.Limits{})
+	if err != nil {
+		return nil, err
+	}
+	return &input{path: uri, dir: true, tensors: d.Tensors, skipped: d.Skipped, release: d.Release}, nil
 }
 
 // whole returns an error when a directory input left files out: convert and put take all of a

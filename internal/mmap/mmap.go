@@ -30,6 +30,8 @@ type Mapping struct {
 	unmap func([]byte) error
 	path  string
 	info  fs.FileInfo
+	// reserved says the mapping is Reserve's: pages committed one range at a time.
+	reserved bool
 }
 
 // ErrNotRegular reports a path that is not a regular file: a directory, a device, a pipe.
@@ -117,18 +119,28 @@ func (m *Mapping) Release() {
 	}
 }
 
-// FaultError is a fault reading a mapping whose file shrank under it. It wraps ErrChanged.
+// FaultError is a fault reading a mapping whose file shrank under it, wrapping ErrChanged,
+// or one reading bytes of a reservation that were never fetched, wrapping ErrNotFetched.
 type FaultError struct {
-	Path   string // the file, as it was opened
-	Offset int64  // the byte of the file whose page faulted
+	Path       string // the file, as it was opened
+	Offset     int64  // the byte of the file whose page faulted
+	NotFetched bool   // a reservation's page that no Commit made readable
 }
 
 func (e *FaultError) Error() string {
+	if e.NotFetched {
+		return fmt.Sprintf("%s: %v (byte %d)", e.Path, ErrNotFetched, e.Offset)
+	}
 	return fmt.Sprintf("%s: %v (its mapped bytes end before byte %d)", e.Path, ErrChanged, e.Offset)
 }
 
-// Unwrap returns ErrChanged.
-func (e *FaultError) Unwrap() error { return ErrChanged }
+// Unwrap returns ErrChanged, or ErrNotFetched.
+func (e *FaultError) Unwrap() error {
+	if e.NotFetched {
+		return ErrNotFetched
+	}
+	return ErrChanged
+}
 
 // Guard runs f on the calling goroutine with faults on memory turned into panics
 // (debug.SetPanicOnFault) and returns what f returns, or a *FaultError when f touched a page
@@ -196,8 +208,9 @@ type span struct{ start, end uintptr }
 // unmapped is a mapping recently unmapped.
 type unmapped struct {
 	span
-	path string
-	info fs.FileInfo
+	path     string
+	info     fs.FileInfo
+	reserved bool
 }
 
 // graveSize is how many unmapped mappings the registry remembers.
@@ -227,7 +240,7 @@ func (r *registry) add(m *Mapping) {
 
 func (r *registry) remove(m *Mapping) {
 	r.mu.Lock()
-	r.grave[r.next%graveSize] = unmapped{r.maps[m], m.path, m.info}
+	r.grave[r.next%graveSize] = unmapped{r.maps[m], m.path, m.info, m.reserved}
 	r.next++
 	delete(r.maps, m)
 	r.mu.Unlock()
@@ -241,7 +254,7 @@ func (r *registry) fault(addr uintptr) *FaultError {
 	var candidates []unmapped
 	for m, sp := range r.maps {
 		if addr >= sp.start && addr < sp.end {
-			candidates = append(candidates, unmapped{sp, m.path, m.info})
+			candidates = append(candidates, unmapped{sp, m.path, m.info, m.reserved})
 		}
 	}
 	for i := range min(r.next, graveSize) {
@@ -253,6 +266,9 @@ func (r *registry) fault(addr uintptr) *FaultError {
 	r.mu.Unlock()
 	for _, c := range candidates {
 		off := int64(addr - c.start)
+		if c.reserved {
+			return &FaultError{Path: c.path, Offset: off, NotFetched: true}
+		}
 		if shrankBelow(c.path, c.info, off) {
 			return &FaultError{Path: c.path, Offset: off}
 		}
@@ -267,13 +283,18 @@ func (r *registry) shrunk() *FaultError {
 	r.mu.Lock()
 	var candidates []unmapped
 	for m, sp := range r.maps {
-		candidates = append(candidates, unmapped{sp, m.path, m.info})
+		if !m.reserved {
+			candidates = append(candidates, unmapped{sp, m.path, m.info, false})
+		}
 	}
 	for i := range min(r.next, graveSize) { // released since the call failed, most recent first
 		candidates = append(candidates, r.grave[(r.next-1-i+graveSize)%graveSize])
 	}
 	r.mu.Unlock()
 	for _, c := range candidates {
+		if c.reserved {
+			continue
+		}
 		if st, err := os.Stat(c.path); err == nil && c.info != nil && os.SameFile(st, c.info) && st.Size() < c.info.Size() {
 			return &FaultError{Path: c.path, Offset: st.Size()}
 		}

@@ -1,0 +1,238 @@
+package dataset
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndarrow/ndarrow/internal/objstore"
+	"github.com/ndarrow/ndarrow/internal/s3test"
+	"github.com/ndarrow/ndarrow/limits"
+	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/parquet"
+)
+
+// writeTable writes a Parquet file of cols float32 tensor columns named c0, c1, … of
+// [rows, 256], row groups of rowGroupBytes, uncompressed, and returns its path.
+func writeTable(t testing.TB, dir string, cols int, rows int64, rowGroupBytes int64) string {
+	t.Helper()
+	var tensors []Tensor
+	for c := range cols {
+		d := ndarray.New[float32](rows, 256)
+		for i := range d.Ravel() {
+			d.Ravel()[i] = float32(i%4096)*0.25 + float32(c)
+		}
+		tensors = append(tensors, Tensor{Name: fmt.Sprintf("c%d", c), Kind: KindFixedShape, Dense: d})
+	}
+	rec, err := Batch(memory.DefaultAllocator, tensors)
+	require.NoError(t, err)
+	defer rec.Release()
+	path := filepath.Join(dir, "table.parquet")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	w, err := parquet.NewWriter(f, rec.Schema(), parquet.WriterOptions{Compression: parquet.Uncompressed, RowGroupBytes: rowGroupBytes})
+	require.NoError(t, err)
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close())
+	require.NoError(t, f.Close())
+	return path
+}
+
+// objectOf returns the object a File fetched from.
+func objectOf(f *File) *objstore.Object { return f.remote.Object() }
+
+// TestObjectParquetFetchesOnlyWhatItReads: scanning a Parquet object fetches its ends and its
+// footer; reading one column's first row group fetches that column chunk and nothing else;
+// the values equal the local file's.
+func TestObjectParquetFetchesOnlyWhatItReads(t *testing.T) {
+	srv := s3test.Start(t, "tables")
+	path := writeTable(t, t.TempDir(), 4, 4096, 1<<20) // 4 columns of 4 MiB, row groups of 1 MiB
+	srv.PutFile(t, "tables", "t/table.parquet", path)
+
+	d, err := ScanDir("s3://tables/t", limits.Limits{})
+	require.NoError(t, err)
+	defer d.Release()
+	require.Len(t, d.Sources, 4)
+	require.Len(t, d.files, 1)
+	obj := objectOf(d.files[0])
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, st.Size(), obj.Size)
+
+	footer := footerLength(t, path)
+	assert.Equal(t, int64(8+8+footer), obj.Stats().Bytes(), "the ends and the footer")
+	assert.Equal(t, int64(3), obj.Stats().Requests(), "listed, not opened: the two ends, then the footer")
+
+	src := d.Sources[2]
+	require.Equal(t, "table.c2", src.Name)
+	rl, err := parquet.Open(path, parquet.ReaderOptions{Columns: []string{"c2"}})
+	require.NoError(t, err)
+	defer rl.Close()
+	chunk := rl.ChunkRanges(0)
+	require.Len(t, chunk, 1)
+	before := obj.Stats().Bytes()
+	for chunk0, err := range src.Chunks() {
+		require.NoError(t, err)
+		want, err := rl.ReadRowGroup(0)
+		require.NoError(t, err)
+		assert.Equal(t, want.NumRows(), chunk0.Rows())
+		want.Release()
+		break
+	}
+	assert.Equal(t, chunk[0].Length, obj.Stats().Bytes()-before, "the column chunk alone")
+	assert.Equal(t, int64(4), obj.Stats().Requests())
+
+	// The whole column, chunk by chunk, reads as the local file's.
+	got, err := src.Read()
+	require.NoError(t, err)
+	ld, err := ScanDir(filepath.Dir(path), limits.Limits{})
+	require.NoError(t, err)
+	defer ld.Release()
+	want, err := ld.Sources[2].Read()
+	require.NoError(t, err)
+	assert.True(t, want.Dense.(*ndarray.Dense[float32]).Equal(got.Dense.(*ndarray.Dense[float32])))
+	assert.Equal(t, int64(4096), got.Rows())
+}
+
+// footerLength returns the length of the Parquet file's footer.
+func footerLength(t testing.TB, path string) int64 {
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	n := len(b)
+	return int64(b[n-8]) | int64(b[n-7])<<8 | int64(b[n-6])<<16 | int64(b[n-5])<<24
+}
+
+// BenchmarkObjectParquet reads a Parquet object of 1 GiB (64 MiB with -short: 4 float32
+// tensor columns, row groups of 128 MiB, uncompressed) from a real S3-compatible store on
+// 127.0.0.1: one column of one row group (metrics: the bytes and requests fetched, against the
+// column chunk's and the footer's bytes), and the whole object — fetched into memory as
+// dataset.Open fetches it, read into tensors by dataset.Open, and, the baseline, one plain GET
+// of the same object into fresh memory. GB/s counts the object's bytes.
+func BenchmarkObjectParquet(b *testing.B) {
+	size := int64(1 << 30)
+	if testing.Short() {
+		size = 64 << 20
+	}
+	srv := s3test.Start(b, "bench")
+	path := writeTable(b, b.TempDir(), 4, size/4/1024, 0)
+	f, err := os.Open(path)
+	require.NoError(b, err)
+	st, err := f.Stat()
+	require.NoError(b, err)
+	_, err = srv.Client.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String("bench"), Key: aws.String("t/table.parquet"), Body: f, ContentLength: aws.Int64(st.Size())})
+	require.NoError(b, err)
+	f.Close()
+	uri := "s3://bench/t/table.parquet"
+	name := fmt.Sprintf("%dMiB", size>>20)
+
+	b.Run(name+"/one-column-one-row-group", func(b *testing.B) {
+		rl, err := parquet.Open(path, parquet.ReaderOptions{Columns: []string{"c1"}})
+		require.NoError(b, err)
+		chunk := rl.ChunkRanges(0)[0].Length
+		rl.Close()
+		footer := footerLength(b, path)
+		var fetched, requests int64
+		for range b.N {
+			d, err := ScanDir("s3://bench/t", limits.Limits{})
+			require.NoError(b, err)
+			for _, err := range d.Sources[1].Chunks() {
+				require.NoError(b, err)
+				break
+			}
+			fetched, requests = objectOf(d.files[0]).Stats().Bytes(), objectOf(d.files[0]).Stats().Requests()
+			d.Release()
+		}
+		b.ReportMetric(float64(fetched), "fetched-B")
+		b.ReportMetric(float64(requests), "requests")
+		b.ReportMetric(float64(chunk), "chunk-B")
+		b.ReportMetric(float64(footer), "footer-B")
+		b.ReportMetric(float64(fetched-chunk-footer), "extra-B")
+	})
+	b.Run(name+"/whole-object/plain-GET", func(b *testing.B) {
+		b.SetBytes(st.Size())
+		for range b.N {
+			buf := make([]byte, st.Size()) // fresh memory, as each read's
+			out, err := srv.Client.GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String("bench"), Key: aws.String("t/table.parquet")})
+			require.NoError(b, err)
+			_, err = io.ReadFull(out.Body, buf)
+			require.NoError(b, err)
+			out.Body.Close()
+		}
+		b.ReportMetric(float64(st.Size())*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+	})
+	b.Run(name+"/whole-object/fetch", func(b *testing.B) {
+		b.SetBytes(st.Size())
+		for range b.N {
+			obj, err := objstore.Open(context.Background(), uri)
+			require.NoError(b, err)
+			buf, err := obj.NewBuffer()
+			require.NoError(b, err)
+			require.NoError(b, buf.Fetch(context.Background(), objstore.Range{Off: 0, Len: obj.Size}))
+			buf.Mapping().Release()
+		}
+		b.ReportMetric(float64(st.Size())*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+	})
+	b.Run(name+"/whole-object/dataset.Open", func(b *testing.B) {
+		b.SetBytes(st.Size())
+		for range b.N {
+			f, err := Open(uri, limits.Limits{})
+			require.NoError(b, err)
+			require.Len(b, f.Tensors, 4)
+			f.Release()
+		}
+		b.ReportMetric(float64(st.Size())*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+	})
+}
+
+// TestSourceShare: the n shares of a Source hold its chunks once each, in row order, whole
+// files and row groups; their rows add up and their values joined are the whole.
+func TestSourceShare(t *testing.T) {
+	dir := t.TempDir()
+	path := writeTable(t, dir, 1, 1000, 64<<10) // row groups of 64 rows
+	require.NoError(t, os.Rename(path, filepath.Join(dir, "part-0.parquet")))
+	path = writeTable(t, dir, 1, 100, 1<<30) // one row group
+	require.NoError(t, os.Rename(path, filepath.Join(dir, "part-1.parquet")))
+	d, err := ScanDir(dir, limits.Limits{})
+	require.NoError(t, err)
+	defer d.Release()
+	require.Len(t, d.Sources, 1)
+	src := d.Sources[0]
+	whole, err := src.Read()
+	require.NoError(t, err)
+	total := src.NumChunks()
+	require.Greater(t, total, 10, "row groups of the first file, and the second file whole")
+	for _, n := range []int{1, 2, 3, 5, total, total + 3} {
+		var rows int64
+		var parts []*ndarray.Dense[float32]
+		chunks := 0
+		for k := range n {
+			share, ok := src.Share(k, n)
+			if !ok {
+				assert.Greater(t, n, total, "only more shares than chunks leave one empty")
+				continue
+			}
+			rows += share.Rows()
+			chunks += share.NumChunks()
+			got, err := share.Read()
+			require.NoError(t, err)
+			assert.Equal(t, share.Rows(), got.Rows())
+			parts = append(parts, got.Dense.(*ndarray.Dense[float32]))
+		}
+		assert.Equal(t, src.Rows(), rows, "n=%d", n)
+		assert.Equal(t, total, chunks, "n=%d", n)
+		joined, err := ndarray.Concat(0, parts...)
+		require.NoError(t, err)
+		assert.True(t, whole.Dense.(*ndarray.Dense[float32]).Equal(joined), "n=%d", n)
+	}
+	_, ok := src.Share(2, 2)
+	assert.False(t, ok)
+}

@@ -1,0 +1,139 @@
+package dataset
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ndarrow/ndarrow/internal/objstore"
+	"github.com/ndarrow/ndarrow/limits"
+)
+
+// IsURI reports whether path names an object in object storage (s3://BUCKET/KEY, or an
+// http:// or https:// URL of a server that answers range requests) rather than a local file.
+// Every function of the package that takes a path takes such a URI too; see Open.
+func IsURI(path string) bool { return objstore.IsURI(path) }
+
+// withoutQuery returns path, or a URI without its query (an https:// URL's signature): what
+// names it, and its tensors.
+func withoutQuery(path string) string {
+	if !IsURI(path) {
+		return path
+	}
+	if u, err := objstore.ParseURI(path); err == nil {
+		return u.String()
+	}
+	return path
+}
+
+// fetched reads the object obj, opened or listed at one version, and reads its tensors with read, as mapped does for a
+// file: the object laid out as the file it is in a reservation, holding only what was
+// fetched (objstore.Buffer), read under Guard. whole says what to fetch before read runs:
+// the whole object (every format but Parquet, and Parquet read whole), or, for a Parquet
+// object (PAR1 at both ends), only its footer, the rest fetched row group by row group by
+// its Sources. Its errors past opening are *FileError.
+func fetched(obj *objstore.Object, lim limits.Limits, whole bool, read func(b []byte) ([]Tensor, error)) (*File, error) {
+	lim = lim.WithDefaults()
+	ctx := context.Background()
+	buf, err := obj.NewBuffer()
+	if err != nil {
+		return nil, err
+	}
+	f := &File{Path: obj.URI.String(), mapping: buf.Mapping(), remote: buf}
+	fail := func(err error) (*File, error) {
+		buf.Mapping().Release()
+		err = objectError(err)
+		var fe *FileError
+		if errors.As(err, &fe) && fe.Path == f.Path {
+			return nil, err
+		}
+		return nil, &FileError{Path: f.Path, Err: err}
+	}
+	if err := fetchFor(ctx, buf, lim, whole); err != nil {
+		return fail(err)
+	}
+	err = Guard(func() error {
+		var err error
+		f.Tensors, err = read(buf.Mapping().Bytes())
+		return err
+	})
+	if err != nil {
+		return fail(err)
+	}
+	return f, nil
+}
+
+// fetchFor fetches what reading the object of buf needs: the whole object (whole), within
+// lim.MaxCopySize as the bytes of standard input are; or first its first and last 8 bytes
+// (the magic of every format, a Parquet footer's length) and then a Parquet object's footer
+// alone, any other object whole.
+func fetchFor(ctx context.Context, buf *objstore.Buffer, lim limits.Limits, whole bool) error {
+	size := buf.Object().Size
+	if !whole {
+		if err := buf.Fetch(ctx, objstore.Range{Off: 0, Len: 8}, objstore.Range{Off: size - 8, Len: 8}); err != nil {
+			return err
+		}
+		if b := buf.Mapping().Bytes(); isParquetEnds(b) {
+			n := int64(binary.LittleEndian.Uint32(b[size-8:]))
+			if n > size-12 || n > lim.MaxMetadataSize {
+				return nil // the reader says why: it reads the length, not the footer
+			}
+			return buf.Fetch(ctx, objstore.Range{Off: size - 8 - n, Len: n})
+		}
+	}
+	if size > lim.MaxCopySize {
+		return fmt.Errorf("fetching %d bytes, more than MaxCopySize %d: %w", size, lim.MaxCopySize, limits.ErrExceeded)
+	}
+	return buf.Fetch(ctx, objstore.Range{Off: 0, Len: size})
+}
+
+// isParquetEnds reports whether b, of which the first and last 8 bytes were fetched, starts
+// and ends with Parquet's magic.
+func isParquetEnds(b []byte) bool {
+	return len(b) >= 12 && string(b[:4]) == parquetMagic && string(b[len(b)-4:]) == parquetMagic
+}
+
+// objectError returns err, or the *FileError of an object's *objstore.Error (which names
+// the object the same way).
+func objectError(err error) error {
+	var oe *objstore.Error
+	if errors.As(err, &oe) {
+		return &FileError{Path: oe.URI, Err: oe.Err}
+	}
+	return err
+}
+
+// objectInfo is what a listing says of an object, as the fs.FileInfo a directory's walk
+// gives of a file.
+type objectInfo struct{ obj *objstore.Object }
+
+func (o objectInfo) Name() string       { return o.obj.URI.Key }
+func (o objectInfo) Size() int64        { return o.obj.Size }
+func (o objectInfo) Mode() fs.FileMode  { return 0o444 }
+func (o objectInfo) ModTime() time.Time { return o.obj.ModTime }
+func (o objectInfo) IsDir() bool        { return false }
+func (o objectInfo) Sys() any           { return o.obj.Info }
+
+// walkObjects lists the objects under the prefix dir (a directory: dir/…), as walk lists
+// files.
+func walkObjects(dir string) ([]entry, []error, error) {
+	objs, err := objstore.List(context.Background(), dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	prefix := strings.TrimSuffix(withoutQuery(dir), "/") + "/"
+	var out []entry
+	for _, o := range objs {
+		rel := strings.TrimPrefix(o.URI.String(), prefix)
+		if slices.ContainsFunc(strings.Split(rel, "/"), func(part string) bool { return part == "" || isHidden(part) }) {
+			continue
+		}
+		out = append(out, entry{o.URI.String(), objectInfo{o}})
+	}
+	return out, nil, nil
+}

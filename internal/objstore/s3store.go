@@ -1,0 +1,279 @@
+package objstore
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
+)
+
+// s3Objects is the store of s3:// URIs: the AWS SDK's S3 client, configured as every AWS
+// SDK and CLI is (the credential chain: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE
+// and the shared config files, web identity, SSO, container and instance roles; AWS_REGION;
+// AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL for an S3-compatible store, addressed path-style
+// since such stores rarely serve bucket subdomains).
+type s3Objects struct{ c *s3.Client }
+
+// s3Clients caches a client per environment that configures one.
+var s3Clients struct {
+	sync.Mutex
+	byEnv map[string]*s3.Client
+}
+
+// s3Env lists the environment variables a client depends on beyond the shared files.
+var s3Env = []string{"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE"}
+
+// s3Store returns the S3 store for the environment as it is now.
+func s3Store(ctx context.Context) (store, error) {
+	var key strings.Builder
+	for _, name := range s3Env {
+		key.WriteString(os.Getenv(name))
+		key.WriteByte(0)
+	}
+	s3Clients.Lock()
+	defer s3Clients.Unlock()
+	if c := s3Clients.byEnv[key.String()]; c != nil {
+		return s3Objects{c}, nil
+	}
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("s3: configuration: %w", err)
+	}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1" // what S3 assumes of a request that names none
+	}
+	pathStyle := os.Getenv("AWS_ENDPOINT_URL_S3") != "" || os.Getenv("AWS_ENDPOINT_URL") != ""
+	c := s3.NewFromConfig(cfg, func(o *s3.Options) {
+		o.UsePathStyle = pathStyle
+		// Checksums of ranged reads cannot be verified; parts are checked by Content-MD5-less
+		// CRCs only where the store asks (many S3-compatible stores do not know them).
+		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+	})
+	if s3Clients.byEnv == nil {
+		s3Clients.byEnv = map[string]*s3.Client{}
+	}
+	s3Clients.byEnv[key.String()] = c
+	return s3Objects{c}, nil
+}
+
+// s3Error returns the error of a failed S3 call about u (what: open, read, list, write).
+func s3Error(u URI, what string, ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); cause != nil {
+		return named(u, fmt.Errorf("%s: %w", what, cause))
+	}
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) && re.HTTPStatusCode() != 0 {
+		code := ""
+		var api smithy.APIError
+		if errors.As(err, &api) {
+			code = api.ErrorCode()
+		}
+		return statusError(u, what, re.HTTPStatusCode(), code)
+	}
+	var ne *net.OpError
+	if errors.As(err, &ne) { // the connection failed, after the SDK's retries
+		return named(u, fmt.Errorf("%s: %w", what, ne))
+	}
+	var oe *smithy.OperationError
+	if errors.As(err, &oe) {
+		err = oe.Err // its text repeats the service and operation
+	}
+	return named(u, fmt.Errorf("%s: %w", what, err))
+}
+
+func (s s3Objects) head(ctx context.Context, u URI) (Info, error) {
+	if u.Key == "" || strings.HasSuffix(u.Key, "/") {
+		return Info{}, named(u, fmt.Errorf("%w (a bucket or prefix, not an object)", errNoObject))
+	}
+	wctx, g := watch(ctx)
+	defer g.stop()
+	out, err := s.c.HeadObject(wctx, &s3.HeadObjectInput{Bucket: &u.Bucket, Key: &u.Key})
+	if err != nil {
+		return Info{}, s3Error(u, "open", wctx, err)
+	}
+	info := Info{URI: u, Size: aws.ToInt64(out.ContentLength), Version: aws.ToString(out.ETag)}
+	if out.LastModified != nil {
+		info.ModTime = *out.LastModified
+	}
+	if info.Size < 0 {
+		return Info{}, named(u, fmt.Errorf("open: the store says %d bytes", info.Size))
+	}
+	return info, nil
+}
+
+func (s s3Objects) read(ctx context.Context, info Info, off int64, p []byte) error {
+	end := off + int64(len(p)) - 1
+	in := &s3.GetObjectInput{Bucket: &info.URI.Bucket, Key: &info.URI.Key, Range: aws.String(fmt.Sprintf("bytes=%d-%d", off, end))}
+	if info.Version != "" {
+		in.IfMatch = aws.String(info.Version)
+	}
+	wctx, g := watch(ctx)
+	defer g.stop()
+	out, err := s.c.GetObject(wctx, in)
+	if err != nil {
+		return s3Error(info.URI, "read", wctx, err)
+	}
+	defer out.Body.Close()
+	g.progress()
+	if n := aws.ToInt64(out.ContentLength); n != int64(len(p)) {
+		return named(info.URI, fmt.Errorf("read of bytes [%d, +%d): the store sends %d bytes", off, len(p), n))
+	}
+	if got := aws.ToString(out.ContentRange); got != "" {
+		if size, ok := totalOf(got); ok && size != info.Size {
+			return named(info.URI, fmt.Errorf("%w (%d bytes, %d when opened)", ErrChanged, size, info.Size))
+		}
+	}
+	if err := g.readFull(wctx, out.Body, p); err != nil {
+		return readError(info.URI, off, len(p), err)
+	}
+	return nil
+}
+
+// maxListed bounds a listing: a prefix of more objects is refused rather than described.
+const maxListed = 1 << 20
+
+func (s s3Objects) list(ctx context.Context, u URI) ([]Info, error) {
+	in := &s3.ListObjectsV2Input{Bucket: &u.Bucket}
+	if u.Key != "" {
+		in.Prefix = &u.Key
+	}
+	var out []Info
+	pages := s3.NewListObjectsV2Paginator(s.c, in)
+	for pages.HasMorePages() {
+		wctx, g := watch(ctx)
+		page, err := pages.NextPage(wctx)
+		g.stop()
+		if err != nil {
+			return nil, s3Error(u, "list", wctx, err)
+		}
+		for _, o := range page.Contents {
+			key := aws.ToString(o.Key)
+			if strings.HasSuffix(key, "/") {
+				continue // a folder marker
+			}
+			info := Info{URI: u.Child(key), Size: aws.ToInt64(o.Size), Version: aws.ToString(o.ETag)}
+			if o.LastModified != nil {
+				info.ModTime = *o.LastModified
+			}
+			out = append(out, info)
+		}
+		if len(out) > maxListed {
+			return nil, named(u, fmt.Errorf("list: more than %d objects", maxListed))
+		}
+	}
+	return out, nil
+}
+
+// s3Upload is an S3 multipart upload.
+type s3Upload struct {
+	c  *s3.Client
+	u  URI
+	id string
+
+	mu    sync.Mutex
+	parts []types.CompletedPart
+}
+
+func (s s3Objects) create(ctx context.Context, u URI) (upload, error) {
+	if u.Key == "" || strings.HasSuffix(u.Key, "/") {
+		return nil, named(u, fmt.Errorf("%w (a bucket or prefix, not an object)", ErrNotWritable))
+	}
+	return &s3Upload{c: s.c, u: u}, nil
+}
+
+// start begins the multipart upload, once.
+func (up *s3Upload) start(ctx context.Context) error {
+	up.mu.Lock()
+	defer up.mu.Unlock()
+	if up.id != "" {
+		return nil
+	}
+	wctx, g := watch(ctx)
+	defer g.stop()
+	out, err := up.c.CreateMultipartUpload(wctx, &s3.CreateMultipartUploadInput{Bucket: &up.u.Bucket, Key: &up.u.Key})
+	if err != nil {
+		return s3Error(up.u, "write", wctx, err)
+	}
+	up.id = aws.ToString(out.UploadId)
+	return nil
+}
+
+func (up *s3Upload) part(ctx context.Context, n int, p []byte) error {
+	if err := up.start(ctx); err != nil {
+		return err
+	}
+	wctx, g := watch(ctx)
+	defer g.stop()
+	out, err := up.c.UploadPart(wctx, &s3.UploadPartInput{
+		Bucket: &up.u.Bucket, Key: &up.u.Key, UploadId: &up.id, PartNumber: aws.Int32(int32(n)),
+		Body: bytes.NewReader(p), ContentLength: aws.Int64(int64(len(p))),
+	})
+	if err != nil {
+		return s3Error(up.u, fmt.Sprintf("write of part %d", n), wctx, err)
+	}
+	up.mu.Lock()
+	up.parts = append(up.parts, types.CompletedPart{ETag: out.ETag, PartNumber: aws.Int32(int32(n))})
+	up.mu.Unlock()
+	return nil
+}
+
+func (up *s3Upload) complete(ctx context.Context) error {
+	up.mu.Lock()
+	parts := append([]types.CompletedPart(nil), up.parts...)
+	up.mu.Unlock()
+	slices.SortFunc(parts, func(a, b types.CompletedPart) int {
+		return cmp.Compare(aws.ToInt32(a.PartNumber), aws.ToInt32(b.PartNumber))
+	})
+	wctx, g := watch(ctx)
+	defer g.stop()
+	_, err := up.c.CompleteMultipartUpload(wctx, &s3.CompleteMultipartUploadInput{
+		Bucket: &up.u.Bucket, Key: &up.u.Key, UploadId: &up.id,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: parts},
+	})
+	if err != nil {
+		return s3Error(up.u, "write", wctx, err)
+	}
+	return nil
+}
+
+func (up *s3Upload) abort(ctx context.Context) error {
+	up.mu.Lock()
+	id := up.id
+	up.mu.Unlock()
+	if id == "" {
+		return nil
+	}
+	// Not under the caller's context, which an interruption may have ended already.
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), StallTimeout)
+	defer cancel()
+	if _, err := up.c.AbortMultipartUpload(actx, &s3.AbortMultipartUploadInput{Bucket: &up.u.Bucket, Key: &up.u.Key, UploadId: &id}); err != nil {
+		return s3Error(up.u, "abort of the upload", actx, err)
+	}
+	return nil
+}
+
+func (up *s3Upload) put(ctx context.Context, p []byte) error {
+	wctx, g := watch(ctx)
+	defer g.stop()
+	_, err := up.c.PutObject(wctx, &s3.PutObjectInput{
+		Bucket: &up.u.Bucket, Key: &up.u.Key, Body: bytes.NewReader(p), ContentLength: aws.Int64(int64(len(p))),
+	})
+	if err != nil {
+		return s3Error(up.u, "write", wctx, err)
+	}
+	return nil
+}
