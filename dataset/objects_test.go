@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndarrow/ndarrow/internal/objstore"
-	"github.com/ndarrow/ndarrow/internal/s3test"
+	"github.com/ndarrow/ndarrow/internal/storetest"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/parquet"
@@ -54,7 +54,7 @@ func objectOf(f *File) *objstore.Object { return f.remote.Object() }
 // footer; reading one column's first row group fetches that column chunk and nothing else;
 // the values equal the local file's.
 func TestObjectParquetFetchesOnlyWhatItReads(t *testing.T) {
-	srv := s3test.Start(t, "tables")
+	srv := storetest.StartS3(t, "tables")
 	path := writeTable(t, t.TempDir(), 4, 4096, 1<<20) // 4 columns of 4 MiB, row groups of 1 MiB
 	srv.PutFile(t, "tables", "t/table.parquet", path)
 
@@ -122,7 +122,7 @@ func BenchmarkObjectParquet(b *testing.B) {
 	if testing.Short() {
 		size = 64 << 20
 	}
-	srv := s3test.Start(b, "bench")
+	srv := storetest.StartS3(b, "bench")
 	path := writeTable(b, b.TempDir(), 4, size/4/1024, 0)
 	f, err := os.Open(path)
 	require.NoError(b, err)

@@ -14,8 +14,9 @@ import (
 	"github.com/ndarrow/ndarrow/limits"
 )
 
-// IsURI reports whether path names an object in object storage (s3://BUCKET/KEY, or an
-// http:// or https:// URL of a server that answers range requests) rather than a local file.
+// IsURI reports whether path names an object in object storage (s3://BUCKET/KEY,
+// gs://BUCKET/KEY, or an http:// or https:// URL of a server that answers range requests)
+// rather than a local file.
 // Every function of the package that takes a path takes such a URI too; see Open.
 func IsURI(path string) bool { return objstore.IsURI(path) }
 

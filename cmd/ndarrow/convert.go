@@ -219,7 +219,7 @@ func (p *positionWriter) Seek(offset int64, whence int) (int64, error) {
 	return p.pos, nil
 }
 
-// writeObject writes the object uri names (s3://BUCKET/KEY) as a multipart upload that
+// writeObject writes the object uri names (s3://, gs://) as a multipart (resumable) upload that
 // becomes the object only when complete: a failure or an interruption (ctx, or a signal that
 // ends the process) aborts it and leaves nothing. Errors name the object once.
 func writeObject(ctx context.Context, uri string, write func(io.Writer) error) error {

@@ -85,8 +85,8 @@ func (f tlsFlags) config(server bool) (*tls.Config, error) {
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:8815", "listen on HOST:PORT")
-	watch := fs.Bool("watch", true, "follow DIR's changes as they are notified, or by listing an s3:// prefix every --poll (SIGHUP and the reload action rescan either way)")
-	poll := fs.Duration("poll", flight.DefaultPollInterval, "how often --watch lists an s3:// prefix for changes")
+	watch := fs.Bool("watch", true, "follow DIR's changes as they are notified, or by listing an s3:// or gs:// prefix every --poll (SIGHUP and the reload action rescan either way)")
+	poll := fs.Duration("poll", flight.DefaultPollInterval, "how often --watch lists an s3:// or gs:// prefix for changes")
 	location := fs.String("location", "", "the URI clients reach this server at, put in FlightInfo endpoints (needed with --shards)")
 	shards := fs.String("shards", "", "comma-separated URIs of every server holding a shard of the tensors, this one included, in row order")
 	share := fs.String("shard", "", "K/N: serve only the K-th (from 0) of N shares of each tensor's files and row groups, N servers over the same DIR each serving one (list them, in K order, in --shards)")

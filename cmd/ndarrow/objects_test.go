@@ -23,7 +23,7 @@ import (
 
 	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/flight"
-	"github.com/ndarrow/ndarrow/internal/s3test"
+	"github.com/ndarrow/ndarrow/internal/storetest"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/parquet"
 )
@@ -52,7 +52,7 @@ func goldenFiles(t *testing.T) []string {
 // S3-compatible store inspects exactly as the local file does — the same lines, or the same
 // error naming the object instead of the file.
 func TestGoldenObjectsInspectAsFiles(t *testing.T) {
-	srv := s3test.Start(t, "golden")
+	srv := storetest.StartS3(t, "golden")
 	files := goldenFiles(t)
 	for i, file := range files {
 		key := filepath.Base(filepath.Dir(file)) + "/" + filepath.Base(file)
@@ -75,7 +75,7 @@ func TestGoldenObjectsInspectAsFiles(t *testing.T) {
 // MiB) and read back from there gives the tensors the local file gives; a conversion that
 // fails, or is interrupted, leaves no object and no upload behind.
 func TestConvertThroughObjects(t *testing.T) {
-	srv := s3test.Start(t, "conv")
+	srv := storetest.StartS3(t, "conv")
 	dir := t.TempDir()
 	for _, tc := range []struct{ in, to string }{
 		{golden + "/dense_float_rank3.tensor", "tensor"},
@@ -175,9 +175,10 @@ func bigNpy(t *testing.T, n int) []byte {
 
 // TestServeObjects: serve s3://BUCKET/PREFIX serves a Hive-partitioned Parquet table (one
 // tensor per column, the partitions' rows in key order, each row group fetched as it is sent)
-// beside a directory of mixed files, and follows objects added, by listing the prefix again.
+// beside a directory of mixed files, and follows objects added, by listing the prefix again;
+// get writes to an object and put uploads one.
 func TestServeObjects(t *testing.T) {
-	srv := s3test.Start(t, "lake")
+	srv := storetest.StartS3(t, "lake")
 	dir := t.TempDir()
 	part := filepath.Join(dir, "part.parquet")
 	code, _, stderr := runCLI("convert", "--to", "parquet", "../../npy/testdata/numpy/i16_rank2.npy", part)
@@ -218,6 +219,16 @@ func TestServeObjects(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	assert.Equal(t, inspectJSON(t, "../../npy/testdata/numpy/f16_rank2.npy")[0].SHA256, inspectJSON(t, got)[0].SHA256)
 
+	// get writes an object, put uploads one.
+	code, _, stderr = runCLI("get", s.uri, "events.i16_rank2", "s3://lake/out/events.npy")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, want[0].SHA256, inspectJSON(t, "s3://lake/out/events.npy")[0].SHA256)
+	code, _, stderr = runCLI("put", "--name", "uploaded", s.uri, "s3://lake/other/x.npy")
+	require.Equal(t, exitOK, code, stderr)
+	code, _, stderr = runCLI("get", s.uri, "uploaded", got)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, inspectJSON(t, "../../npy/testdata/numpy/i64_vector.npy")[0].SHA256, inspectJSON(t, got)[0].SHA256)
+
 	// A new partition appears at the next listing.
 	srv.PutFile(t, "lake", "data/events/year=2026/part-0.parquet", part)
 	require.Eventually(t, func() bool { return strings.Contains(s.stdout.String(), "changed events.i16_rank2") }, 10*time.Second, 20*time.Millisecond, s.stdout.String())
@@ -257,7 +268,7 @@ func TestGoldenFilesOverHTTP(t *testing.T) {
 // objects and row groups (--shard K/2) and listing the other (--shards), give one tensor whose
 // rows come from both, fetched from the two in parallel, equal to the files read locally.
 func TestServeObjectsInShards(t *testing.T) {
-	srv := s3test.Start(t, "sharded")
+	srv := storetest.StartS3(t, "sharded")
 	dir := t.TempDir()
 	local := filepath.Join(dir, "t")
 	require.NoError(t, os.MkdirAll(local, 0o755))
@@ -313,7 +324,7 @@ func TestServeObjectsInShards(t *testing.T) {
 // listing serves the new version; a store that stops answering fails only what must still be
 // fetched from it.
 func TestServeObjectsFaults(t *testing.T) {
-	srv := s3test.Start(t, "faults")
+	srv := storetest.StartS3(t, "faults")
 	dir := t.TempDir()
 	big := filepath.Join(dir, "big.npy") // larger than what is fetched with the footer
 	require.NoError(t, os.WriteFile(big, bigNpy(t, 1<<20), 0o644))
@@ -368,4 +379,48 @@ func TestServeObjectsFaults(t *testing.T) {
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, stderr, "a.parquet: read: dial tcp")
 	assert.Contains(t, stderr, "connection refused")
+}
+
+// TestObjectsOnGCS: gs:// works as s3:// does, against Google Cloud Storage's emulator:
+// golden files inspect as the local files, conversions write objects that appear whole, and
+// serve gs://BUCKET/PREFIX serves a Hive-partitioned table.
+func TestObjectsOnGCS(t *testing.T) {
+	gcs := storetest.StartGCS(t, "gbucket")
+	for _, file := range goldenFiles(t) {
+		b, err := os.ReadFile(file)
+		require.NoError(t, err)
+		key := "golden/" + filepath.Base(filepath.Dir(file)) + "/" + filepath.Base(file)
+		gcs.Put(t, "gbucket", key, b)
+		uri := "gs://gbucket/" + key
+		wantCode, wantOut, wantErr := runCLI("inspect", "--json", "--splits", file)
+		code, out, errOut := runCLI("inspect", "--json", "--splits", uri)
+		assert.Equal(t, wantCode, code, file)
+		assert.Equal(t, strings.ReplaceAll(wantOut, file, uri), out, file)
+		assert.Equal(t, strings.ReplaceAll(wantErr, file, uri), errOut, file)
+	}
+
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.npy")
+	require.NoError(t, os.WriteFile(big, bigNpy(t, 20<<20), 0o644))
+	for _, to := range []string{"parquet", "arrow", "npy"} {
+		uri := "gs://gbucket/table/year=202" + strconv.Itoa(len(to)) + "/part-0." + to
+		if to != "parquet" {
+			uri = "gs://gbucket/out/big." + to
+		}
+		code, _, stderr := runCLI("convert", "--to", to, big, uri)
+		require.Equal(t, exitOK, code, stderr)
+		assert.Equal(t, inspectJSON(t, big)[0].SHA256, inspectJSON(t, uri)[0].SHA256, to)
+	}
+	code, _, stderr := runCLI("convert", "--to", "parquet", big, "gs://gbucket/table/year=2021/part-0.parquet")
+	require.Equal(t, exitOK, code, stderr)
+
+	s := startServe(t, "gs://gbucket/table")
+	code, out, stderr := runCLI("ls", s.uri)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, out, "table.big ")
+	got := filepath.Join(dir, "got.npy")
+	code, _, stderr = runCLI("get", s.uri, "table.big", got)
+	require.Equal(t, exitOK, code, stderr)
+	rows := inspectJSON(t, big)[0].Shape[0]
+	assert.Equal(t, []int64{2 * rows, 256}, inspectJSON(t, got)[0].Shape)
 }

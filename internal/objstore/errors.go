@@ -1,6 +1,7 @@
 package objstore
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -54,3 +55,6 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // named returns err about the object u names as an *Error.
 func named(u URI, err error) error { return &Error{URI: u.String(), Err: err} }
+
+// errorsAs is errors.As.
+var errorsAs = errors.As

@@ -1,11 +1,11 @@
 // Package objstore reads and writes objects in object storage — Amazon S3 and the stores that
-// speak its API (s3://BUCKET/KEY), and any HTTP server that answers range requests
-// (https://HOST/PATH, read only) — as files are read and written: an object is a size plus
+// speak its API (s3://BUCKET/KEY), Google Cloud Storage (gs://BUCKET/KEY), and any HTTP server
+// that answers range requests (https://HOST/PATH, read only) — as files are read and written: an object is a size plus
 // ranged reads of one version of it, and an object written becomes visible only when it is
 // complete.
 //
 // Every read after Open is conditional on the version Open saw (S3's ETag through If-Match,
-// an HTTP server's ETag or Last-Modified), so an object replaced while it is read is an error
+// GCS's generation through ifGenerationMatch, an HTTP server's ETag or Last-Modified), so an object replaced while it is read is an error
 // wrapping ErrChanged naming it, never a mix of two versions. Errors name the object by its
 // URI without query or credentials: a presigned https:// URL's signature never appears in
 // them.
@@ -52,9 +52,9 @@ var (
 var StallTimeout = 30 * time.Second
 
 // IsURI reports whether s names an object or a prefix of objects rather than a local path:
-// it starts with s3://, http:// or https://.
+// it starts with s3://, gs://, http:// or https://.
 func IsURI(s string) bool {
-	for _, scheme := range []string{"s3://", "http://", "https://"} {
+	for _, scheme := range []string{"s3://", "gs://", "http://", "https://"} {
 		if len(s) >= len(scheme) && strings.EqualFold(s[:len(scheme)], scheme) {
 			return true
 		}
@@ -64,9 +64,9 @@ func IsURI(s string) bool {
 
 // URI names an object, or a prefix of objects, in a store.
 type URI struct {
-	Scheme string // "s3", "http" or "https"
-	Bucket string // the bucket (s3), or the host (http, https)
-	Key    string // the key or prefix (s3), or the path without its leading "/" (http, https)
+	Scheme string // "s3", "gs", "http" or "https"
+	Bucket string // the bucket (s3, gs), or the host (http, https)
+	Key    string // the key or prefix (s3, gs), or the path without its leading "/" (http, https)
 	query  string // an http(s) URL's query (a presigned URL's signature): sent, never shown
 }
 
@@ -78,12 +78,12 @@ func ParseURI(s string) (URI, error) {
 	}
 	scheme := strings.ToLower(u.Scheme)
 	switch scheme {
-	case "s3":
+	case "s3", "gs":
 		if u.Host == "" {
 			return URI{}, fmt.Errorf("%s: no bucket: %w", redact(s), fs.ErrInvalid)
 		}
 		if u.RawQuery != "" || u.User != nil {
-			return URI{}, fmt.Errorf("%s: an s3:// URI has no query or user: %w", redact(s), fs.ErrInvalid)
+			return URI{}, fmt.Errorf("%s: an %s:// URI has no query or user: %w", redact(s), scheme, fs.ErrInvalid)
 		}
 		return URI{Scheme: scheme, Bucket: u.Host, Key: strings.TrimPrefix(u.Path, "/")}, nil
 	case "http", "https":
@@ -95,7 +95,7 @@ func ParseURI(s string) (URI, error) {
 		}
 		return URI{Scheme: scheme, Bucket: u.Host, Key: strings.TrimPrefix(u.EscapedPath(), "/"), query: u.RawQuery}, nil
 	}
-	return URI{}, fmt.Errorf("%s: not an s3://, http:// or https:// URI: %w", redact(s), fs.ErrInvalid)
+	return URI{}, fmt.Errorf("%s: not an s3://, gs://, http:// or https:// URI: %w", redact(s), fs.ErrInvalid)
 }
 
 // redact returns s without its query and user, for an error that must not show them.
@@ -167,6 +167,8 @@ func storeFor(ctx context.Context, u URI) (store, error) {
 	switch u.Scheme {
 	case "s3":
 		return s3Store(ctx)
+	case "gs":
+		return gcsStore(ctx)
 	case "http", "https":
 		return httpStore{}, nil
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndarrow/ndarrow/internal/mmap"
-	"github.com/ndarrow/ndarrow/internal/s3test"
+	"github.com/ndarrow/ndarrow/internal/storetest"
 )
 
 func randomBytes(n int) []byte {
@@ -57,7 +57,7 @@ func TestParseURI(t *testing.T) {
 
 // TestS3 reads, lists and writes objects of a real S3-compatible store.
 func TestS3(t *testing.T) {
-	srv := s3test.Start(t, "data")
+	srv := storetest.StartS3(t, "data")
 	ctx := context.Background()
 	data := randomBytes(3*PartSize/2 + 17)
 	srv.Put(t, "data", "dir/x.bin", data)
@@ -108,13 +108,13 @@ func TestS3(t *testing.T) {
 	_, err = Open(ctx, "s3://data/dir/x.bin")
 	assert.ErrorIs(t, err, fs.ErrPermission)
 	assert.NotContains(t, err.Error(), "not-the-secret")
-	assert.NotContains(t, err.Error(), s3test.SecretKey)
+	assert.NotContains(t, err.Error(), storetest.SecretKey)
 }
 
 // TestWriter: an object appears only when Close succeeds; small objects and multipart ones
 // read back as written; Abort and a cancelled context leave neither object nor upload.
 func TestWriter(t *testing.T) {
-	srv := s3test.Start(t, "out")
+	srv := storetest.StartS3(t, "out")
 	ctx := context.Background()
 	for _, size := range []int{0, 100, PartSize, 2*PartSize + 5} {
 		data := randomBytes(size)
@@ -163,7 +163,7 @@ func TestWriter(t *testing.T) {
 // TestBuffer: Fetch reads only the ranges asked for, coalescing near ones and splitting long
 // ones; what was not fetched faults as ErrNotFetched; Forget gives memory back.
 func TestBuffer(t *testing.T) {
-	srv := s3test.Start(t, "buf")
+	srv := storetest.StartS3(t, "buf")
 	data := randomBytes(3*partLimit + 12345)
 	srv.Put(t, "buf", "k", data)
 	ctx := context.Background()
@@ -312,3 +312,79 @@ func TestHTTP(t *testing.T) {
 
 // sink keeps a read of a byte from being optimized away.
 var sink byte
+
+// TestGCS reads, lists and writes objects of Google Cloud Storage's emulator through the JSON
+// API: reads conditional on the generation, resumable uploads that appear only when complete.
+func TestGCS(t *testing.T) {
+	srv := storetest.StartGCS(t, "gdata")
+	ctx := context.Background()
+	data := randomBytes(2*PartSize + 1000)
+	srv.Put(t, "gdata", "dir/x.bin", data)
+	srv.Put(t, "gdata", "dir/sub/y.bin", []byte("y"))
+	srv.Put(t, "gdata", "directory.bin", []byte("z"))
+
+	o, err := Open(ctx, "gs://gdata/dir/x.bin")
+	require.NoError(t, err)
+	assert.Equal(t, int64(len(data)), o.Size)
+	assert.NotEmpty(t, o.Version)
+	p := make([]byte, 1000)
+	_, err = o.ReadAt(p, 12345)
+	require.NoError(t, err)
+	assert.Equal(t, data[12345:13345], p)
+	buf, err := o.NewBuffer()
+	require.NoError(t, err)
+	require.NoError(t, buf.Fetch(ctx, Range{0, o.Size}))
+	require.NoError(t, mmap.Guard(func() error {
+		assert.True(t, bytes.Equal(data, buf.Mapping().Bytes()))
+		return nil
+	}))
+	buf.Mapping().Release()
+
+	objs, err := List(ctx, "gs://gdata/dir")
+	require.NoError(t, err)
+	var keys []string
+	for _, o := range objs {
+		keys = append(keys, o.URI.String())
+	}
+	assert.Equal(t, []string{"gs://gdata/dir/sub/y.bin", "gs://gdata/dir/x.bin"}, keys)
+
+	_, err = Open(ctx, "gs://gdata/missing.bin")
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+	assert.Equal(t, "gs://gdata/missing.bin: no such object (404 Not Found)", err.Error())
+
+	srv.Put(t, "gdata", "dir/x.bin", randomBytes(len(data)+0)[1:]) // a new generation, another size
+	_, err = o.ReadAt(p, 0)
+	assert.ErrorIs(t, err, ErrChanged)
+	o, err = Open(ctx, "gs://gdata/dir/x.bin")
+	require.NoError(t, err)
+	srv.Put(t, "gdata", "dir/x.bin", data[:o.Size]) // a new generation of the same size
+	_, err = o.ReadAt(p, 0)
+	assert.ErrorIs(t, err, ErrChanged)
+	assert.True(t, strings.HasPrefix(err.Error(), "gs://gdata/dir/x.bin: file changed while being read"), err.Error())
+
+	for _, size := range []int{0, 100, PartSize, 2*PartSize + 5} {
+		data := randomBytes(size)
+		key := fmt.Sprintf("out/obj%d", size)
+		w, err := Create(ctx, "gs://gdata/"+key)
+		require.NoError(t, err)
+		for off := 0; off < len(data); off += 1 << 20 {
+			_, err := w.Write(data[off:min(off+1<<20, len(data))])
+			require.NoError(t, err)
+		}
+		if size > PartSize {
+			_, err := srv.Get("gdata", key)
+			assert.Error(t, err, "not visible before Close")
+		}
+		require.NoError(t, w.Close())
+		got, err := srv.Get("gdata", key)
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(data, got), "size %d", size)
+	}
+	w, err := Create(ctx, "gs://gdata/out/aborted")
+	require.NoError(t, err)
+	_, err = w.Write(randomBytes(2*PartSize + 1))
+	require.NoError(t, err)
+	require.NoError(t, w.Abort())
+	_, err = srv.Get("gdata", "out/aborted")
+	assert.Error(t, err, "an aborted upload leaves no object")
+}

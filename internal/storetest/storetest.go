@@ -1,14 +1,18 @@
-// Package s3test starts a real S3-compatible object store for tests: the Versity S3 Gateway
-// (versitygw) over a temporary directory, on 127.0.0.1, with the AWS environment variables
-// pointing the process's S3 clients at it. Tests that need it are skipped, with the command
-// that installs it, only when its binary is absent.
-package s3test
+// Package storetest starts object stores for tests, on 127.0.0.1, with the environment
+// variables pointing the process's clients at them: a real S3-compatible store, the Versity S3
+// Gateway (versitygw) over a temporary directory (StartS3), and the Google Cloud Storage
+// emulator fake-gcs-server (StartGCS). Tests that need one are skipped, with the command that
+// installs it, only when its binary is absent.
+package storetest
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,8 +25,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
-// Install is the command that installs the server's binary where Binary finds it.
+// Install is the command that installs versitygw where Binary finds it.
 const Install = "go install github.com/versity/versitygw/cmd/versitygw@v1.8.0"
+
+// InstallGCS is the command that installs fake-gcs-server where Binary finds it.
+const InstallGCS = "go install github.com/fsouza/fake-gcs-server@v1.56.1"
 
 // The credentials of the store's root account.
 const (
@@ -30,13 +37,10 @@ const (
 	SecretKey = "ndarrowtestsecret"
 )
 
-// Binary returns the path of the versitygw binary: $NDARROW_VERSITYGW, versitygw on PATH, or
+// Binary returns the path of the binary named name (versitygw, fake-gcs-server): on PATH, or
 // in $GOBIN or $GOPATH/bin (where Install puts it); "" when there is none.
-func Binary() string {
-	if p := os.Getenv("NDARROW_VERSITYGW"); p != "" {
-		return p
-	}
-	if p, err := exec.LookPath("versitygw"); err == nil {
+func Binary(name string) string {
+	if p, err := exec.LookPath(name); err == nil {
 		return p
 	}
 	var dirs []string
@@ -49,7 +53,7 @@ func Binary() string {
 		}
 	}
 	for _, d := range dirs {
-		if p := filepath.Join(d, "versitygw"); fileExists(p) {
+		if p := filepath.Join(d, name); fileExists(p) {
 			return p
 		}
 	}
@@ -69,15 +73,15 @@ type Server struct {
 	cmd      *exec.Cmd
 }
 
-// Start starts a store for the test, stopped when it ends, with one bucket per name in
+// StartS3 starts versitygw for the test, stopped when it ends, with one bucket per name in
 // buckets, and sets AWS_ENDPOINT_URL_S3, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
 // AWS_REGION for the test (t.Setenv: not for parallel tests). It skips the test when there is
 // no binary.
-func Start(t testing.TB, buckets ...string) *Server {
+func StartS3(t testing.TB, buckets ...string) *Server {
 	t.Helper()
-	bin := Binary()
+	bin := Binary("versitygw")
 	if bin == "" {
-		t.Skipf("no versitygw binary: install it with %q (or set NDARROW_VERSITYGW)", Install)
+		t.Skipf("no versitygw binary: install it with %q", Install)
 	}
 	root := t.TempDir()
 	addr := freeAddr(t)
@@ -97,19 +101,7 @@ func Start(t testing.TB, buckets ...string) *Server {
 		_, _ = cmd.Process.Wait()
 		logs.Close()
 	})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		resp, err := http.Get(s.Endpoint)
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(logs.Name())
-			t.Fatalf("versitygw did not answer on %s: %v\n%s", addr, err, b)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitFor(t, s.Endpoint, logs.Name())
 	t.Setenv("AWS_ENDPOINT_URL_S3", s.Endpoint)
 	t.Setenv("AWS_ENDPOINT_URL", "")
 	t.Setenv("AWS_ACCESS_KEY_ID", AccessKey)
@@ -134,6 +126,98 @@ func Start(t testing.TB, buckets ...string) *Server {
 func (s *Server) Stop() {
 	_ = s.cmd.Process.Kill()
 	_, _ = s.cmd.Process.Wait()
+}
+
+// waitFor waits until a server answers at url, failing t with its log after 20 s.
+func waitFor(t testing.TB, url, log string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(log)
+			t.Fatalf("the store did not answer at %s: %v\n%s", url, err, b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// GCS is a running Google Cloud Storage emulator.
+type GCS struct {
+	Endpoint string // http://127.0.0.1:PORT
+	cmd      *exec.Cmd
+}
+
+// StartGCS starts fake-gcs-server (in memory) for the test, stopped when it ends, with one
+// bucket per name in buckets, and sets STORAGE_EMULATOR_HOST for the test. It skips the test
+// when there is no binary.
+func StartGCS(t testing.TB, buckets ...string) *GCS {
+	t.Helper()
+	bin := Binary("fake-gcs-server")
+	if bin == "" {
+		t.Skipf("no fake-gcs-server binary: install it with %q", InstallGCS)
+	}
+	addr := freeAddr(t)
+	host, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command(bin, "-scheme", "http", "-host", host, "-port", port, "-backend", "memory",
+		"-public-host", addr, "-external-url", "http://"+addr, "-log-level", "warn")
+	logs, err := os.Create(filepath.Join(t.TempDir(), "fake-gcs-server.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", bin, err)
+	}
+	g := &GCS{Endpoint: "http://" + addr, cmd: cmd}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_, _ = cmd.Process.Wait()
+		logs.Close()
+	})
+	waitFor(t, g.Endpoint+"/storage/v1/b", logs.Name())
+	t.Setenv("STORAGE_EMULATOR_HOST", addr)
+	for _, b := range buckets {
+		resp, err := http.Post(g.Endpoint+"/storage/v1/b", "application/json", strings.NewReader(`{"name":"`+b+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("creating bucket %s: %s", b, resp.Status)
+		}
+	}
+	return g
+}
+
+// Put writes an object.
+func (g *GCS) Put(t testing.TB, bucket, key string, data []byte) {
+	t.Helper()
+	resp, err := http.Post(g.Endpoint+"/upload/storage/v1/b/"+bucket+"/o?uploadType=media&name="+url.QueryEscape(key), "application/octet-stream", bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("putting gs://%s/%s: %s", bucket, key, resp.Status)
+	}
+}
+
+// Get returns an object's bytes, or an error.
+func (g *GCS) Get(bucket, key string) ([]byte, error) {
+	resp, err := http.Get(g.Endpoint + "/storage/v1/b/" + bucket + "/o/" + url.PathEscape(key) + "?alt=media")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("gs://%s/%s: %s", bucket, key, resp.Status)
+	}
+	return io.ReadAll(resp.Body)
 }
 
 // freeAddr returns a 127.0.0.1 address nothing listens on.
