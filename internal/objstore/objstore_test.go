@@ -352,7 +352,7 @@ func TestGCS(t *testing.T) {
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 	assert.Equal(t, "gs://gdata/missing.bin: no such object (404 Not Found)", err.Error())
 
-	srv.Put(t, "gdata", "dir/x.bin", randomBytes(len(data)+0)[1:]) // a new generation, another size
+	srv.Put(t, "gdata", "dir/x.bin", randomBytes(len(data) + 0)[1:]) // a new generation, another size
 	_, err = o.ReadAt(p, 0)
 	assert.ErrorIs(t, err, ErrChanged)
 	o, err = Open(ctx, "gs://gdata/dir/x.bin")
