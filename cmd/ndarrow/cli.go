@@ -10,21 +10,27 @@ import (
 
 // helpText is each command's usage line (after "ndarrow NAME") and its description, as
 // `ndarrow help NAME`, `ndarrow NAME -h` and `ndarrow NAME --help` print them.
+// objectURIs says how objects are named, for the commands that take them.
+const objectURIs = `s3://BUCKET/KEY (AWS's credentials and AWS_ENDPOINT_URL_S3 for
+S3-compatible stores), gs://BUCKET/KEY (Google's Application Default Credentials), or an
+http(s):// URL of a server of byte ranges (read only); a KEY ending in "/" is a prefix.`
+
 var helpText = map[string]struct{ args, text string }{
 	"inspect": {"[--json] [--max-dense N] [--compression C] FILE|DIR...", `Inspect describes every tensor in each FILE, or in every tensor file of DIR (named as serve
 names them): its name, kind, dtype, shape, dimension names, stored values (nnz) and the
 sha256 of its values (dense, row-major, little-endian; a sparse tensor's zeros included, a
 ragged tensor's flat values), plus the column and the row splits of a ragged column. With
---json, one JSON object per tensor and line. The format is recognized from the file's first
-bytes:
+--json, one JSON object per tensor and line. A FILE or DIR may be an object or a prefix of
+objects: ` + objectURIs + ` The format is recognized from the file's first bytes:
 ` + inputFormats},
 	"convert": {"[--to FORMAT] [--tensor NAME] [--dense] [--max-dense N] [--compression C] IN OUT", `Convert writes the tensors of IN — a file, or every tensor file of a directory, named as serve
 names them — to OUT in FORMAT, which OUT's extension gives unless --to does:` + formatList() + `
 
 ` + keeps + `
 --tensor picks one tensor of an input that holds several (by the name inspect prints). OUT is
-written through a temporary file renamed at the end, so a failure leaves nothing behind.`},
-	"serve": {"[--addr HOST:PORT] [--watch=false] [--tls-cert F --tls-key F [--tls-client-ca F]] [--token T] [--location URI --shards URI,...] [--max-message-bytes N] [--memory-budget N] [--tfio ENDPOINT [--tfio-tensors NAME,...] [--tfio-batch-rows N]] DIR",
+written through a temporary file renamed at the end, so a failure leaves nothing behind. IN and
+OUT may be objects: ` + objectURIs + ` An object written appears only when complete.`},
+	"serve": {"[--addr HOST:PORT] [--watch=false] [--poll D] [--tls-cert F --tls-key F [--tls-client-ca F]] [--token T] [--location URI --shards URI,...] [--shard K/N] [--max-message-bytes N] [--memory-budget N] [--tfio ENDPOINT [--tfio-tensors NAME,...] [--tfio-batch-rows N]] DIR",
 		`Serve serves every tensor file of DIR over Arrow Flight, memory-mapped, each under the name
 inspect prints (NAME, NAME.N, NAME.COLUMN). Files that are not tensor files are ignored; tensor
 files that cannot be served are reported. Ctrl-C or SIGTERM shuts the server down gracefully.
@@ -35,6 +41,13 @@ from their new contents and files removed are no longer served, within a second 
 action. A file is served once it reads whole: one still being written is left out until it
 does. A stream already running keeps the version it started with; one whose file is truncated
 or rewritten in place under it fails with DataLoss, naming the file, and the others go on.
+
+DIR may be a prefix of objects (s3://BUCKET/PREFIX, gs://BUCKET/PREFIX), served as a
+directory and listed again every --poll (10s): a Parquet object's footer is fetched when it
+is listed, each row group's column chunk as a stream reaches it; an object replaced since it
+was listed fails the stream with DataLoss. --shard K/N serves only the K-th (from 0) of N
+contiguous shares of each tensor's objects and row groups: N servers over one prefix, each
+given the N as --shards in K order, serve every tensor together.
 
 Parquet files are decoded row group by row group as each stream reaches them; what all streams
 hold decoding at once stays within --memory-budget (each row group counted at about three times
@@ -48,8 +61,9 @@ order (the row shapes are printed, for tf.reshape) — no nulls, extension or la
 the end-of-stream marker.`},
 	"ls": {"[--json] [client flags] URI", `Ls lists the tensors a Flight server serves: name, kind, dtype, shape, rows and bytes.`},
 	"get": {"[--to FORMAT] [--dense] [--max-dense N] [client flags] URI NAME OUT",
-		`Get fetches the tensor NAME from the Flight server at URI (grpc://, grpc+tls://) into OUT, in the
-format OUT's extension gives unless --to does:` + formatList() + `
+		`Get fetches the tensor NAME from the Flight server at URI (grpc://, grpc+tls://) into OUT (a file,
+or an object: s3://BUCKET/KEY, gs://BUCKET/KEY), in the format OUT's extension gives unless
+--to does:` + formatList() + `
 
 ` + keeps},
 	"put": {"[--tensor NAME] [--name NAME] [client flags] URI FILE|DIR",
