@@ -83,13 +83,15 @@ func scanDir(dir string, lim limits.Limits, prev map[string]*fileScan) (*Dir, er
 		return nil, err
 	}
 	d.Skipped = append(d.Skipped, skipped...)
+	budget := &objectBudget{}
 	for _, e := range entries {
 		sc := prev[e.path]
 		switch {
 		case sc == nil || !sameVersion(sc.info, e.info):
-			sc = scanFile(dir, e.path, e.info, lim) // holds the mapping's first reference: d's
+			sc = scanFile(dir, e.path, e.info, lim, budget) // holds the mapping's first reference: d's
 		case sc.file != nil:
 			sc.file.Retain() // d's reference to a file an earlier Dir read
+			budget.held += sc.file.held()
 		}
 		if sc.file != nil {
 			d.files = append(d.files, sc.file)
@@ -226,12 +228,12 @@ func isPartName(name string) bool {
 }
 
 // scanFile opens the file at path, under dir, whose directory entry said info.
-func scanFile(dir, path string, info fs.FileInfo, lim limits.Limits) *fileScan {
+func scanFile(dir, path string, info fs.FileInfo, lim limits.Limits, budget *objectBudget) *fileScan {
 	base := tableName(dir, path)
 	if base == "" {
 		base = BaseName(path)
 	}
-	f, sources, format, err := scanNamed(path, info, base, lim)
+	f, sources, format, err := scanNamed(path, info, base, lim, budget)
 	switch {
 	case errors.Is(err, ErrNotTensors):
 		return &fileScan{info: info}

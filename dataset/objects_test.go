@@ -1,11 +1,13 @@
 package dataset
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -239,4 +241,41 @@ func TestSourceShare(t *testing.T) {
 	}
 	_, ok := src.Share(2, 2)
 	assert.False(t, ok)
+}
+
+// TestObjectsHeldWithinMaxCopySize: a prefix of objects other than Parquet, which are fetched
+// whole, is served only as far as they fit in MaxCopySize together; the rest are skipped,
+// each with an error naming it, and Parquet objects (footers only) are not counted.
+func TestObjectsHeldWithinMaxCopySize(t *testing.T) {
+	srv := storetest.StartS3(t, "held")
+	npy := func(rows int) []byte {
+		d := ndarray.New[float32](int64(rows), 256)
+		var b bytes.Buffer
+		require.NoError(t, writeNpy(&b, Tensor{Kind: KindDense, Dense: d}))
+		return b.Bytes()
+	}
+	for i := range 3 {
+		srv.Put(t, "held", fmt.Sprintf("p/x%d.npy", i), npy(400)) // ~400 KiB each
+	}
+	path := writeTable(t, t.TempDir(), 1, 2048, 1<<20) // 2 MiB of Parquet
+	srv.PutFile(t, "held", "p/t.parquet", path)
+	lim := limits.Limits{MaxCopySize: 1 << 20}
+	d, err := ScanDir("s3://held/p", lim)
+	require.NoError(t, err)
+	defer d.Release()
+	var names []string
+	for _, s := range d.Sources {
+		names = append(names, s.Name)
+	}
+	assert.Equal(t, []string{"t.c0", "x0", "x1"}, names)
+	require.Len(t, d.Skipped, 1)
+	assert.ErrorIs(t, d.Skipped[0], limits.ErrExceeded)
+	assert.True(t, strings.HasPrefix(d.Skipped[0].Error(), "s3://held/p/x2.npy: fetching its "), d.Skipped[0].Error())
+
+	// A rescan keeps what it held and still skips the third.
+	d2, err := d.Rescan()
+	require.NoError(t, err)
+	defer d2.Release()
+	assert.Len(t, d2.Sources, 3)
+	assert.Len(t, d2.Skipped, 1)
 }

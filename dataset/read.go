@@ -133,7 +133,7 @@ func readNamed(path string, b []byte, base string, lim limits.Limits) ([]Tensor,
 // scanNamed opens the file at path for a directory dataset, naming its tensors after base:
 // a Parquet file's columns as Sources that read each row group on demand, any other file's
 // tensors as Open reads them.
-func scanNamed(path string, info fs.FileInfo, base string, lim limits.Limits) (*File, []*Source, Format, error) {
+func scanNamed(path string, info fs.FileInfo, base string, lim limits.Limits, budget *objectBudget) (*File, []*Source, Format, error) {
 	var sources []*Source
 	var file File // the Sources' file, filled in once mapped returns it
 	format := FormatTFRecord
@@ -151,7 +151,7 @@ func scanNamed(path string, info fs.FileInfo, base string, lim limits.Limits) (*
 	var f *File
 	var err error
 	if listed, ok := info.(objectInfo); ok {
-		f, err = fetched(listed.obj, lim, IsTFRecordName(path), read) // the version listed
+		f, err = fetched(listed.obj, lim, IsTFRecordName(path), budget, read) // the version listed
 	} else {
 		f, err = mapped(path, lim, IsTFRecordName(path), read)
 	}
@@ -175,7 +175,7 @@ func mapped(path string, lim limits.Limits, whole bool, read func(b []byte) ([]T
 		if err != nil {
 			return nil, err
 		}
-		return fetched(obj, lim, whole, read)
+		return fetched(obj, lim, whole, nil, read)
 	}
 	m, err := mmap.Open(path)
 	if err != nil {

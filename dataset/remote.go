@@ -38,7 +38,7 @@ func withoutQuery(path string) string {
 // the whole object (every format but Parquet, and Parquet read whole), or, for a Parquet
 // object (PAR1 at both ends), only its footer, the rest fetched row group by row group by
 // its Sources. Its errors past opening are *FileError.
-func fetched(obj *objstore.Object, lim limits.Limits, whole bool, read func(b []byte) ([]Tensor, error)) (*File, error) {
+func fetched(obj *objstore.Object, lim limits.Limits, whole bool, budget *objectBudget, read func(b []byte) ([]Tensor, error)) (*File, error) {
 	lim = lim.WithDefaults()
 	ctx := context.Background()
 	buf, err := obj.NewBuffer()
@@ -46,8 +46,15 @@ func fetched(obj *objstore.Object, lim limits.Limits, whole bool, read func(b []
 		return nil, err
 	}
 	f := &File{Path: obj.URI.String(), mapping: buf.Mapping(), remote: buf}
+	var was int64
+	if budget != nil {
+		was = budget.held
+	}
 	fail := func(err error) (*File, error) {
 		buf.Mapping().Release()
+		if budget != nil {
+			budget.held = was // nothing of it is held
+		}
 		err = objectError(err)
 		var fe *FileError
 		if errors.As(err, &fe) && fe.Path == f.Path {
@@ -55,7 +62,7 @@ func fetched(obj *objstore.Object, lim limits.Limits, whole bool, read func(b []
 		}
 		return nil, &FileError{Path: f.Path, Err: err}
 	}
-	if err := fetchFor(ctx, buf, lim, whole); err != nil {
+	if err := fetchFor(ctx, buf, lim, whole, budget); err != nil {
 		return fail(err)
 	}
 	err = Guard(func() error {
@@ -73,7 +80,7 @@ func fetched(obj *objstore.Object, lim limits.Limits, whole bool, read func(b []
 // lim.MaxCopySize as the bytes of standard input are; or first its first and last 8 bytes
 // (the magic of every format, a Parquet footer's length) and then a Parquet object's footer
 // alone, any other object whole.
-func fetchFor(ctx context.Context, buf *objstore.Buffer, lim limits.Limits, whole bool) error {
+func fetchFor(ctx context.Context, buf *objstore.Buffer, lim limits.Limits, whole bool, budget *objectBudget) error {
 	size := buf.Object().Size
 	if !whole {
 		if err := buf.Fetch(ctx, objstore.Range{Off: 0, Len: 8}, objstore.Range{Off: size - 8, Len: 8}); err != nil {
@@ -90,7 +97,39 @@ func fetchFor(ctx context.Context, buf *objstore.Buffer, lim limits.Limits, whol
 	if size > lim.MaxCopySize {
 		return fmt.Errorf("fetching %d bytes, more than MaxCopySize %d: %w", size, lim.MaxCopySize, limits.ErrExceeded)
 	}
+	if err := budget.take(size, lim); err != nil {
+		return err
+	}
 	return buf.Fetch(ctx, objstore.Range{Off: 0, Len: size})
+}
+
+// objectBudget is what the objects of one directory dataset may hold in memory together: an
+// object other than Parquet is fetched whole and held while it is served, and all of them stay
+// within MaxCopySize (a Parquet object holds its footer alone). nil is no bound (one object).
+type objectBudget struct{ held int64 }
+
+// take counts n bytes more, or says why they do not fit.
+func (b *objectBudget) take(n int64, lim limits.Limits) error {
+	if b == nil {
+		return nil
+	}
+	if n > lim.MaxCopySize-b.held {
+		return fmt.Errorf("fetching its %d bytes would hold %d bytes of objects in memory, more than MaxCopySize %d (a Parquet object holds only its footer): %w", n, b.held+n, lim.MaxCopySize, limits.ErrExceeded)
+	}
+	b.held += n
+	return nil
+}
+
+// held returns the bytes f holds of its object (0 for a file).
+func (f *File) held() int64 {
+	if f.remote == nil {
+		return 0
+	}
+	n := int64(0)
+	for _, r := range f.remote.Fetched() {
+		n += r.Len
+	}
+	return n
 }
 
 // isParquetEnds reports whether b, of which the first and last 8 bytes were fetched, starts

@@ -152,6 +152,17 @@ func TestConvertThroughObjects(t *testing.T) {
 	code, _, stderr = runCLI("inspect", "s3://conv/nothing.npy")
 	assert.Equal(t, exitFail, code)
 	assert.Equal(t, "ndarrow inspect: s3://conv/nothing.npy: no such object (404 Not Found, NotFound)\n", stderr)
+	srv.Put(t, "conv", "empty.npy", nil)
+	code, _, stderr = runCLI("inspect", "s3://conv/empty.npy")
+	assert.Equal(t, exitFail, code)
+	assert.Equal(t, "ndarrow inspect: s3://conv/empty.npy: the file is empty\n", stderr)
+	b, err := os.ReadFile(big)
+	require.NoError(t, err)
+	srv.Put(t, "conv", "cut.npy", b[:len(b)/2])
+	code, _, stderr = runCLI("inspect", "s3://conv/cut.npy")
+	assert.Equal(t, exitFail, code)
+	assert.True(t, strings.HasPrefix(stderr, "ndarrow inspect: s3://conv/cut.npy: "), stderr)
+	assert.Equal(t, 1, strings.Count(stderr, "\n"))
 }
 
 // bigNpy returns a float32 .npy file of about n bytes.
