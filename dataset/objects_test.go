@@ -102,6 +102,7 @@ func TestObjectParquetFetchesOnlyWhatItReads(t *testing.T) {
 	defer ld.Release()
 	want, err := ld.Sources[2].Read()
 	require.NoError(t, err)
+	assert.Equal(t, ld.Sources[2].DecodeBytes()[0]/decodeFactor*(decodeFactor+1), src.DecodeBytes()[0], "the fetched chunk counted too")
 	assert.True(t, want.Dense.(*ndarray.Dense[float32]).Equal(got.Dense.(*ndarray.Dense[float32])))
 	assert.Equal(t, int64(4096), got.Rows())
 }

@@ -175,7 +175,8 @@ const decodeFactor = 3
 // DecodeBytes returns, chunk by chunk in the order Chunks yields them, an estimate of the
 // memory reading the chunk holds until it is dropped: none for a resident part (its tensor
 // views its file), and for a Parquet row group decodeFactor times its values' size, or, where
-// that is not known before reading (a ragged column), times the row group's uncompressed size.
+// that is not known before reading (a ragged column), times the row group's uncompressed size
+// — one more time for an object's, whose column chunk is fetched into memory first.
 func (s *Source) DecodeBytes() []int64 {
 	var out []int64
 	for _, p := range s.parts {
@@ -191,7 +192,11 @@ func (s *Source) DecodeBytes() []int64 {
 			if size < 0 && i < len(p.rowBytes) {
 				size = p.rowBytes[i]
 			}
-			out = append(out, saturatingMul(max(size, 0), decodeFactor))
+			factor := int64(decodeFactor)
+			if p.file.remote != nil {
+				factor++ // the column chunk fetched, held until it is decoded
+			}
+			out = append(out, saturatingMul(max(size, 0), factor))
 		}
 	}
 	return out
