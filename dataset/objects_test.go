@@ -72,7 +72,7 @@ func TestObjectParquetFetchesOnlyWhatItReads(t *testing.T) {
 	require.Equal(t, st.Size(), obj.Size)
 
 	footer := footerLength(t, path)
-	assert.Equal(t, int64(8+8+footer), obj.Stats().Bytes(), "the ends and the footer")
+	assert.Equal(t, int64(probeSize+8+footer), obj.Stats().Bytes(), "the ends and the footer")
 	assert.Equal(t, int64(3), obj.Stats().Requests(), "listed, not opened: the two ends, then the footer")
 
 	src := d.Sources[2]
@@ -279,4 +279,34 @@ func TestObjectsHeldWithinMaxCopySize(t *testing.T) {
 	defer d2.Release()
 	assert.Len(t, d2.Sources, 3)
 	assert.Len(t, d2.Skipped, 1)
+}
+
+// TestMayHoldTensors: the first 16 bytes of every golden file say it may hold tensors; those
+// of a CSV file, a JPEG image or text do not, and such objects are not fetched past them.
+func TestMayHoldTensors(t *testing.T) {
+	var files []string
+	for _, pattern := range []string{"../ipc/testdata/arrow-cpp-17/*.tensor", "../ipc/testdata/arrow-cpp-17/*.arrow*", "../npy/testdata/numpy/*.npy", "../npy/testdata/numpy-npz/*.npz", "../tfrecord/testdata/tensorflow/*.tfrecord", "../parquet/testdata/arrow-cpp-17-parquet/*.parquet"} {
+		found, err := filepath.Glob(pattern)
+		require.NoError(t, err)
+		require.NotEmpty(t, found, pattern)
+		files = append(files, found...)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		assert.True(t, mayHoldTensors(b[:min(len(b), probeSize)], int64(len(b))), f)
+	}
+	for _, head := range []string{"id,name,value\n1,", "\xff\xd8\xff\xe0\x00\x10JFIF\x00", "hello, world, th", "{\"a\": [1, 2, 3]}", ""} {
+		assert.False(t, mayHoldTensors([]byte(head), 1<<20), "%q", head)
+	}
+
+	srv := storetest.StartS3(t, "mixed")
+	srv.Put(t, "mixed", "d/data.csv", []byte(strings.Repeat("id,name,value\n1,a,2\n", 1000)))
+	srv.PutFile(t, "mixed", "d/x.npy", "../npy/testdata/numpy/f16_rank2.npy")
+	d, err := ScanDir("s3://mixed/d", limits.Limits{})
+	require.NoError(t, err)
+	defer d.Release()
+	assert.Len(t, d.Sources, 1)
+	assert.Empty(t, d.Skipped, "a file that is not a tensor file is no problem")
+	assert.Len(t, d.files, 1)
 }

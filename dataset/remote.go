@@ -12,6 +12,7 @@ import (
 
 	"github.com/ndarrow/ndarrow/internal/objstore"
 	"github.com/ndarrow/ndarrow/limits"
+	"github.com/ndarrow/ndarrow/tfrecord"
 )
 
 // IsURI reports whether path names an object in object storage (s3://BUCKET/KEY,
@@ -77,21 +78,26 @@ func fetched(obj *objstore.Object, lim limits.Limits, whole bool, budget *object
 }
 
 // fetchFor fetches what reading the object of buf needs: the whole object (whole), within
-// lim.MaxCopySize as the bytes of standard input are; or first its first and last 8 bytes
+// lim.MaxCopySize as the bytes of standard input are; or first its first 16 and last 8 bytes
 // (the magic of every format, a Parquet footer's length) and then a Parquet object's footer
-// alone, any other object whole.
+// alone, nothing more of an object that is no tensor file (ErrNotTensors), any other object
+// whole.
 func fetchFor(ctx context.Context, buf *objstore.Buffer, lim limits.Limits, whole bool, budget *objectBudget) error {
 	size := buf.Object().Size
 	if !whole {
-		if err := buf.Fetch(ctx, objstore.Range{Off: 0, Len: 8}, objstore.Range{Off: size - 8, Len: 8}); err != nil {
+		if err := buf.Fetch(ctx, objstore.Range{Off: 0, Len: probeSize}, objstore.Range{Off: size - 8, Len: 8}); err != nil {
 			return err
 		}
-		if b := buf.Mapping().Bytes(); isParquetEnds(b) {
+		b := buf.Mapping().Bytes()
+		if isParquetEnds(b) {
 			n := int64(binary.LittleEndian.Uint32(b[size-8:]))
 			if n > size-12 || n > lim.MaxMetadataSize {
 				return nil // the reader says why: it reads the length, not the footer
 			}
 			return buf.Fetch(ctx, objstore.Range{Off: size - 8 - n, Len: n})
+		}
+		if !mayHoldTensors(b[:min(size, probeSize)], size) {
+			return ErrNotTensors // a CSV, an image: not fetched
 		}
 	}
 	if size > lim.MaxCopySize {
@@ -132,7 +138,34 @@ func (f *File) held() int64 {
 	return n
 }
 
-// isParquetEnds reports whether b, of which the first and last 8 bytes were fetched, starts
+// probeSize is how much of an object's start a scan fetches to tell whether it may hold
+// tensors: the magic of every format, a TFRecord's first header, an IPC message's length.
+const probeSize = 16
+
+// mayHoldTensors reports whether an object of size bytes starting with head may be one of
+// the formats Detect tells: a format's magic, a TFRecord record header whose CRC verifies, or
+// an encapsulated IPC message whose length fits the object. Anything else is not fetched.
+func mayHoldTensors(head []byte, size int64) bool {
+	for _, magic := range []string{npyMagic, zipMagic, emptyZipMagic, ipcMagic, parquetMagic} {
+		if strings.HasPrefix(string(head), magic) {
+			return true
+		}
+	}
+	if tfrecord.Probe(head) {
+		return true
+	}
+	start := int64(4)
+	if len(head) >= 4 && string(head[:4]) == "\xff\xff\xff\xff" {
+		start = 8
+	}
+	if int64(len(head)) < start {
+		return false
+	}
+	n := int64(int32(binary.LittleEndian.Uint32(head[start-4:])))
+	return n > 0 && n <= size-start
+}
+
+// isParquetEnds reports whether b, of which the first 16 and last 8 bytes were fetched, starts
 // and ends with Parquet's magic.
 func isParquetEnds(b []byte) bool {
 	return len(b) >= 12 && string(b[:4]) == parquetMagic && string(b[len(b)-4:]) == parquetMagic
