@@ -144,11 +144,24 @@ func (t *tempFiles) removeAll() {
 		os.Remove(p)
 		delete(t.paths, p)
 	}
+	// The parts sent are discarded, at most abortWait spent asking: the object never appears
+	// either way (a store keeps an upload's parts until it is aborted or expires).
+	var wg sync.WaitGroup
 	for w := range t.uploads {
-		_ = w.Abort() // the parts sent are discarded; the object never appears either way
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = w.Abort() }()
 		delete(t.uploads, w)
 	}
+	aborted := make(chan struct{})
+	go func() { wg.Wait(); close(aborted) }()
+	select {
+	case <-aborted:
+	case <-time.After(abortWait):
+	}
 }
+
+// abortWait is how long an interrupted command waits for the stores to abort its uploads.
+const abortWait = 2 * time.Second
 
 // interruptible returns a writer that writes to w in chunks of at most 4 MiB and fails with
 // the context's cause once ctx is done, so that long writes (hashing, writing a file) stop
