@@ -1,14 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -434,4 +437,32 @@ func TestObjectsOnGCS(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	rows := inspectJSON(t, big)[0].Shape[0]
 	assert.Equal(t, []int64{2 * rows, 256}, inspectJSON(t, got)[0].Shape)
+}
+
+// TestInterruptedUploadLeavesNothing: Ctrl-C (SIGINT) while convert uploads an object to a
+// real store ends the process with 130, and neither the object nor its upload's parts remain.
+func TestInterruptedUploadLeavesNothing(t *testing.T) {
+	srv := storetest.StartS3(t, "intr")
+	big := filepath.Join(t.TempDir(), "big.npy")
+	require.NoError(t, os.WriteFile(big, bigNpy(t, 256<<20), 0o644))
+	cmd := exec.Command(os.Args[0], "convert", "--to", "arrows", big, "s3://intr/big.arrows")
+	cmd.Env = append(os.Environ(), "NDARROW_RUN_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	time.Sleep(300 * time.Millisecond)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	err := cmd.Wait()
+	objects, uploads := srv.Keys(t, "intr")
+	assert.Empty(t, uploads, "no upload left behind")
+	if err == nil { // finished before the signal: then it is there whole
+		t.Log("the upload finished before the interruption")
+		assert.Equal(t, []string{"big.arrows"}, objects)
+		return
+	}
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, 130, exit.ExitCode(), stderr.String())
+	assert.Empty(t, objects, "nothing half-written")
+	assert.Equal(t, 1, strings.Count(stderr.String(), "\n"), stderr.String())
 }
