@@ -56,7 +56,7 @@ func gcsStore(ctx context.Context) (store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("gs: credentials: %w", err)
 		}
-		g.client = &http.Client{Transport: &oauth2.Transport{Source: ts, Base: http.DefaultTransport}}
+		g.client = &http.Client{Transport: &oauth2.Transport{Source: ts, Base: boundedTransport{http.DefaultTransport}}}
 	}
 	if gcsClients.byHost == nil {
 		gcsClients.byHost = map[string]gcsObjects{}

@@ -15,7 +15,7 @@ type httpStore struct{}
 // httpClient is the client of http:// and https:// objects: no overall timeout (a large
 // range takes as long as it takes; stalls are watched per request), the default transport's
 // proxies and TLS.
-var httpClient = &http.Client{Transport: http.DefaultTransport}
+var httpClient = boundedClient
 
 // url returns the URL of u as the server is asked for it.
 func (u URI) url() string {

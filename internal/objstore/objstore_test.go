@@ -388,3 +388,46 @@ func TestGCS(t *testing.T) {
 	_, err = srv.Get("gdata", "out/aborted")
 	assert.Error(t, err, "an aborted upload leaves no object")
 }
+
+// TestHostileStoreAnswers: a store (or something posing as one) that answers a listing with
+// more than 16 MiB, or a ranged read with more bytes than asked for, costs no more memory than
+// that: the listing is an error, the read takes what it asked for.
+func TestHostileStoreAnswers(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodHead:
+			w.Header().Set("Content-Length", "100")
+			w.Header().Set("ETag", `"e"`)
+		case r.URL.Query().Get("list-type") == "2":
+			w.Header().Set("Content-Type", "application/xml")
+			io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><Name>b</Name>`)
+			chunk := []byte(strings.Repeat("<Contents><Key>k</Key><Size>1</Size></Contents>", 1000))
+			for range 1000 { // 47 MB
+				if _, err := w.Write(chunk); err != nil {
+					return
+				}
+			}
+			io.WriteString(w, `</ListBucketResult>`)
+		default: // a ranged read answered with far more than the range
+			w.Header().Set("Content-Range", "bytes 0-9/100")
+			w.WriteHeader(http.StatusPartialContent)
+			w.Write(randomBytes(1 << 20))
+		}
+	}))
+	defer srv.Close()
+	t.Setenv("AWS_ENDPOINT_URL_S3", srv.URL)
+	t.Setenv("AWS_ACCESS_KEY_ID", "k")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "s")
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	_, err := List(context.Background(), "s3://b/p")
+	require.Error(t, err)
+	assert.True(t, strings.HasPrefix(err.Error(), "s3://b/p/: list: "), err.Error())
+	assert.Contains(t, err.Error(), "longer than 16777216 bytes")
+
+	o, err := Open(context.Background(), "s3://b/k")
+	require.NoError(t, err)
+	p := make([]byte, 10)
+	_, err = o.ReadAt(p, 0)
+	assert.Error(t, err, "the store says it sends 1 MiB for 10 bytes")
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/logging"
 )
 
 // s3Objects is the store of s3:// URIs: the AWS SDK's S3 client, configured as every AWS
@@ -52,6 +53,8 @@ func s3Store(ctx context.Context) (store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("s3: configuration: %w", err)
 	}
+	cfg.HTTPClient = boundedDoer{cfg.HTTPClient} // the SDK's client, AWS_CA_BUNDLE's roots and all
+	cfg.Logger = logging.Nop{}                   // what goes wrong is in the errors, one line each
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1" // what S3 assumes of a request that names none
 	}
@@ -75,7 +78,13 @@ func s3Error(u URI, what string, ctx context.Context, err error) error {
 	if cause := context.Cause(ctx); cause != nil {
 		return named(u, fmt.Errorf("%s: %w", what, cause))
 	}
+	if errors.Is(err, errAnswerTooLong) {
+		return named(u, fmt.Errorf("%s: %w", what, errAnswerTooLong))
+	}
 	var re *awshttp.ResponseError
+	if errors.As(err, &re) && re.HTTPStatusCode()/100 == 2 { // an answer that does not decode
+		return named(u, fmt.Errorf("%s: the store's answer: %w", what, re.Err))
+	}
 	if errors.As(err, &re) && re.HTTPStatusCode() != 0 {
 		code := ""
 		var api smithy.APIError
@@ -156,9 +165,12 @@ func (s s3Objects) list(ctx context.Context, u URI) ([]Info, error) {
 	for pages.HasMorePages() {
 		wctx, g := watch(ctx)
 		page, err := pages.NextPage(wctx)
+		if err != nil {
+			err = s3Error(u, "list", wctx, err) // before stop cancels wctx
+		}
 		g.stop()
 		if err != nil {
-			return nil, s3Error(u, "list", wctx, err)
+			return nil, err
 		}
 		for _, o := range page.Contents {
 			key := aws.ToString(o.Key)

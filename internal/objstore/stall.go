@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"time"
 )
 
@@ -58,3 +59,62 @@ func (g *stallGuard) readFull(ctx context.Context, r io.Reader, p []byte) error 
 	}
 	return nil
 }
+
+// maxAnswer bounds the body of a store's answer to anything but a ranged read (a listing
+// page, an error, an upload's receipt): a store that sends more is an error, not memory.
+const maxAnswer = 16 << 20
+
+// errAnswerTooLong is the error of an answer longer than maxAnswer.
+var errAnswerTooLong = fmt.Errorf("the store's answer is longer than %d bytes", maxAnswer)
+
+// boundedTransport limits the body of every answer to a request without a Range header to
+// maxAnswer bytes; a ranged read's body is read only as far as the range.
+type boundedTransport struct{ base http.RoundTripper }
+
+func (t boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	return bounded(req, t.base.RoundTrip)
+}
+
+// boundedDoer does to an SDK's HTTP client what boundedTransport does to a transport.
+type boundedDoer struct {
+	base interface {
+		Do(*http.Request) (*http.Response, error)
+	}
+}
+
+func (d boundedDoer) Do(req *http.Request) (*http.Response, error) { return bounded(req, d.base.Do) }
+
+// bounded sends req with send and bounds the answer's body unless req asks for a range.
+func bounded(req *http.Request, send func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	resp, err := send(req)
+	if err != nil || req.Header.Get("Range") != "" {
+		return resp, err
+	}
+	resp.Body = &boundedBody{ReadCloser: resp.Body, left: maxAnswer}
+	return resp, nil
+}
+
+// boundedBody fails a read past its limit.
+type boundedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		var one [1]byte
+		if n, _ := b.ReadCloser.Read(one[:]); n > 0 {
+			return 0, errAnswerTooLong
+		}
+		return b.ReadCloser.Read(p)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+// boundedClient is the HTTP client of the stores' API calls.
+var boundedClient = &http.Client{Transport: boundedTransport{http.DefaultTransport}}
