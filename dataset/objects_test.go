@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -72,7 +73,7 @@ func TestObjectParquetFetchesOnlyWhatItReads(t *testing.T) {
 	require.Equal(t, st.Size(), obj.Size)
 
 	footer := footerLength(t, path)
-	assert.Equal(t, int64(probeSize+8+footer), obj.Stats().Bytes(), "the ends and the footer")
+	assert.Equal(t, int64(probeSize+8+footer), obj.Stats().Bytes(), "the first 16 bytes, the footer, its length and magic")
 	assert.Equal(t, int64(3), obj.Stats().Requests(), "listed, not opened: the two ends, then the footer")
 
 	src := d.Sources[2]
@@ -309,4 +310,85 @@ func TestMayHoldTensors(t *testing.T) {
 	assert.Len(t, d.Sources, 1)
 	assert.Empty(t, d.Skipped, "a file that is not a tensor file is no problem")
 	assert.Len(t, d.files, 1)
+}
+
+// TestObjectArrowFileFetchesBlockByBlock: scanning an Arrow IPC file in object storage fetches
+// its footer and its record batches' metadata; each batch is fetched as its chunk is read;
+// every column reads as the local file's, shares included.
+func TestObjectArrowFileFetchesBlockByBlock(t *testing.T) {
+	srv := storetest.StartS3(t, "arrows")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "t.arrow")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	var w *arrowipc.FileWriter
+	for k := range 4 { // four batches of 1000 rows: 1 MiB of emb, 0.25 MiB of ids each
+		emb := ndarray.New[float32](1000, 256)
+		for i := range emb.Ravel() {
+			emb.Ravel()[i] = float32(k*1000000 + i)
+		}
+		ids := ndarray.New[int64](1000, 32)
+		for i := range ids.Ravel() {
+			ids.Ravel()[i] = int64(k*1000 + i)
+		}
+		rec, err := Batch(memory.DefaultAllocator, []Tensor{{Name: "emb", Kind: KindFixedShape, Dense: emb}, {Name: "ids", Kind: KindFixedShape, Dense: ids}})
+		require.NoError(t, err)
+		if w == nil {
+			w, err = arrowipc.NewFileWriter(f, arrowipc.WithSchema(rec.Schema()))
+			require.NoError(t, err)
+		}
+		require.NoError(t, w.Write(rec))
+		rec.Release()
+	}
+	require.NoError(t, w.Close())
+	require.NoError(t, f.Close())
+	srv.PutFile(t, "arrows", "d/t.arrow", path)
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+
+	d, err := ScanDir("s3://arrows/d", limits.Limits{})
+	require.NoError(t, err)
+	defer d.Release()
+	require.Len(t, d.Sources, 2)
+	obj := objectOf(d.files[0])
+	scanned := obj.Stats().Bytes()
+	assert.Less(t, scanned, st.Size()/20, "the footer and the batches' metadata, not the batches")
+	local, err := ScanDir(dir, limits.Limits{})
+	require.NoError(t, err)
+	defer local.Release()
+	for i, src := range d.Sources {
+		assert.Equal(t, 4, src.NumChunks())
+		_, resident := src.Resident()
+		assert.False(t, resident)
+		assert.Equal(t, int64(4000), src.Rows())
+		before := obj.Stats().Bytes()
+		for _, err := range src.Chunks() {
+			require.NoError(t, err)
+			break
+		}
+		assert.Equal(t, d.Sources[i].DecodeBytes()[0], obj.Stats().Bytes()-before, "one block")
+		got, err := src.Read()
+		require.NoError(t, err)
+		want, err := local.Sources[i].Read()
+		require.NoError(t, err)
+		assert.Equal(t, want.Name, got.Name)
+		assert.Equal(t, want.Shape(), got.Shape())
+		var wb, gb bytes.Buffer
+		_, err = want.WriteValues(&wb, 0)
+		require.NoError(t, err)
+		_, err = got.WriteValues(&gb, 0)
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(wb.Bytes(), gb.Bytes()), src.Name)
+		share, ok := src.Share(1, 2)
+		require.True(t, ok)
+		half, err := share.Read()
+		require.NoError(t, err)
+		assert.Equal(t, int64(2000), half.Rows())
+	}
+
+	// The object replaced: the next batch fetched names it.
+	srv.PutFile(t, "arrows", "d/t.arrow", "../arrowtensor/testdata/arrow-cpp-17/batch_tensors.arrow")
+	_, err = d.Sources[0].Read()
+	assert.ErrorIs(t, err, ErrFileChanged)
+	assert.True(t, strings.HasPrefix(err.Error(), "s3://arrows/d/t.arrow: "), err.Error())
 }

@@ -137,23 +137,27 @@ func scanNamed(path string, info fs.FileInfo, base string, lim limits.Limits, bu
 	var sources []*Source
 	var file File // the Sources' file, filled in once mapped returns it
 	format := FormatTFRecord
-	read := func(b []byte) ([]Tensor, error) {
+	read := func(b []byte, partial bool) ([]Tensor, error) {
 		if !IsTFRecordName(path) {
 			format = Detect(b)
 		}
-		if format == FormatParquet {
-			var err error
+		var err error
+		switch {
+		case format == FormatParquet:
 			sources, err = scanParquet(&file, b, base, lim)
-			return nil, err
+		case format == FormatArrow && partial: // an object's footer, fetched alone
+			sources, err = scanArrowFile(&file, b, base, lim)
+		default:
+			return readNamed(path, b, base, lim)
 		}
-		return readNamed(path, b, base, lim)
+		return nil, err
 	}
 	var f *File
 	var err error
 	if listed, ok := info.(objectInfo); ok {
 		f, err = fetched(listed.obj, lim, IsTFRecordName(path), budget, read) // the version listed
 	} else {
-		f, err = mapped(path, lim, IsTFRecordName(path), read)
+		f, err = mapped(path, lim, IsTFRecordName(path), func(b []byte) ([]Tensor, error) { return read(b, false) })
 	}
 	if err != nil {
 		return nil, nil, "", err
@@ -175,7 +179,7 @@ func mapped(path string, lim limits.Limits, whole bool, read func(b []byte) ([]T
 		if err != nil {
 			return nil, err
 		}
-		return fetched(obj, lim, whole, nil, read)
+		return fetched(obj, lim, whole, nil, func(b []byte, _ bool) ([]Tensor, error) { return read(b) })
 	}
 	m, err := mmap.Open(path)
 	if err != nil {

@@ -10,7 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/internal/objstore"
+	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/tfrecord"
 )
@@ -39,7 +43,10 @@ func withoutQuery(path string) string {
 // the whole object (every format but Parquet, and Parquet read whole), or, for a Parquet
 // object (PAR1 at both ends), only its footer, the rest fetched row group by row group by
 // its Sources. Its errors past opening are *FileError.
-func fetched(obj *objstore.Object, lim limits.Limits, whole bool, budget *objectBudget, read func(b []byte) ([]Tensor, error)) (*File, error) {
+//
+// read is told whether the object was fetched in part (a Parquet object's footer, an Arrow
+// IPC file's footer, dictionaries and batch metadata: see fetchFor) or whole.
+func fetched(obj *objstore.Object, lim limits.Limits, whole bool, budget *objectBudget, read func(b []byte, partial bool) ([]Tensor, error)) (*File, error) {
 	lim = lim.WithDefaults()
 	ctx := context.Background()
 	buf, err := obj.NewBuffer()
@@ -63,12 +70,13 @@ func fetched(obj *objstore.Object, lim limits.Limits, whole bool, budget *object
 		}
 		return nil, &FileError{Path: f.Path, Err: err}
 	}
-	if err := fetchFor(ctx, buf, lim, whole, budget); err != nil {
+	partial, err := fetchFor(ctx, buf, lim, whole, budget)
+	if err != nil {
 		return fail(err)
 	}
 	err = Guard(func() error {
 		var err error
-		f.Tensors, err = read(buf.Mapping().Bytes())
+		f.Tensors, err = read(buf.Mapping().Bytes(), partial)
 		return err
 	})
 	if err != nil {
@@ -78,35 +86,87 @@ func fetched(obj *objstore.Object, lim limits.Limits, whole bool, budget *object
 }
 
 // fetchFor fetches what reading the object of buf needs: the whole object (whole), within
-// lim.MaxCopySize as the bytes of standard input are; or first its first 16 and last 8 bytes
-// (the magic of every format, a Parquet footer's length) and then a Parquet object's footer
-// alone, nothing more of an object that is no tensor file (ErrNotTensors), any other object
-// whole.
-func fetchFor(ctx context.Context, buf *objstore.Buffer, lim limits.Limits, whole bool, budget *objectBudget) error {
+// lim.MaxCopySize as the bytes of standard input are; or first its first 16 and last 10
+// bytes (the magic of every format, a Parquet or Arrow IPC file footer's length) and then a
+// Parquet object's footer alone, an Arrow IPC file's footer, dictionaries and batch metadata
+// (fetchArrowFile), nothing more of an object that is no tensor file (ErrNotTensors), any
+// other object whole. It reports whether the object was fetched in part.
+func fetchFor(ctx context.Context, buf *objstore.Buffer, lim limits.Limits, whole bool, budget *objectBudget) (partial bool, err error) {
 	size := buf.Object().Size
 	if !whole {
-		if err := buf.Fetch(ctx, objstore.Range{Off: 0, Len: probeSize}, objstore.Range{Off: size - 8, Len: 8}); err != nil {
-			return err
+		if err := buf.Fetch(ctx, objstore.Range{Off: 0, Len: probeSize}, objstore.Range{Off: size - 10, Len: 10}); err != nil {
+			return false, err
 		}
 		b := buf.Mapping().Bytes()
 		if isParquetEnds(b) {
 			n := int64(binary.LittleEndian.Uint32(b[size-8:]))
 			if n > size-12 || n > lim.MaxMetadataSize {
-				return nil // the reader says why: it reads the length, not the footer
+				return true, nil // the reader says why: it reads the length, not the footer
 			}
-			return buf.Fetch(ctx, objstore.Range{Off: size - 8 - n, Len: n})
+			return true, buf.Fetch(ctx, objstore.Range{Off: size - 8 - n, Len: n})
+		}
+		if isArrowFileEnds(b) {
+			if ok, err := fetchArrowFile(ctx, buf, lim); ok || err != nil {
+				return ok, err
+			}
 		}
 		if !mayHoldTensors(b[:min(size, probeSize)], size) {
-			return ErrNotTensors // a CSV, an image: not fetched
+			return false, ErrNotTensors // a CSV, an image: not fetched
 		}
 	}
 	if size > lim.MaxCopySize {
-		return fmt.Errorf("fetching %d bytes, more than MaxCopySize %d: %w", size, lim.MaxCopySize, limits.ErrExceeded)
+		return false, fmt.Errorf("fetching %d bytes, more than MaxCopySize %d: %w", size, lim.MaxCopySize, limits.ErrExceeded)
 	}
 	if err := budget.take(size, lim); err != nil {
-		return err
+		return false, err
 	}
-	return buf.Fetch(ctx, objstore.Range{Off: 0, Len: size})
+	return false, buf.Fetch(ctx, objstore.Range{Off: 0, Len: size})
+}
+
+// fetchArrowFile fetches what describing the Arrow IPC file of buf (its ends fetched) takes:
+// the footer, the dictionaries and the metadata of each record batch — not the batches'
+// bodies, which its Sources fetch one block at a time. It reports false (and the object is
+// then fetched whole, for the reader to read or to say what is wrong with it) for a footer
+// that does not read, a file with dictionaries (decoded whole), and a sparse tensor's batch
+// (one tensor of every column, read whole).
+func fetchArrowFile(ctx context.Context, buf *objstore.Buffer, lim limits.Limits) (bool, error) {
+	b := buf.Mapping().Bytes()
+	opts := ipc.BatchOptions{Limits: lim}
+	off, n, err := ipc.FileFooter(b, opts)
+	if err != nil {
+		return false, nil
+	}
+	if err := buf.Fetch(ctx, objstore.Range{Off: off, Len: n}); err != nil {
+		return false, err
+	}
+	dicts, records, err := ipc.FileBlocks(b, opts)
+	if err != nil || len(dicts) > 0 {
+		return false, nil
+	}
+	ranges := make([]objstore.Range, len(records))
+	for i, r := range records {
+		ranges[i] = objstore.Range{Off: r.Offset, Len: r.MetaLen}
+	}
+	if err := buf.Fetch(ctx, ranges...); err != nil {
+		return false, err
+	}
+	var sparseSchema bool
+	err = Guard(func() error {
+		r, err := ipc.NewBatchReader(b, ipc.BatchOptions{Limits: lim, Allocator: memory.NewGoAllocator(), SkipUnsupported: true})
+		if err != nil {
+			return err
+		}
+		defer r.Release()
+		sparseSchema = arrowtensor.IsSparseSchema(r.Schema())
+		return nil
+	})
+	return err == nil && !sparseSchema, nil
+}
+
+// isArrowFileEnds reports whether b, of which the first 16 and last 10 bytes were fetched,
+// starts and ends with an Arrow IPC file's magic.
+func isArrowFileEnds(b []byte) bool {
+	return len(b) >= 18 && string(b[:6]) == ipcMagic && string(b[len(b)-6:]) == ipcMagic
 }
 
 // objectBudget is what the objects of one directory dataset may hold in memory together: an
@@ -165,7 +225,7 @@ func mayHoldTensors(head []byte, size int64) bool {
 	return n > 0 && n <= size-start
 }
 
-// isParquetEnds reports whether b, of which the first 16 and last 8 bytes were fetched, starts
+// isParquetEnds reports whether b, of which the first 16 and last 10 bytes were fetched, starts
 // and ends with Parquet's magic.
 func isParquetEnds(b []byte) bool {
 	return len(b) >= 12 && string(b[:4]) == parquetMagic && string(b[len(b)-4:]) == parquetMagic

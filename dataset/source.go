@@ -14,6 +14,7 @@ import (
 
 	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/internal/objstore"
+	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/parquet"
@@ -52,6 +53,9 @@ type sourcePart struct {
 	rowBytes []int64 // the uncompressed size of each row group read, as the footer says
 	rowFirst int     // the index in the file of the first row group read (a Share's)
 	rowTotal int     // the row groups of the file
+	// blocks, for an Arrow IPC file in object storage, are its record batches (rowRows and
+	// rowBytes then describe them), each fetched as it is read; nil for a Parquet part.
+	blocks []ipc.Block
 }
 
 // residentSource returns the Source of a tensor read whole from f.
@@ -176,7 +180,8 @@ const decodeFactor = 3
 // memory reading the chunk holds until it is dropped: none for a resident part (its tensor
 // views its file), and for a Parquet row group decodeFactor times its values' size, or, where
 // that is not known before reading (a ragged column), times the row group's uncompressed size
-// — one more time for an object's, whose column chunk is fetched into memory first.
+// — one more time for an object's, whose column chunk is fetched into memory first; for a
+// record batch of an Arrow IPC file in object storage, its bytes.
 func (s *Source) DecodeBytes() []int64 {
 	var out []int64
 	for _, p := range s.parts {
@@ -185,6 +190,10 @@ func (s *Source) DecodeBytes() []int64 {
 			continue
 		}
 		for i, rows := range p.rowRows {
+			if p.blocks != nil { // an IPC record batch: its bytes fetched, which its arrays view
+				out = append(out, p.rowBytes[i])
+				continue
+			}
 			size := int64(-1)
 			if s.desc.Dense != nil {
 				size = saturatingMul(rows, saturatingMul(s.desc.Dense.Shape()[1:].Size(), int64(max(s.desc.DType().Size(), 1))))
@@ -285,7 +294,11 @@ func (s *Source) chunks(yield func(*File, Tensor, error) bool) {
 			}
 			continue
 		}
-		if !s.parquetChunks(p, func(t Tensor, err error) bool { return yield(p.file, t, err) }) {
+		read := s.parquetChunks
+		if p.blocks != nil {
+			read = s.arrowChunks
+		}
+		if !read(p, func(t Tensor, err error) bool { return yield(p.file, t, err) }) {
 			return
 		}
 	}
@@ -294,14 +307,7 @@ func (s *Source) chunks(yield func(*File, Tensor, error) bool) {
 // parquetChunks yields the row groups of a Parquet part, reporting whether the iteration
 // goes on.
 func (s *Source) parquetChunks(p sourcePart, yield func(Tensor, error) bool) bool {
-	fail := func(err error) bool {
-		var fe *FileError
-		if !errors.As(err, &fe) || fe.Path != p.file.Path {
-			err = &FileError{Path: p.file.Path, Err: fmt.Errorf("%s: %w", s.Name, err)}
-		}
-		yield(Tensor{}, err)
-		return false
-	}
+	fail := s.failer(p, yield)
 	b := p.file.mapping.Bytes()
 	var buf *objstore.Buffer // an object's: this iteration's own, holding one row group at a time
 	if p.file.remote != nil {
@@ -370,6 +376,118 @@ func (s *Source) fetchRowGroup(buf *objstore.Buffer, r *parquet.Reader, i int) (
 	return ranges, objectError(buf.Fetch(context.Background(), ranges...))
 }
 
+// failer returns the function that ends a part's iteration with err, named after the part's
+// file and the Source.
+func (s *Source) failer(p sourcePart, yield func(Tensor, error) bool) func(error) bool {
+	return func(err error) bool {
+		var fe *FileError
+		if !errors.As(err, &fe) || fe.Path != p.file.Path {
+			err = &FileError{Path: p.file.Path, Err: fmt.Errorf("%s: %w", s.Name, err)}
+		}
+		yield(Tensor{}, err)
+		return false
+	}
+}
+
+// scanArrowFile returns the Sources of the Arrow IPC file in object storage f holds b of —
+// its footer and the metadata of its record batches fetched, nothing else (fetchArrowFile) —
+// named after base: a column of the file's tensors each (see FromRecords), a chunk per record
+// batch, fetched and decoded as it is read.
+func scanArrowFile(f *File, b []byte, base string, lim limits.Limits) ([]*Source, error) {
+	r, err := ipc.NewBatchReader(b, ipc.BatchOptions{Limits: lim, Allocator: memory.NewGoAllocator(), SkipUnsupported: true})
+	if err != nil {
+		return nil, err
+	}
+	defer r.Release()
+	descs, err := FromRecords(r.Schema(), nil, base)
+	if err != nil {
+		return nil, err
+	}
+	blocks := r.Blocks()
+	rowRows := make([]int64, len(blocks))
+	rowBytes := make([]int64, len(blocks))
+	total := int64(0)
+	for i, blk := range blocks {
+		if rowRows[i], err = r.BlockRows(i); err != nil {
+			return nil, err
+		}
+		rowBytes[i] = blk.MetaLen + blk.BodyLen
+		total += rowRows[i]
+	}
+	out := make([]*Source, len(descs))
+	for i, t := range descs {
+		out[i] = &Source{
+			Name: t.Name, Kind: t.ImpliedKind(), Column: t.Column, DimNames: t.DimNames,
+			desc: t, rows: total, lim: lim,
+			parts: []sourcePart{{file: f, column: t.Column, base: base, rowRows: rowRows, rowBytes: rowBytes, rowTotal: len(blocks), blocks: blocks}},
+		}
+	}
+	return out, nil
+}
+
+// arrowChunks yields the record batches of an Arrow IPC file part in object storage, each
+// fetched whole into Go memory (that the tensor views) and decoded, reporting whether the
+// iteration goes on.
+func (s *Source) arrowChunks(p sourcePart, yield func(Tensor, error) bool) bool {
+	fail := s.failer(p, yield)
+	var r *ipc.BatchReader
+	err := Guard(func() error { // the footer and the batches' metadata: fetched when scanned
+		var err error
+		r, err = ipc.NewBatchReader(p.file.mapping.Bytes(), ipc.BatchOptions{Limits: s.lim, Allocator: memory.NewGoAllocator(), SkipUnsupported: true})
+		return err
+	})
+	if err != nil {
+		return fail(err)
+	}
+	defer r.Release()
+	for j, want := range p.rowRows {
+		i := p.rowFirst + j
+		blk := p.blocks[i]
+		size := blk.MetaLen + blk.BodyLen
+		if size > s.lim.MaxCopySize {
+			return fail(fmt.Errorf("ipc: record batch %d: fetching %d bytes, more than MaxCopySize %d: %w", i, size, s.lim.MaxCopySize, limits.ErrExceeded))
+		}
+		data := make([]byte, size)
+		if err := p.file.remote.Object().ReadFull(context.Background(), data, blk.Offset); err != nil {
+			return fail(objectError(err))
+		}
+		rec, err := r.DecodeBlock(i, data)
+		if err != nil {
+			return fail(err)
+		}
+		ts, err := FromRecords(r.Schema(), []arrow.Record{rec}, p.base)
+		rec.Release() // Go memory: the tensor's views stay valid
+		if err != nil {
+			return fail(err)
+		}
+		k := slices.IndexFunc(ts, func(t Tensor) bool { return t.Column == p.column })
+		if k < 0 {
+			return fail(fmt.Errorf("ipc: record batch %d: column %s is no longer a tensor: %w", i, p.column, ipc.ErrInvalid))
+		}
+		t, err := s.checkChunk(ts[k], "ipc: record batch", i, want, ipc.ErrInvalid)
+		if err != nil {
+			return fail(err)
+		}
+		if !yield(s.named(t), nil) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkChunk returns chunk i of a part (what: "parquet: row group"), which should hold want
+// rows, or why it cannot be one of the Source's chunks (wrapping invalid, the format's
+// sentinel, when its rows are not what the footer says).
+func (s *Source) checkChunk(t Tensor, what string, i int, want int64, invalid error) (Tensor, error) {
+	if t.Rows() != want {
+		return Tensor{}, fmt.Errorf("%s %d: %d rows, the footer says %d: %w", what, i, t.Rows(), want, invalid)
+	}
+	if err := joinable(s.desc, t); err != nil {
+		return Tensor{}, fmt.Errorf("%s %d: %w", what, i, err)
+	}
+	return t, nil
+}
+
 // parquetRowGroup decodes row group i of a Parquet part, which the footer said holds want
 // rows. The tensor is Go memory: it views nothing of the file.
 func (s *Source) parquetRowGroup(r *parquet.Reader, p sourcePart, i int, want int64) (Tensor, error) {
@@ -384,13 +502,8 @@ func (s *Source) parquetRowGroup(r *parquet.Reader, p sourcePart, i int, want in
 		return Tensor{}, err
 	case len(ts) != 1:
 		return Tensor{}, fmt.Errorf("parquet: column %s is no longer a tensor: %w", p.column, parquet.ErrInvalid)
-	case ts[0].Rows() != want:
-		return Tensor{}, fmt.Errorf("parquet: row group %d: %d rows, the footer says %d: %w", i, ts[0].Rows(), want, parquet.ErrInvalid)
 	}
-	if err := joinable(s.desc, ts[0]); err != nil {
-		return Tensor{}, fmt.Errorf("parquet: row group %d: %w", i, err)
-	}
-	return ts[0], nil
+	return s.checkChunk(ts[0], "parquet: row group", i, want, parquet.ErrInvalid)
 }
 
 // named returns a chunk under the Source's name and kind.

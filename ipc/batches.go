@@ -2,7 +2,6 @@ package ipc
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -262,7 +261,7 @@ const fileMagic = "ARROW1"
 func NewBatchReader(b []byte, opts BatchOptions) (*BatchReader, error) {
 	lim := opts.Limits.WithDefaults()
 	if bytes.HasPrefix(b, []byte(fileMagic)) {
-		return openFile(b, opts, lim)
+		return openFile(b, opts)
 	}
 	m, n, err := parseMessage(b, 0, lim)
 	switch {
@@ -288,35 +287,17 @@ func NewBatchReader(b []byte, opts BatchOptions) (*BatchReader, error) {
 }
 
 // openFile reads the footer of an IPC file, its schema and its dictionaries.
-func openFile(b []byte, opts BatchOptions, lim Limits) (*BatchReader, error) {
-	const head, tail = 8, 10 // magic and padding; footer length and magic
-	if len(b) < head+tail || !bytes.HasSuffix(b, []byte(fileMagic)) {
-		return nil, fmt.Errorf("ipc: an Arrow IPC file of %d bytes does not end with its footer and magic: %w", len(b), io.ErrUnexpectedEOF)
+func openFile(b []byte, opts BatchOptions) (*BatchReader, error) {
+	footer, footerStart, dicts, records, err := readFooter(b, opts)
+	if err != nil {
+		return nil, err
 	}
-	footerLen := int64(int32(binary.LittleEndian.Uint32(b[len(b)-tail:])))
-	footerStart := int64(len(b)-tail) - footerLen
-	switch {
-	case footerLen <= 0 || footerStart < head:
-		return nil, fmt.Errorf("ipc: footer length %d does not fit a file of %d bytes: %w", footerLen, len(b), ErrInvalid)
-	case footerLen > lim.MaxMetadataSize:
-		return nil, fmt.Errorf("ipc: footer length %d exceeds the limit of %d bytes: %w", footerLen, lim.MaxMetadataSize, ErrLimit)
-	}
-	raw := b[footerStart : len(b)-tail]
-	if err := arrowfb.VerifyFooter(raw); err != nil {
-		return nil, fmt.Errorf("ipc: footer at byte %d: %w: %w", footerStart, ErrInvalid, err)
-	}
-	footer := arrowfb.GetRootAsFooter(raw, 0)
 	var s arrowfb.Schema
 	if footer.Schema(&s) == nil {
 		return nil, fmt.Errorf("ipc: footer at byte %d has no schema: %w", footerStart, ErrInvalid)
 	}
 	plan, err := decodeSchema(&s)
 	if err != nil {
-		return nil, fmt.Errorf("ipc: footer at byte %d: %w", footerStart, err)
-	}
-	dicts := blocksOf(footer.DictionariesLength(), footer.Dictionaries)
-	records := blocksOf(footer.RecordBatchesLength(), footer.RecordBatches)
-	if err := checkBlocks(append(slices.Clone(dicts), records...), head, footerStart); err != nil {
 		return nil, fmt.Errorf("ipc: footer at byte %d: %w", footerStart, err)
 	}
 	d, err := newDecoder(plan, opts, true)

@@ -76,8 +76,31 @@ func (b *Buffer) Fetch(ctx context.Context, rs ...Range) error {
 		}
 	}
 	want = subtract(coalesce(want, holeLimit), b.have) // never a fetched byte again: a reader may be reading it
+	err := b.obj.readParts(ctx, want, func(p Range) ([]byte, error) { return b.m.Commit(p.Off, p.Len) })
+	if err != nil {
+		return err
+	}
+	b.have = coalesce(append(b.have, want...), 0)
+	return nil
+}
+
+// ReadFull reads bytes [off, off+len(p)) of the object into p, as parts of 8 MiB read 8 at
+// a time, each a request conditional on the object's version.
+func (o *Object) ReadFull(ctx context.Context, p []byte, off int64) error {
+	if off < 0 || off > o.Size-int64(len(p)) {
+		return named(o.URI, fmt.Errorf("read of bytes [%d, +%d) of %d: %w", off, len(p), o.Size, ErrTruncated))
+	}
+	return o.readParts(ctx, []Range{{off, int64(len(p))}}, func(r Range) ([]byte, error) {
+		return p[r.Off-off : r.End()-off], nil
+	})
+}
+
+// readParts reads the ranges rs of the object, split into parts of partLimit bytes read
+// fetchesInFlight at a time, each into the memory dst gives it; the first failure cancels
+// the rest and is returned.
+func (o *Object) readParts(ctx context.Context, rs []Range, dst func(Range) ([]byte, error)) error {
 	var parts []Range
-	for _, r := range want {
+	for _, r := range rs {
 		for off := r.Off; off < r.End(); off += partLimit {
 			parts = append(parts, Range{off, min(partLimit, r.End()-off)})
 		}
@@ -99,7 +122,7 @@ func (b *Buffer) Fetch(ctx context.Context, rs ...Range) error {
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
-			fail(named(b.obj.URI, fmt.Errorf("read: %w", context.Cause(ctx))))
+			fail(named(o.URI, fmt.Errorf("read: %w", context.Cause(ctx))))
 		}
 		if ctx.Err() != nil {
 			break
@@ -108,9 +131,9 @@ func (b *Buffer) Fetch(ctx context.Context, rs ...Range) error {
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			dst, err := b.m.Commit(p.Off, p.Len)
+			b, err := dst(p)
 			if err == nil {
-				_, err = b.obj.ReadRange(ctx, dst, p.Off)
+				_, err = o.ReadRange(ctx, b, p.Off)
 			}
 			if err != nil {
 				fail(err)
@@ -118,11 +141,7 @@ func (b *Buffer) Fetch(ctx context.Context, rs ...Range) error {
 		}()
 	}
 	wg.Wait()
-	if failure != nil {
-		return failure
-	}
-	b.have = coalesce(append(b.have, want...), 0)
-	return nil
+	return failure
 }
 
 // Clone returns a new Buffer of the same object version holding copies of what b has fetched
