@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -391,4 +392,74 @@ func TestObjectArrowFileFetchesBlockByBlock(t *testing.T) {
 	_, err = d.Sources[0].Read()
 	assert.ErrorIs(t, err, ErrFileChanged)
 	assert.True(t, strings.HasPrefix(err.Error(), "s3://arrows/d/t.arrow: "), err.Error())
+}
+
+// TestObjectNpyFetchesRows: scanning a .npy object fetches its header; its rows are fetched a
+// run at a time as they are read, and read as the local file's — big-endian ones swapped;
+// column-major files and scalars are read whole.
+func TestObjectNpyFetchesRows(t *testing.T) {
+	old := npyChunkBytes
+	npyChunkBytes = 4 << 10
+	defer func() { npyChunkBytes = old }()
+	srv := storetest.StartS3(t, "npys")
+	dir := t.TempDir()
+	d := ndarray.New[float32](100, 64) // 256 bytes a row: 16 rows a chunk, 7 chunks
+	for i := range d.Ravel() {
+		d.Ravel()[i] = float32(i) * 0.5
+	}
+	var b bytes.Buffer
+	require.NoError(t, writeNpy(&b, Tensor{Kind: KindDense, Dense: d}))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "x.npy"), b.Bytes(), 0o644))
+	srv.Put(t, "npys", "d/x.npy", b.Bytes())
+	for _, name := range []string{"f64_bigendian.npy", "f64_fortran.npy", "f32_scalar.npy", "f32_empty.npy", "bool_mask.npy", "u8_image.npy"} {
+		src := filepath.Join("../npy/testdata/numpy", name)
+		data, err := os.ReadFile(src)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o644))
+		srv.Put(t, "npys", "d/"+name, data)
+	}
+
+	rd, err := ScanDir("s3://npys/d", limits.Limits{})
+	require.NoError(t, err)
+	defer rd.Release()
+	ld, err := ScanDir(dir, limits.Limits{})
+	require.NoError(t, err)
+	defer ld.Release()
+	require.Equal(t, len(ld.Sources), len(rd.Sources))
+	for i, src := range rd.Sources {
+		want, err := ld.Sources[i].Read()
+		require.NoError(t, err)
+		got, err := src.Read()
+		require.NoError(t, err, src.Name)
+		assert.Equal(t, want.Name, got.Name)
+		assert.Equal(t, want.Shape(), got.Shape(), src.Name)
+		var wb, gb bytes.Buffer
+		_, err = want.WriteValues(&wb, 0)
+		require.NoError(t, err)
+		_, err = got.WriteValues(&gb, 0)
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(wb.Bytes(), gb.Bytes()), src.Name)
+		_, resident := src.Resident()
+		switch src.Name {
+		case "f64_fortran", "f32_scalar":
+			assert.True(t, resident, "%s is read whole", src.Name)
+		default:
+			assert.False(t, resident, "%s is fetched by rows", src.Name)
+		}
+	}
+	x := rd.Sources[slices.IndexFunc(rd.Sources, func(s *Source) bool { return s.Name == "x" })]
+	assert.Equal(t, 7, x.NumChunks())
+	var obj *objstore.Object
+	for _, f := range rd.files {
+		if strings.HasSuffix(f.Path, "/x.npy") {
+			obj = objectOf(f)
+		}
+	}
+	require.NotNil(t, obj)
+	before := obj.Stats().Bytes()
+	for _, err := range x.Chunks() {
+		require.NoError(t, err)
+		break
+	}
+	assert.Equal(t, int64(16*256), obj.Stats().Bytes()-before, "one run of rows")
 }

@@ -147,6 +147,8 @@ func scanNamed(path string, info fs.FileInfo, base string, lim limits.Limits, bu
 			sources, err = scanParquet(&file, b, base, lim)
 		case format == FormatArrow && partial: // an object's footer, fetched alone
 			sources, err = scanArrowFile(&file, b, base, lim)
+		case format == FormatNpy && partial: // an object's header, fetched alone
+			sources, err = scanNpy(&file, b, base, lim)
 		default:
 			return readNamed(path, b, base, lim)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/ndarrow/ndarrow/internal/objstore"
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/limits"
+	"github.com/ndarrow/ndarrow/npy"
 	"github.com/ndarrow/ndarrow/tfrecord"
 )
 
@@ -89,8 +90,9 @@ func fetched(obj *objstore.Object, lim limits.Limits, whole bool, budget *object
 // lim.MaxCopySize as the bytes of standard input are; or first its first 16 and last 10
 // bytes (the magic of every format, a Parquet or Arrow IPC file footer's length) and then a
 // Parquet object's footer alone, an Arrow IPC file's footer, dictionaries and batch metadata
-// (fetchArrowFile), nothing more of an object that is no tensor file (ErrNotTensors), any
-// other object whole. It reports whether the object was fetched in part.
+// (fetchArrowFile), a .npy file's header (fetchNpyHeader), nothing more of an object that is
+// no tensor file (ErrNotTensors), any other object whole. It reports whether the object was
+// fetched in part.
 func fetchFor(ctx context.Context, buf *objstore.Buffer, lim limits.Limits, whole bool, budget *objectBudget) (partial bool, err error) {
 	size := buf.Object().Size
 	if !whole {
@@ -107,6 +109,11 @@ func fetchFor(ctx context.Context, buf *objstore.Buffer, lim limits.Limits, whol
 		}
 		if isArrowFileEnds(b) {
 			if ok, err := fetchArrowFile(ctx, buf, lim); ok || err != nil {
+				return ok, err
+			}
+		}
+		if strings.HasPrefix(string(b[:min(size, probeSize)]), npyMagic) {
+			if ok, err := fetchNpyHeader(ctx, buf, lim); ok || err != nil {
 				return ok, err
 			}
 		}
@@ -161,6 +168,27 @@ func fetchArrowFile(ctx context.Context, buf *objstore.Buffer, lim limits.Limits
 		return nil
 	})
 	return err == nil && !sparseSchema, nil
+}
+
+// fetchNpyHeader fetches the header of the .npy object of buf (its first 16 bytes fetched),
+// whose values its Source fetches a run of rows at a time. It reports false (and the object
+// is then fetched whole, for the reader to read or to say what is wrong with it) for a header
+// that does not read, values that do not fill the rest of the object, and arrays that are not
+// rows: column-major ones and scalars.
+func fetchNpyHeader(ctx context.Context, buf *objstore.Buffer, lim limits.Limits) (bool, error) {
+	b := buf.Mapping().Bytes()
+	n, err := npy.HeaderSize(b[:min(int64(len(b)), probeSize)], lim)
+	if err != nil || n > int64(len(b)) {
+		return false, nil
+	}
+	if err := buf.Fetch(ctx, objstore.Range{Off: 0, Len: n}); err != nil {
+		return false, err
+	}
+	h, err := npy.ReadHeader(b[:n], lim)
+	if err != nil || h.Fortran || len(h.Shape) == 0 || h.DataOffset+h.DataLen != int64(len(b)) {
+		return false, nil
+	}
+	return true, nil
 }
 
 // isArrowFileEnds reports whether b, of which the first 16 and last 10 bytes were fetched,

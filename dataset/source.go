@@ -17,6 +17,7 @@ import (
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/npy"
 	"github.com/ndarrow/ndarrow/parquet"
 )
 
@@ -56,6 +57,10 @@ type sourcePart struct {
 	// blocks, for an Arrow IPC file in object storage, are its record batches (rowRows and
 	// rowBytes then describe them), each fetched as it is read; nil for a Parquet part.
 	blocks []ipc.Block
+	// npy, for a .npy file in object storage, is its header: chunkRows rows a chunk, each
+	// run of rows fetched as it is read; nil otherwise.
+	npy       *npy.Info
+	chunkRows int64
 }
 
 // residentSource returns the Source of a tensor read whole from f.
@@ -190,7 +195,7 @@ func (s *Source) DecodeBytes() []int64 {
 			continue
 		}
 		for i, rows := range p.rowRows {
-			if p.blocks != nil { // an IPC record batch: its bytes fetched, which its arrays view
+			if p.blocks != nil || p.npy != nil { // its bytes fetched, which its arrays view
 				out = append(out, p.rowBytes[i])
 				continue
 			}
@@ -295,8 +300,11 @@ func (s *Source) chunks(yield func(*File, Tensor, error) bool) {
 			continue
 		}
 		read := s.parquetChunks
-		if p.blocks != nil {
+		switch {
+		case p.blocks != nil:
 			read = s.arrowChunks
+		case p.npy != nil:
+			read = s.npyChunks
 		}
 		if !read(p, func(t Tensor, err error) bool { return yield(p.file, t, err) }) {
 			return
@@ -469,6 +477,68 @@ func (s *Source) arrowChunks(p sourcePart, yield func(Tensor, error) bool) bool 
 			return fail(err)
 		}
 		if !yield(s.named(t), nil) {
+			return false
+		}
+	}
+	return true
+}
+
+// npyChunkBytes is about what one chunk of a .npy object holds: its rows are fetched and
+// sent this many bytes at a time.
+var npyChunkBytes int64 = 64 << 20
+
+// scanNpy returns the Source of the .npy file in object storage f holds b of — its header
+// fetched, nothing else (fetchNpyHeader) — named base: a chunk per run of rows of about 64 MiB,
+// fetched as it is read.
+func scanNpy(f *File, b []byte, base string, lim limits.Limits) ([]*Source, error) {
+	h, err := npy.ReadHeader(b, lim)
+	if err != nil {
+		return nil, err
+	}
+	empty, err := h.Rows(0, nil)
+	if err != nil {
+		return nil, err
+	}
+	d, err := empty.Dense()
+	if err != nil {
+		return nil, err
+	}
+	desc := Tensor{Name: base, Kind: KindDense, Dense: d}
+	chunkRows := max(npyChunkBytes/max(h.RowBytes(), 1), 1)
+	var rowRows, rowBytes []int64
+	for at := int64(0); at < h.Shape[0] || len(rowRows) == 0; at += chunkRows {
+		n := min(chunkRows, h.Shape[0]-at)
+		rowRows, rowBytes = append(rowRows, n), append(rowBytes, n*h.RowBytes())
+	}
+	return []*Source{{
+		Name: base, Kind: KindDense, desc: desc, rows: h.Shape[0], lim: lim,
+		parts: []sourcePart{{file: f, base: base, rowRows: rowRows, rowBytes: rowBytes, rowTotal: len(rowRows), npy: &h, chunkRows: chunkRows}},
+	}}, nil
+}
+
+// npyChunks yields the runs of rows of a .npy part in object storage, each fetched into Go
+// memory (that the tensor views), reporting whether the iteration goes on.
+func (s *Source) npyChunks(p sourcePart, yield func(Tensor, error) bool) bool {
+	fail := s.failer(p, yield)
+	for j, want := range p.rowRows {
+		i := p.rowFirst + j
+		if p.rowBytes[j] > s.lim.MaxCopySize {
+			return fail(fmt.Errorf("npy: rows %d to %d: fetching %d bytes, more than MaxCopySize %d: %w", int64(i)*p.chunkRows, int64(i)*p.chunkRows+want, p.rowBytes[j], s.lim.MaxCopySize, limits.ErrExceeded))
+		}
+		data := make([]byte, p.rowBytes[j])
+		off := p.npy.DataOffset + int64(i)*p.chunkRows*p.npy.RowBytes()
+		if err := p.file.remote.Object().ReadFull(context.Background(), data, off); err != nil {
+			return fail(objectError(err))
+		}
+		a, err := p.npy.Rows(want, data)
+		if err != nil {
+			return fail(err)
+		}
+		d, err := a.Dense()
+		if err != nil {
+			return fail(err)
+		}
+		if !yield(s.named(Tensor{Kind: KindDense, Dense: d}), nil) {
 			return false
 		}
 	}

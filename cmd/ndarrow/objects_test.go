@@ -336,7 +336,7 @@ func TestServeObjectsInShards(t *testing.T) {
 // TestServeObjectsFaults: an object replaced or removed after it was listed is an error
 // naming it for the client that asked, and the server serves everything else — the next
 // listing serves the new version; a store that stops answering fails only what must still be
-// fetched from it.
+// fetched from it (a Parquet row group, a run of .npy rows), not what was read whole.
 func TestServeObjectsFaults(t *testing.T) {
 	srv := storetest.StartS3(t, "faults")
 	dir := t.TempDir()
@@ -348,6 +348,7 @@ func TestServeObjectsFaults(t *testing.T) {
 	srv.PutFile(t, "faults", "d/a.parquet", part)
 	srv.PutFile(t, "faults", "d/b.parquet", part)
 	srv.PutFile(t, "faults", "d/f16_rank2.npy", "../../npy/testdata/numpy/f16_rank2.npy")
+	srv.PutFile(t, "faults", "d/f64_fortran.npy", "../../npy/testdata/numpy/f64_fortran.npy") // read whole
 	s := startServe(t, "s3://faults/d", "--poll", "1h") // changes seen at SIGHUP or reload only
 	got := filepath.Join(dir, "got.npy")
 
@@ -385,10 +386,13 @@ func TestServeObjectsFaults(t *testing.T) {
 	code, _, stderr = runCLI("get", s.uri, "a.big", got)
 	require.Equal(t, exitOK, code, stderr)
 
-	// The store stops answering: what was fetched is still served, the rest fails.
+	// The store stops answering: what was read whole is still served, the rest fails.
 	srv.Stop()
-	code, _, stderr = runCLI("get", s.uri, "f16_rank2", got)
+	code, _, stderr = runCLI("get", s.uri, "f64_fortran", got)
 	require.Equal(t, exitOK, code, stderr)
+	code, _, stderr = runCLI("get", s.uri, "f16_rank2", got)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, "f16_rank2.npy: read: dial tcp")
 	code, _, stderr = runCLI("get", s.uri, "a.big", got)
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, stderr, "a.parquet: read: dial tcp")
