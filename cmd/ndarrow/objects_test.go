@@ -349,7 +349,7 @@ func TestServeObjectsFaults(t *testing.T) {
 	srv.PutFile(t, "faults", "d/b.parquet", part)
 	srv.PutFile(t, "faults", "d/f16_rank2.npy", "../../npy/testdata/numpy/f16_rank2.npy")
 	srv.PutFile(t, "faults", "d/f64_fortran.npy", "../../npy/testdata/numpy/f64_fortran.npy") // read whole
-	s := startServe(t, "s3://faults/d", "--poll", "1h") // changes seen at SIGHUP or reload only
+	s := startServe(t, "s3://faults/d", "--poll", "1h")                                       // changes seen at SIGHUP or reload only
 	got := filepath.Join(dir, "got.npy")
 
 	// a.parquet replaced by another version: its row groups are not fetched from it.
