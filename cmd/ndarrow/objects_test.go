@@ -348,8 +348,10 @@ func TestServeObjectsFaults(t *testing.T) {
 	srv.PutFile(t, "faults", "d/a.parquet", part)
 	srv.PutFile(t, "faults", "d/b.parquet", part)
 	srv.PutFile(t, "faults", "d/f16_rank2.npy", "../../npy/testdata/numpy/f16_rank2.npy")
-	srv.PutFile(t, "faults", "d/f64_fortran.npy", "../../npy/testdata/numpy/f64_fortran.npy") // read whole
-	s := startServe(t, "s3://faults/d", "--poll", "1h")                                       // changes seen at SIGHUP or reload only
+	// A column-major .npy is read whole; the rest is fetched as it is read.
+	srv.PutFile(t, "faults", "d/f64_fortran.npy", "../../npy/testdata/numpy/f64_fortran.npy")
+	// Changes are seen at SIGHUP or the reload action only.
+	s := startServe(t, "s3://faults/d", "--poll", "1h")
 	got := filepath.Join(dir, "got.npy")
 
 	// a.parquet replaced by another version: its row groups are not fetched from it.
