@@ -463,3 +463,25 @@ func TestObjectNpyFetchesRows(t *testing.T) {
 	}
 	assert.Equal(t, int64(16*256), obj.Stats().Bytes()-before, "one run of rows")
 }
+
+// TestPartialReadFallsBackToWhole: a reader that, handed an object fetched in part, reads a
+// byte that was not fetched is handed the whole object instead.
+func TestPartialReadFallsBackToWhole(t *testing.T) {
+	srv := storetest.StartS3(t, "fallback")
+	data := bytes.Repeat([]byte("PAR1"), 10000) // Parquet's magic at both ends: its footer alone is fetched
+	srv.Put(t, "fallback", "x.parquet", data)
+	obj, err := objstore.Open(context.Background(), "s3://fallback/x.parquet")
+	require.NoError(t, err)
+	var calls []bool
+	f, err := fetched(obj, limits.Limits{}, false, &objectBudget{}, func(b []byte, partial bool) ([]Tensor, error) {
+		calls = append(calls, partial)
+		if b[20000] != 'P' { // not fetched in part: a fault the first time
+			return nil, fmt.Errorf("byte 20000 is %q", b[20000])
+		}
+		return nil, nil
+	})
+	require.NoError(t, err)
+	defer f.Release()
+	assert.Equal(t, []bool{true, false}, calls)
+	assert.Equal(t, int64(len(data)), f.held())
+}

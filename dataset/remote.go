@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/ndarrow/ndarrow/arrowtensor"
+	"github.com/ndarrow/ndarrow/internal/mmap"
 	"github.com/ndarrow/ndarrow/internal/objstore"
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/limits"
@@ -80,6 +81,17 @@ func fetched(obj *objstore.Object, lim limits.Limits, whole bool, budget *object
 		f.Tensors, err = read(buf.Mapping().Bytes(), partial)
 		return err
 	})
+	if partial && errors.Is(err, mmap.ErrNotFetched) {
+		// A reader that needs more than the part fetched for it: the object whole, read so.
+		if _, err = fetchFor(ctx, buf, lim, true, budget); err != nil {
+			return fail(err)
+		}
+		err = Guard(func() error {
+			var err error
+			f.Tensors, err = read(buf.Mapping().Bytes(), false)
+			return err
+		})
+	}
 	if err != nil {
 		return fail(err)
 	}
