@@ -55,6 +55,13 @@ type fileScan struct {
 // whose kind, dtype or cell shape differs from the first part's, is left out and reported in
 // Skipped, one error each naming the file. ScanDir fails only when dir cannot be listed.
 //
+// dir may be a prefix of objects (IsURI: s3://BUCKET/PREFIX, gs://BUCKET/PREFIX), listed
+// and read as a directory: a Parquet object's footer is fetched and each row group's column
+// chunk as it is read, an Arrow IPC file's footer and batch metadata and each record batch as
+// it is read, a .npy file's header and each run of rows as it is read; any other object is
+// fetched whole, all of them together within lim.MaxCopySize (the rest in Skipped). Every read
+// is of the version listed: an object replaced since is an error wrapping ErrFileChanged.
+//
 // Release the Dir when the Sources are no longer used (a user that outlives it retains them).
 func ScanDir(dir string, lim limits.Limits) (*Dir, error) {
 	return scanDir(dir, lim.WithDefaults(), nil)

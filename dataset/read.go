@@ -111,7 +111,9 @@ type File struct {
 // is read into the heap but what cannot be viewed (see ipc.BatchReader), or what a TFRecord
 // file decodes to: a name IsTFRecordName accepts is read as one (.gz: GZIP), as is any file
 // whose first record's CRCs verify. The File holds one reference to the mapping; Release it
-// when the tensors are no longer used.
+// when the tensors are no longer used. path may name an object (IsURI), fetched whole (within
+// lim.MaxCopySize) into a mapping of its own, read as a file is, every request of the version
+// first seen.
 func Open(path string, lim limits.Limits) (*File, error) {
 	return openNamed(path, BaseName(path), lim)
 }

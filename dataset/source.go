@@ -25,7 +25,9 @@ import (
 // on demand one chunk at a time: a tensor of an Arrow IPC, .npy, .npz or TFRecord file is one
 // chunk (the tensor as Open reads it: a view of the mapped file where the format allows), a
 // column of a Parquet file one chunk per row group (decoded as the chunk is read), and the
-// parts of a table joined are their chunks in path order. Sending a Source chunk by chunk, as
+// parts of a table joined are their chunks in path order. Of an object in object storage, a
+// Parquet column's row group, an Arrow IPC file's record batch and a run of 64 MiB of a .npy
+// file's rows are each a chunk fetched as it is read (see ScanDir). Sending a Source chunk by chunk, as
 // the Flight server's DoGet does, holds one chunk in memory at a time however large the
 // tensor; Read gives the whole tensor.
 //
@@ -50,10 +52,10 @@ type sourcePart struct {
 	resident *Tensor
 	column   string  // the Parquet column
 	base     string  // what the Parquet file's tensors are named after
-	rowRows  []int64 // the rows of each row group read, as the footer says
-	rowBytes []int64 // the uncompressed size of each row group read, as the footer says
-	rowFirst int     // the index in the file of the first row group read (a Share's)
-	rowTotal int     // the row groups of the file
+	rowRows  []int64 // the rows of each chunk read (row group, record batch, run of rows)
+	rowBytes []int64 // each chunk's size: a row group's uncompressed, a batch's or run's bytes
+	rowFirst int     // the index in the file of the first chunk read (a Share's)
+	rowTotal int     // the chunks of the file
 	// blocks, for an Arrow IPC file in object storage, are its record batches (rowRows and
 	// rowBytes then describe them), each fetched as it is read; nil for a Parquet part.
 	blocks []ipc.Block
@@ -186,7 +188,8 @@ const decodeFactor = 3
 // views its file), and for a Parquet row group decodeFactor times its values' size, or, where
 // that is not known before reading (a ragged column), times the row group's uncompressed size
 // — one more time for an object's, whose column chunk is fetched into memory first; for a
-// record batch of an Arrow IPC file in object storage, its bytes.
+// record batch of an Arrow IPC file or a run of rows of a .npy file in object storage, its
+// bytes.
 func (s *Source) DecodeBytes() []int64 {
 	var out []int64
 	for _, p := range s.parts {
