@@ -132,3 +132,25 @@ func ExampleSave() {
 	fmt.Println(t.Name, t.Shape(), t.DimNames, values.Get(2, 1))
 	// Output: features.emb (3, 2) [row dim] 5
 }
+
+// Read a bucket prefix of Parquet files (a Hive-partitioned table, say) a row group at a
+// time: only the footers are fetched when it is scanned, then each row group's column chunk
+// as it is read. Credentials and the endpoint come from the environment, as for the AWS CLI
+// (AWS_ENDPOINT_URL_S3 for an S3-compatible store); gs:// works the same way.
+func ExampleScanDir_objects() {
+	d, err := dataset.ScanDir("s3://my-bucket/events/", limits.Limits{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer d.Release()
+	for _, src := range d.Sources {
+		for chunk, err := range src.Chunks() {
+			if err != nil {
+				fmt.Println(err) // an object replaced since it was listed, say
+				break
+			}
+			fmt.Println(src.Name, chunk.Shape())
+		}
+	}
+}
