@@ -23,6 +23,7 @@ import (
 	"github.com/ndarrow/ndarrow/internal/storetest"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/npy"
 	"github.com/ndarrow/ndarrow/parquet"
 )
 
@@ -484,4 +485,76 @@ func TestPartialReadFallsBackToWhole(t *testing.T) {
 	defer f.Release()
 	assert.Equal(t, []bool{true, false}, calls)
 	assert.Equal(t, int64(len(data)), f.held())
+}
+
+// TestObjectNpzFetchesMembersByRows: scanning an .npz object of stored members fetches its
+// directory and its arrays' headers; each member's rows are fetched as they are read, and
+// read as the local file's. An archive of deflated members is read whole.
+func TestObjectNpzFetchesMembersByRows(t *testing.T) {
+	old := npyChunkBytes
+	npyChunkBytes = 64 << 10
+	defer func() { npyChunkBytes = old }()
+	srv := storetest.StartS3(t, "npzs")
+	dir := t.TempDir()
+	files := map[string]string{
+		"savez.npz":            "../npy/testdata/numpy-npz/savez.npz",
+		"positional.npz":       "../npy/testdata/numpy-npz/positional.npz",
+		"compressed.npz":       "../npy/testdata/numpy-npz/savez_compressed.npz",
+		"written.npz":          "../npy/testdata/ndarrow-npz/written.npz",
+		"written_deflated.npz": "../npy/testdata/ndarrow-npz/written_compressed.npz",
+	}
+	for name, src := range files {
+		data, err := os.ReadFile(src)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o644))
+		srv.Put(t, "npzs", "d/"+name, data)
+	}
+	var big bytes.Buffer // larger than what the directory's fetch brings: 3 arrays of 256 KiB
+	z := npy.NewNpzWriter(&big, false)
+	for k := range 3 {
+		a := ndarray.New[float64](512, 64)
+		for i := range a.Ravel() {
+			a.Ravel()[i] = float64(k*100000 + i)
+		}
+		require.NoError(t, z.Write(fmt.Sprintf("a%d", k), a))
+	}
+	require.NoError(t, z.Close())
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "big.npz"), big.Bytes(), 0o644))
+	srv.Put(t, "npzs", "d/big.npz", big.Bytes())
+	rd, err := ScanDir("s3://npzs/d", limits.Limits{})
+	require.NoError(t, err)
+	defer rd.Release()
+	ld, err := ScanDir(dir, limits.Limits{})
+	require.NoError(t, err)
+	defer ld.Release()
+	require.Empty(t, rd.Skipped)
+	require.Equal(t, len(ld.Sources), len(rd.Sources))
+	for i, src := range rd.Sources {
+		want, err := ld.Sources[i].Read()
+		require.NoError(t, err)
+		got, err := src.Read()
+		require.NoError(t, err, src.Name)
+		assert.Equal(t, want.Name, got.Name)
+		assert.Equal(t, want.Column, got.Column)
+		assert.Equal(t, want.Shape(), got.Shape(), src.Name)
+		var wb, gb bytes.Buffer
+		_, err = want.WriteValues(&wb, 0)
+		require.NoError(t, err)
+		_, err = got.WriteValues(&gb, 0)
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(wb.Bytes(), gb.Bytes()), src.Name)
+		_, resident := src.Resident()
+		switch {
+		case strings.HasPrefix(src.Name, "big."):
+			assert.False(t, resident, "%s is fetched by rows", src.Name)
+			assert.Equal(t, 4, src.NumChunks(), "%s: 512 rows of 512 bytes, 64 KiB a chunk", src.Name)
+		case strings.HasPrefix(src.Name, "compressed."), strings.HasPrefix(src.Name, "written_deflated."):
+			assert.True(t, resident, "%s, deflated, is read whole", src.Name)
+		}
+	}
+	for _, f := range rd.files {
+		if strings.HasSuffix(f.Path, "/big.npz") {
+			assert.Less(t, f.held(), objectOf(f).Size/2, "the directory and headers, not the values")
+		}
+	}
 }

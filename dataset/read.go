@@ -151,6 +151,8 @@ func scanNamed(path string, info fs.FileInfo, base string, lim limits.Limits, bu
 			sources, err = scanArrowFile(&file, b, base, lim)
 		case format == FormatNpy && partial: // an object's header, fetched alone
 			sources, err = scanNpy(&file, b, base, lim)
+		case format == FormatNpz && partial: // an object's directory and headers
+			sources, err = scanNpz(&file, b, base, lim)
 		default:
 			return readNamed(path, b, base, lim)
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -102,7 +103,8 @@ func fetched(obj *objstore.Object, lim limits.Limits, whole bool, budget *object
 // lim.MaxCopySize as the bytes of standard input are; or first its first 16 and last 10
 // bytes (the magic of every format, a Parquet or Arrow IPC file footer's length) and then a
 // Parquet object's footer alone, an Arrow IPC file's footer, dictionaries and batch metadata
-// (fetchArrowFile), a .npy file's header (fetchNpyHeader), nothing more of an object that is
+// (fetchArrowFile), a .npy file's header (fetchNpyHeader), an .npz archive's directory and
+// headers (fetchNpzHeaders), nothing more of an object that is
 // no tensor file (ErrNotTensors), any other object whole. It reports whether the object was
 // fetched in part.
 func fetchFor(ctx context.Context, buf *objstore.Buffer, lim limits.Limits, whole bool, budget *objectBudget) (partial bool, err error) {
@@ -121,6 +123,11 @@ func fetchFor(ctx context.Context, buf *objstore.Buffer, lim limits.Limits, whol
 		}
 		if isArrowFileEnds(b) {
 			if ok, err := fetchArrowFile(ctx, buf, lim); ok || err != nil {
+				return ok, err
+			}
+		}
+		if strings.HasPrefix(string(b[:min(size, probeSize)]), zipMagic) {
+			if ok, err := fetchNpzHeaders(ctx, buf, lim); ok || err != nil {
 				return ok, err
 			}
 		}
@@ -201,6 +208,85 @@ func fetchNpyHeader(ctx context.Context, buf *objstore.Buffer, lim limits.Limits
 		return false, nil
 	}
 	return true, nil
+}
+
+// fetchNpzHeaders fetches what describing the .npz object of buf takes — its central
+// directory, each member's local header and .npy header — by reading them as npzArrays does
+// and fetching, at each byte not yet fetched that the reading reaches, the 64 KiB from there
+// (a fault under Guard, not a wrong value). Each member's values are fetched as they are read.
+// It reports false (and the object is then fetched whole) for an archive that does not read,
+// a deflated member (decompressed whole), and a member that is no array of rows.
+func fetchNpzHeaders(ctx context.Context, buf *objstore.Buffer, lim limits.Limits) (bool, error) {
+	b := buf.Mapping().Bytes()
+	size := int64(len(b))
+	const window = 64 << 10
+	// Whole pages only: a page partly fetched reads zeros where it was not, not a fault.
+	pg := int64(os.Getpagesize())
+	pages := func(off, n int64) objstore.Range {
+		lo := max(off, 0) / pg * pg
+		return objstore.Range{Off: lo, Len: (off+n+pg-1)/pg*pg - lo}
+	}
+	// The first 64 KiB (the first member's headers) and the last 64 KiB + 22: the end of
+	// central directory record and the comment before it.
+	if err := buf.Fetch(ctx, pages(0, window), pages(size-window-22, window+22)); err != nil {
+		return false, err
+	}
+	for range maxNpzFetches {
+		var arrays []npzArray
+		err := mmap.Guard(func() error {
+			var err error
+			arrays, err = npzArrays(b, lim)
+			return err
+		})
+		var fault *mmap.FaultError
+		switch {
+		case errors.As(err, &fault) && fault.NotFetched:
+			if err := buf.Fetch(ctx, pages(fault.Offset, window)); err != nil {
+				return false, err
+			}
+		case err != nil:
+			return false, nil
+		default:
+			return arrays != nil, nil
+		}
+	}
+	return false, nil
+}
+
+// maxNpzFetches bounds the ranges fetchNpzHeaders fetches before it fetches the object whole.
+const maxNpzFetches = 256
+
+// npzArray is a member of an .npz archive in object storage and the header of its array.
+type npzArray struct {
+	npy.Member
+	info npy.Info // DataOffset in the archive
+}
+
+// npzArrays returns the members of the .npz archive b and their arrays' headers, or nil when
+// a member is deflated, column-major, a scalar or holds more or less than its array.
+func npzArrays(b []byte, lim limits.Limits) ([]npzArray, error) {
+	members, err := npy.NpzMembers(b, lim)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]npzArray, 0, len(members))
+	for _, m := range members {
+		if !m.Stored {
+			return nil, nil
+		}
+		data := b[m.DataOffset : m.DataOffset+m.Size]
+		n, err := npy.HeaderSize(data[:min(m.Size, probeSize)], lim)
+		if err != nil || n > m.Size {
+			return nil, nil
+		}
+		h, err := npy.ReadHeader(data[:n], lim)
+		if err != nil || h.Fortran || len(h.Shape) == 0 || h.DataOffset+h.DataLen != m.Size {
+			return nil, nil
+		}
+		h.DataOffset += m.DataOffset
+		out = append(out, npzArray{m, h})
+	}
+	return out, nil
 }
 
 // isArrowFileEnds reports whether b, of which the first 16 and last 10 bytes were fetched,

@@ -498,6 +498,37 @@ func scanNpy(f *File, b []byte, base string, lim limits.Limits) ([]*Source, erro
 	if err != nil {
 		return nil, err
 	}
+	src, err := rowsSource(f, h, base, "", lim)
+	if err != nil {
+		return nil, err
+	}
+	return []*Source{src}, nil
+}
+
+// scanNpz returns the Sources of the .npz archive in object storage f holds b of — its
+// directory and its arrays' headers fetched, nothing else (fetchNpzHeaders) — named
+// base.MEMBER, each member's rows fetched a run at a time as they are read (without the
+// member's checksum, which covers all of it: the store's version check stands for it).
+func scanNpz(f *File, b []byte, base string, lim limits.Limits) ([]*Source, error) {
+	arrays, err := npzArrays(b, lim)
+	if err != nil {
+		return nil, err
+	}
+	if arrays == nil {
+		return nil, fmt.Errorf("npz: a member that is not an array of rows stored as it is: %w", ErrNotTensors)
+	}
+	out := make([]*Source, len(arrays))
+	for i, a := range arrays {
+		if out[i], err = rowsSource(f, a.info, base+"."+a.Name, a.Name, lim); err != nil {
+			return nil, fmt.Errorf("npz: member %q: %w", a.Name, err)
+		}
+	}
+	return out, nil
+}
+
+// rowsSource returns the Source named name (of column column) of the row-major array h
+// describes, in object storage f: a chunk per run of about npyChunkBytes of rows.
+func rowsSource(f *File, h npy.Info, name, column string, lim limits.Limits) (*Source, error) {
 	empty, err := h.Rows(0, nil)
 	if err != nil {
 		return nil, err
@@ -506,17 +537,17 @@ func scanNpy(f *File, b []byte, base string, lim limits.Limits) ([]*Source, erro
 	if err != nil {
 		return nil, err
 	}
-	desc := Tensor{Name: base, Kind: KindDense, Dense: d}
+	desc := Tensor{Name: name, Kind: KindDense, Column: column, Dense: d}
 	chunkRows := max(npyChunkBytes/max(h.RowBytes(), 1), 1)
 	var rowRows, rowBytes []int64
 	for at := int64(0); at < h.Shape[0] || len(rowRows) == 0; at += chunkRows {
 		n := min(chunkRows, h.Shape[0]-at)
 		rowRows, rowBytes = append(rowRows, n), append(rowBytes, n*h.RowBytes())
 	}
-	return []*Source{{
-		Name: base, Kind: KindDense, desc: desc, rows: h.Shape[0], lim: lim,
-		parts: []sourcePart{{file: f, base: base, rowRows: rowRows, rowBytes: rowBytes, rowTotal: len(rowRows), npy: &h, chunkRows: chunkRows}},
-	}}, nil
+	return &Source{
+		Name: name, Kind: KindDense, Column: column, desc: desc, rows: h.Shape[0], lim: lim,
+		parts: []sourcePart{{file: f, base: name, column: column, rowRows: rowRows, rowBytes: rowBytes, rowTotal: len(rowRows), npy: &h, chunkRows: chunkRows}},
+	}, nil
 }
 
 // npyChunks yields the runs of rows of a .npy part in object storage, each fetched into Go
