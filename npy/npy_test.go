@@ -356,6 +356,26 @@ func FuzzRead(f *testing.F) {
 		if int64(v1.Len()) != a1.Shape().Size()*int64(a1.DType().Size()) {
 			t.Fatalf("%d bytes of values for %v", v1.Len(), a1.Shape())
 		}
+		// The header alone says the same, and its rows, read apart, are the same values.
+		n, err := HeaderSize(b[:min(len(b), 16)], lim)
+		if err != nil || n > int64(len(b)) {
+			t.Fatalf("HeaderSize: %d, %v", n, err)
+		}
+		h, err := ReadHeader(b[:n], lim)
+		if err != nil || !h.Shape.Equal(a1.Shape()) || h.DType != a1.DType() || h.DataOffset+h.DataLen != int64(len(b)) {
+			t.Fatalf("ReadHeader: %+v, %v; ReadBytes read %v %v", h, err, a1.DType(), a1.Shape())
+		}
+		if h.Fortran || len(h.Shape) == 0 {
+			return
+		}
+		rows, err := h.Rows(h.Shape[0], append([]byte(nil), b[h.DataOffset:]...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v3 bytes.Buffer
+		if _, err := rows.WriteValues(&v3); err != nil || !bytes.Equal(v1.Bytes(), v3.Bytes()) {
+			t.Fatalf("Rows disagree with ReadBytes: %v", err)
+		}
 	})
 }
 

@@ -271,9 +271,27 @@ func FuzzReadNpz(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		arrays, err := ReadNpz(b, Limits{MaxElements: 1 << 20, MaxCopySize: 1 << 24})
+		lim := Limits{MaxElements: 1 << 20, MaxCopySize: 1 << 24}
+		members, merr := NpzMembers(b, lim)
+		arrays, err := ReadNpz(b, lim)
 		if err != nil {
 			return
+		}
+		// What ReadNpz reads, NpzMembers describes: the same members, each stored one's
+		// header where it says.
+		if merr != nil || len(members) != len(arrays) {
+			t.Fatalf("ReadNpz read %d arrays, NpzMembers says %d (%v)", len(arrays), len(members), merr)
+		}
+		for i, m := range members {
+			if m.Name != arrays[i].Name {
+				t.Fatalf("member %d: %q, ReadNpz says %q", i, m.Name, arrays[i].Name)
+			}
+			if m.Stored {
+				h, err := ReadHeader(b[m.DataOffset:m.DataOffset+m.Size], lim)
+				if err != nil || !h.Shape.Equal(arrays[i].Shape()) || h.DType != arrays[i].DType() {
+					t.Fatalf("member %q: header %+v (%v), ReadNpz read %v %v", m.Name, h, err, arrays[i].DType(), arrays[i].Shape())
+				}
+			}
 		}
 		for _, a := range arrays {
 			if want := a.Shape().Size() * int64(a.DType().Size()); int64(len(a.Array.Data())) != want {
