@@ -252,14 +252,14 @@ func TestSourceShare(t *testing.T) {
 // each with an error naming it, and Parquet objects (footers only) are not counted.
 func TestObjectsHeldWithinMaxCopySize(t *testing.T) {
 	srv := storetest.StartS3(t, "held")
-	npy := func(rows int) []byte {
+	stream := func(rows int) []byte { // an Arrow IPC stream: read whole
 		d := ndarray.New[float32](int64(rows), 256)
 		var b bytes.Buffer
-		require.NoError(t, writeNpy(&b, Tensor{Kind: KindDense, Dense: d}))
+		require.NoError(t, Write(&b, FormatArrows, []Tensor{{Name: "v", Kind: KindFixedShape, Dense: d}}, WriteOptions{}))
 		return b.Bytes()
 	}
 	for i := range 3 {
-		srv.Put(t, "held", fmt.Sprintf("p/x%d.npy", i), npy(400)) // ~400 KiB each
+		srv.Put(t, "held", fmt.Sprintf("p/x%d.arrows", i), stream(400)) // ~400 KiB each
 	}
 	path := writeTable(t, t.TempDir(), 1, 2048, 1<<20) // 2 MiB of Parquet
 	srv.PutFile(t, "held", "p/t.parquet", path)
@@ -271,10 +271,10 @@ func TestObjectsHeldWithinMaxCopySize(t *testing.T) {
 	for _, s := range d.Sources {
 		names = append(names, s.Name)
 	}
-	assert.Equal(t, []string{"t.c0", "x0", "x1"}, names)
+	assert.Equal(t, []string{"t.c0", "x0.v", "x1.v"}, names)
 	require.Len(t, d.Skipped, 1)
 	assert.ErrorIs(t, d.Skipped[0], limits.ErrExceeded)
-	assert.True(t, strings.HasPrefix(d.Skipped[0].Error(), "s3://held/p/x2.npy: fetching its "), d.Skipped[0].Error())
+	assert.True(t, strings.HasPrefix(d.Skipped[0].Error(), "s3://held/p/x2.arrows: fetching its "), d.Skipped[0].Error())
 
 	// A rescan keeps what it held and still skips the third.
 	d2, err := d.Rescan()
@@ -557,4 +557,42 @@ func TestObjectNpzFetchesMembersByRows(t *testing.T) {
 			assert.Less(t, f.held(), objectOf(f).Size/2, "the directory and headers, not the values")
 		}
 	}
+}
+
+// TestObjectTFRecordStreamed: a TFRecord object (GZIP too) is streamed — fetched part by part
+// ahead of the decoder, nothing of it held after — into the tensors the local file gives.
+func TestObjectTFRecordStreamed(t *testing.T) {
+	srv := storetest.StartS3(t, "tfr")
+	for _, name := range []string{"lingvo_wmt14_ende_wpm_32k_test.tfrecord", "tfx_penguin_eval.tfrecord.gz"} {
+		path := filepath.Join("../tfrecord/testdata/tensorflow", name)
+		srv.PutFile(t, "tfr", "d/"+name, path)
+		local, err := Open(path, limits.Limits{})
+		require.NoError(t, err)
+		remote, err := Open("s3://tfr/d/"+name, limits.Limits{})
+		require.NoError(t, err, name)
+		require.Equal(t, len(local.Tensors), len(remote.Tensors))
+		for i := range local.Tensors {
+			var wb, gb bytes.Buffer
+			_, err = local.Tensors[i].WriteValues(&wb, 0)
+			require.NoError(t, err)
+			_, err = remote.Tensors[i].WriteValues(&gb, 0)
+			require.NoError(t, err)
+			assert.Equal(t, local.Tensors[i].Name, remote.Tensors[i].Name)
+			assert.True(t, bytes.Equal(wb.Bytes(), gb.Bytes()), local.Tensors[i].Name)
+		}
+		assert.Empty(t, remote.remote.Fetched(), "nothing of the object held")
+		st, err := os.Stat(path)
+		require.NoError(t, err)
+		assert.Equal(t, st.Size(), objectOf(remote).Stats().Bytes(), "the object, once")
+		local.Release()
+		remote.Release()
+	}
+	// Cut short: an error naming the object.
+	b, err := os.ReadFile("../tfrecord/testdata/tensorflow/tfx_penguin_eval.tfrecord.gz")
+	require.NoError(t, err)
+	srv.Put(t, "tfr", "cut.tfrecord.gz", b[:len(b)/2])
+	_, err = Open("s3://tfr/cut.tfrecord.gz", limits.Limits{})
+	require.Error(t, err)
+	assert.True(t, strings.HasPrefix(err.Error(), "s3://tfr/cut.tfrecord.gz: "), err.Error())
+	assert.Equal(t, 1, strings.Count(err.Error(), "s3://"), err.Error())
 }

@@ -104,6 +104,7 @@ type File struct {
 	Tensors []Tensor
 	mapping *mmap.Mapping
 	remote  *objstore.Buffer // an object's: what was fetched of it, nil for a file
+	decoded int64            // a streamed object's: the bytes its tensors were decoded from
 }
 
 // Open maps the file at path into memory and reads its tensors within lim (zero fields take
@@ -120,6 +121,9 @@ func Open(path string, lim limits.Limits) (*File, error) {
 
 // openNamed opens the file at path as Open does, naming its tensors after base.
 func openNamed(path, base string, lim limits.Limits) (*File, error) {
+	if IsURI(path) && IsTFRecordName(path) {
+		return streamedTFRecord(path, nil, base, tfrecord.CompressionOf(withoutQuery(path)), lim, nil)
+	}
 	return mapped(path, lim, true, func(b []byte) ([]Tensor, error) { return readNamed(path, b, base, lim) })
 }
 
@@ -160,9 +164,13 @@ func scanNamed(path string, info fs.FileInfo, base string, lim limits.Limits, bu
 	}
 	var f *File
 	var err error
-	if listed, ok := info.(objectInfo); ok {
+	listed, remote := info.(objectInfo)
+	switch {
+	case remote && IsTFRecordName(path): // streamed, records decoded as they arrive
+		f, err = streamedTFRecord(path, listed.obj, base, tfrecord.CompressionOf(withoutQuery(path)), lim, budget)
+	case remote:
 		f, err = fetched(listed.obj, lim, IsTFRecordName(path), budget, read) // the version listed
-	} else {
+	default:
 		f, err = mapped(path, lim, IsTFRecordName(path), func(b []byte) ([]Tensor, error) { return read(b, false) })
 	}
 	if err != nil {

@@ -1,10 +1,12 @@
 package dataset
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"slices"
@@ -295,6 +297,66 @@ func isArrowFileEnds(b []byte) bool {
 	return len(b) >= 18 && string(b[:6]) == ipcMagic && string(b[len(b)-6:]) == ipcMagic
 }
 
+// streamedTFRecord reads the TFRecord object at uri (or obj, listed at one version),
+// compressed as c, streaming it (objstore.Reader: parts fetched ahead of the reader) and
+// decoding records as they arrive into tensors named after base, as ReadTFRecord reads a
+// file; the records, decompressed, within lim.MaxCopySize (and budget). The tensors are Go
+// memory: nothing of the object is held after. Its errors past opening are *FileError.
+func streamedTFRecord(uri string, obj *objstore.Object, base string, c tfrecord.Compression, lim limits.Limits, budget *objectBudget) (*File, error) {
+	lim = lim.WithDefaults()
+	ctx := context.Background()
+	if obj == nil {
+		var err error
+		if obj, err = objstore.Open(ctx, uri); err != nil {
+			return nil, err
+		}
+	}
+	buf, err := obj.NewBuffer() // holds nothing: the File's mapping, for Retain and Release
+	if err != nil {
+		return nil, err
+	}
+	f := &File{Path: obj.URI.String(), mapping: buf.Mapping(), remote: buf}
+	fail := func(err error) (*File, error) {
+		buf.Mapping().Release()
+		err = objectError(err)
+		var fe *FileError
+		if errors.As(err, &fe) && fe.Path == f.Path {
+			return nil, err
+		}
+		return nil, &FileError{Path: f.Path, Err: err}
+	}
+	r := obj.NewReader(ctx)
+	defer r.Close()
+	tr, err := tfrecord.NewReader(r, tfrecord.Options{Compression: c, MaxDecompressedSize: lim.MaxCopySize})
+	if err != nil {
+		return fail(err)
+	}
+	defer tr.Close()
+	var records [][]byte
+	total := int64(0)
+	for {
+		rec, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fail(err)
+		}
+		if total += int64(len(rec)); total > lim.MaxCopySize {
+			return fail(fmt.Errorf("tfrecord: records of more than MaxCopySize %d bytes: %w", lim.MaxCopySize, limits.ErrExceeded))
+		}
+		records = append(records, bytes.Clone(rec))
+	}
+	if f.Tensors, err = recordTensors(records, base, lim); err != nil {
+		return fail(err)
+	}
+	if err := budget.take(total, lim); err != nil { // what the tensors hold, about
+		return fail(err)
+	}
+	f.decoded = total
+	return f, nil
+}
+
 // objectBudget is what the objects of one directory dataset may hold in memory together: an
 // object other than Parquet is fetched whole and held while it is served, and all of them stay
 // within MaxCopySize (a Parquet object holds its footer alone). nil is no bound (one object).
@@ -317,7 +379,7 @@ func (f *File) held() int64 {
 	if f.remote == nil {
 		return 0
 	}
-	n := int64(0)
+	n := f.decoded
 	for _, r := range f.remote.Fetched() {
 		n += r.Len
 	}

@@ -36,6 +36,9 @@ func IsTFRecordName(path string) bool {
 // OpenTFRecord maps the file at path into memory and reads it as a TFRecord file compressed as
 // c, within lim: see ReadTFRecord. Open calls it for names IsTFRecordName accepts.
 func OpenTFRecord(path string, c tfrecord.Compression, lim limits.Limits) (*File, error) {
+	if IsURI(path) {
+		return streamedTFRecord(path, nil, BaseName(path), c, lim, nil)
+	}
 	return mapped(path, lim, true, func(b []byte) ([]Tensor, error) { return ReadTFRecord(b, BaseName(path), c, lim) })
 }
 
@@ -52,6 +55,11 @@ func ReadTFRecord(b []byte, base string, c tfrecord.Compression, lim limits.Limi
 	if err != nil {
 		return nil, err
 	}
+	return recordTensors(records, base, lim)
+}
+
+// recordTensors returns the tensors of a TFRecord file's records, as ReadTFRecord does.
+func recordTensors(records [][]byte, base string, lim limits.Limits) ([]Tensor, error) {
 	switch tfrecord.ClassifyFile(records) {
 	case tfrecord.TypeExample, tfrecord.TypeSequenceExample:
 		cols, err := tfrecord.DecodeExamples(records, lim)

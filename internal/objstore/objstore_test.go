@@ -431,3 +431,24 @@ func TestHostileStoreAnswers(t *testing.T) {
 	_, err = o.ReadAt(p, 0)
 	assert.Error(t, err, "the store says it sends 1 MiB for 10 bytes")
 }
+
+// TestReader streams an object part by part, ahead of its reader, and stops at a change.
+func TestReader(t *testing.T) {
+	srv := storetest.StartS3(t, "stream")
+	data := randomBytes(5*partLimit/2 + 3)
+	srv.Put(t, "stream", "x", data)
+	o, err := Open(context.Background(), "s3://stream/x")
+	require.NoError(t, err)
+	r := o.NewReader(context.Background())
+	got, err := io.ReadAll(r)
+	require.NoError(t, err)
+	require.NoError(t, r.Close())
+	assert.True(t, bytes.Equal(data, got))
+	assert.Equal(t, int64(1+3), o.Stats().Requests(), "open, then 3 parts")
+
+	srv.Put(t, "stream", "x", data[1:])
+	r = o.NewReader(context.Background())
+	_, err = io.ReadAll(r)
+	assert.ErrorIs(t, err, ErrChanged)
+	require.NoError(t, r.Close())
+}
