@@ -42,15 +42,13 @@ func withoutQuery(path string) string {
 	return path
 }
 
-// fetched reads the object obj, opened or listed at one version, and reads its tensors with read, as mapped does for a
-// file: the object laid out as the file it is in a reservation, holding only what was
-// fetched (objstore.Buffer), read under Guard. whole says what to fetch before read runs:
-// the whole object (every format but Parquet, and Parquet read whole), or, for a Parquet
-// object (PAR1 at both ends), only its footer, the rest fetched row group by row group by
-// its Sources. Its errors past opening are *FileError.
-//
-// read is told whether the object was fetched in part (a Parquet object's footer, an Arrow
-// IPC file's footer, dictionaries and batch metadata: see fetchFor) or whole.
+// fetched reads the tensors of the object obj, opened or listed at one version, with read, as
+// mapped does for a file: the object is laid out as the file it is in a reservation that holds
+// only what was fetched (objstore.Buffer), and read under Guard. Unless whole, only what
+// describing it takes is fetched first (fetchFor: a Parquet or Arrow IPC file's footer, a
+// .npy or .npz file's headers), and read is told the object was fetched in part; its Sources
+// fetch the rest as they are read. A read that needs more than the part fetched is handed the
+// whole object. Its errors past opening are *FileError.
 func fetched(obj *objstore.Object, lim limits.Limits, whole bool, budget *objectBudget, read func(b []byte, partial bool) ([]Tensor, error)) (*File, error) {
 	lim = lim.WithDefaults()
 	ctx := context.Background()
