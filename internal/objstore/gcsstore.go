@@ -266,7 +266,9 @@ func (up *gcsUpload) start(ctx context.Context) error {
 	}
 	q := url.Values{"uploadType": {"resumable"}, "name": {up.u.Key}}
 	target := up.g.base + "/upload/storage/v1/b/" + url.PathEscape(up.u.Bucket) + "/o?" + q.Encode()
-	resp, guard, _, err := up.g.do(ctx, up.u, "write", http.MethodPost, target, []byte{}, map[string]string{"Content-Type": "application/json"}, http.StatusOK, http.StatusCreated)
+	// Not cancelled with the upload: a session the store opened must be known to be
+	// cancelled, and a cancellation mid-request would leave it open, unnamed.
+	resp, guard, _, err := up.g.do(context.WithoutCancel(ctx), up.u, "write", http.MethodPost, target, []byte{}, map[string]string{"Content-Type": "application/json"}, http.StatusOK, http.StatusCreated)
 	if err != nil {
 		return err
 	}

@@ -214,7 +214,9 @@ func (up *s3Upload) start(ctx context.Context) error {
 	if up.id != "" {
 		return nil
 	}
-	wctx, g := watch(ctx)
+	// Not cancelled with the upload: an upload the store created must be known to be
+	// aborted, and a cancellation mid-request would leave it behind, unnamed.
+	wctx, g := watch(context.WithoutCancel(ctx))
 	defer g.stop()
 	out, err := up.c.CreateMultipartUpload(wctx, &s3.CreateMultipartUploadInput{Bucket: &up.u.Bucket, Key: &up.u.Key})
 	if err != nil {
