@@ -456,7 +456,13 @@ func TestInterruptedUploadLeavesNothing(t *testing.T) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
-	time.Sleep(300 * time.Millisecond)
+	// Interrupted once its upload is under way (the store lists it), or once it is done.
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		objects, uploads := srv.Keys(t, "intr")
+		if len(objects)+len(uploads) > 0 {
+			break
+		}
+	}
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	err := cmd.Wait()
 	objects, uploads := srv.Keys(t, "intr")
