@@ -375,12 +375,7 @@ func TestObjectArrowFileFetchesBlockByBlock(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want.Name, got.Name)
 		assert.Equal(t, want.Shape(), got.Shape())
-		var wb, gb bytes.Buffer
-		_, err = want.WriteValues(&wb, 0)
-		require.NoError(t, err)
-		_, err = got.WriteValues(&gb, 0)
-		require.NoError(t, err)
-		assert.True(t, bytes.Equal(wb.Bytes(), gb.Bytes()), src.Name)
+		assertSameValues(t, want, got, src.Name)
 		share, ok := src.Share(1, 2)
 		require.True(t, ok)
 		half, err := share.Read()
@@ -434,12 +429,7 @@ func TestObjectNpyFetchesRows(t *testing.T) {
 		require.NoError(t, err, src.Name)
 		assert.Equal(t, want.Name, got.Name)
 		assert.Equal(t, want.Shape(), got.Shape(), src.Name)
-		var wb, gb bytes.Buffer
-		_, err = want.WriteValues(&wb, 0)
-		require.NoError(t, err)
-		_, err = got.WriteValues(&gb, 0)
-		require.NoError(t, err)
-		assert.True(t, bytes.Equal(wb.Bytes(), gb.Bytes()), src.Name)
+		assertSameValues(t, want, got, src.Name)
 		_, resident := src.Resident()
 		switch src.Name {
 		case "f64_fortran", "f32_scalar":
@@ -537,12 +527,7 @@ func TestObjectNpzFetchesMembersByRows(t *testing.T) {
 		assert.Equal(t, want.Name, got.Name)
 		assert.Equal(t, want.Column, got.Column)
 		assert.Equal(t, want.Shape(), got.Shape(), src.Name)
-		var wb, gb bytes.Buffer
-		_, err = want.WriteValues(&wb, 0)
-		require.NoError(t, err)
-		_, err = got.WriteValues(&gb, 0)
-		require.NoError(t, err)
-		assert.True(t, bytes.Equal(wb.Bytes(), gb.Bytes()), src.Name)
+		assertSameValues(t, want, got, src.Name)
 		_, resident := src.Resident()
 		switch {
 		case strings.HasPrefix(src.Name, "big."):
@@ -572,13 +557,8 @@ func TestObjectTFRecordStreamed(t *testing.T) {
 		require.NoError(t, err, name)
 		require.Equal(t, len(local.Tensors), len(remote.Tensors))
 		for i := range local.Tensors {
-			var wb, gb bytes.Buffer
-			_, err = local.Tensors[i].WriteValues(&wb, 0)
-			require.NoError(t, err)
-			_, err = remote.Tensors[i].WriteValues(&gb, 0)
-			require.NoError(t, err)
 			assert.Equal(t, local.Tensors[i].Name, remote.Tensors[i].Name)
-			assert.True(t, bytes.Equal(wb.Bytes(), gb.Bytes()), local.Tensors[i].Name)
+			assertSameValues(t, local.Tensors[i], remote.Tensors[i], local.Tensors[i].Name)
 		}
 		assert.Empty(t, remote.remote.Fetched(), "nothing of the object held")
 		st, err := os.Stat(path)
@@ -595,4 +575,15 @@ func TestObjectTFRecordStreamed(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, strings.HasPrefix(err.Error(), "s3://tfr/cut.tfrecord.gz: "), err.Error())
 	assert.Equal(t, 1, strings.Count(err.Error(), "s3://"), err.Error())
+}
+
+// assertSameValues asserts that two tensors hold the same values (as WriteValues writes them).
+func assertSameValues(t *testing.T, want, got Tensor, name string) {
+	t.Helper()
+	var wb, gb bytes.Buffer
+	_, err := want.WriteValues(&wb, 0)
+	require.NoError(t, err)
+	_, err = got.WriteValues(&gb, 0)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(wb.Bytes(), gb.Bytes()), name)
 }

@@ -2,9 +2,7 @@ package npy
 
 import (
 	"archive/zip"
-	"bytes"
 	"fmt"
-	"strings"
 )
 
 // Member is a member of an .npz archive, as its central directory and local header say.
@@ -21,24 +19,13 @@ type Member struct {
 // each member's bytes inside the archive. A stored member's bytes are a .npy file: ReadHeader
 // reads its header at DataOffset.
 func NpzMembers(b []byte, lim Limits) ([]Member, error) {
-	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	files, names, err := npzFiles(b)
 	if err != nil {
-		return nil, fmt.Errorf("npz: %w: %w", ErrInvalid, err)
+		return nil, err
 	}
 	var out []Member
-	seen := map[string]bool{}
-	for _, f := range zr.File {
-		if strings.HasSuffix(f.Name, "/") {
-			continue // a directory
-		}
-		name, ok := strings.CutSuffix(f.Name, npzSuffix)
-		switch {
-		case !ok:
-			return nil, fmt.Errorf("npz: member %q is not a .npy file: %w", f.Name, ErrUnsupported)
-		case seen[name]:
-			return nil, fmt.Errorf("npz: member %q appears twice: %w", f.Name, ErrInvalid)
-		}
-		seen[name] = true
+	for i, f := range files {
+		name := names[i]
 		start, err := f.DataOffset()
 		if err != nil {
 			return nil, fmt.Errorf("npz: member %q: %w: %w", f.Name, ErrInvalid, err)

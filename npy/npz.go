@@ -40,25 +40,14 @@ const npzSuffix = ".npy"
 // wrong checksum with ErrInvalid. The arrays need no Release (see OpenNpz for files).
 func ReadNpz(b []byte, lim Limits) ([]NamedArray, error) {
 	lim = lim.WithDefaults()
-	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	files, names, err := npzFiles(b)
 	if err != nil {
-		return nil, fmt.Errorf("npz: %w: %w", ErrInvalid, err)
+		return nil, err
 	}
 	var out []NamedArray
-	seen := map[string]bool{}
 	budget := lim.MaxCopySize
-	for _, f := range zr.File {
-		if strings.HasSuffix(f.Name, "/") {
-			continue // a directory
-		}
-		name, ok := strings.CutSuffix(f.Name, npzSuffix)
-		switch {
-		case !ok:
-			return nil, fmt.Errorf("npz: member %q is not a .npy file: %w", f.Name, ErrUnsupported)
-		case seen[name]:
-			return nil, fmt.Errorf("npz: member %q appears twice: %w", f.Name, ErrInvalid)
-		}
-		seen[name] = true
+	for i, f := range files {
+		name := names[i]
 		data, err := memberBytes(b, f, &budget)
 		if err != nil {
 			return nil, fmt.Errorf("npz: member %q: %w", f.Name, err)
@@ -70,6 +59,33 @@ func ReadNpz(b []byte, lim Limits) ([]NamedArray, error) {
 		out = append(out, NamedArray{Name: name, Array: a})
 	}
 	return out, nil
+}
+
+// npzFiles opens the ZIP archive b and returns its members other than directories, each with
+// its array's name, having checked that every one is a .npy file and no name appears twice.
+func npzFiles(b []byte) ([]*zip.File, []string, error) {
+	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		return nil, nil, fmt.Errorf("npz: %w: %w", ErrInvalid, err)
+	}
+	var files []*zip.File
+	var names []string
+	seen := map[string]bool{}
+	for _, f := range zr.File {
+		if strings.HasSuffix(f.Name, "/") {
+			continue // a directory
+		}
+		name, ok := strings.CutSuffix(f.Name, npzSuffix)
+		switch {
+		case !ok:
+			return nil, nil, fmt.Errorf("npz: member %q is not a .npy file: %w", f.Name, ErrUnsupported)
+		case seen[name]:
+			return nil, nil, fmt.Errorf("npz: member %q appears twice: %w", f.Name, ErrInvalid)
+		}
+		seen[name] = true
+		files, names = append(files, f), append(names, name)
+	}
+	return files, names, nil
 }
 
 // memberBytes returns the bytes of member f of the archive b: a view of b when it is stored,
