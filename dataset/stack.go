@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/ndarrow/ndarrow/internal/memcopy"
+	"github.com/ndarrow/ndarrow/internal/mmap"
 	"github.com/ndarrow/ndarrow/ndarray"
 )
 
@@ -26,6 +27,17 @@ type rowStack interface {
 	readRows(rows, n int64, r io.Reader) (bool, error)
 	array() ndarray.Array
 	filled() int64 // the rows added
+	useRegion(r Reserver)
+	release()
+}
+
+// A Reserver is asked for memory before it is allocated and told when memory is let go: a
+// server's memory budget, say. Reserve returns an error (wrapping limits.ErrExceeded, say)
+// when n bytes cannot be had, and then nothing is allocated; Release gives back n bytes
+// reserved before.
+type Reserver interface {
+	Reserve(n int64) error
+	Release(n int64)
 }
 
 // NewStackers returns Stackers for consecutive blocks of one tensor like first (see
@@ -93,6 +105,26 @@ func NewStacker(first Tensor, capRows int64) (*Stacker, error) {
 	return &Stacker{first: out, stack: ops.stack(cell, max(capRows, 0))}, nil
 }
 
+// NewMappedStacker returns a Stacker like NewStacker's whose storage lies outside the Go heap
+// and grows in place as rows come (mmap.Region: pages remapped, never copied), each row's
+// bytes reserved from r before they are written: what a stream of unknown length decodes to is
+// held once, however it grows, and within r. An Add, AddBytes or ReadRows that r refuses fails
+// with r's error and adds nothing. Its Tensor views that storage: call Release once nothing
+// uses it any more, which gives it back, and what was reserved to r.
+func NewMappedStacker(first Tensor, r Reserver) (*Stacker, error) {
+	s, err := NewStacker(first, 0)
+	if err != nil {
+		return nil, err
+	}
+	s.stack.useRegion(r)
+	return s, nil
+}
+
+// Release gives back the storage of a Stacker from NewMappedStacker, and what it reserved;
+// its Tensor must not be used after. It does nothing for other Stackers, whose storage is Go
+// memory.
+func (s *Stacker) Release() { s.stack.release() }
+
 // Add copies the rows of t below those added before. t must be dense, of the Stacker's
 // element type and cell shape (else an error wrapping ndarray.ErrDType or ndarray.ErrShape).
 func (s *Stacker) Add(t Tensor) error {
@@ -148,7 +180,26 @@ type denseStack[T ndarray.Element] struct {
 	rows     int64
 	data     []T
 	fixed    bool // a block of a larger allocation: it does not grow
+
+	region   *mmap.Region // the storage of a mapped stack (NewMappedStacker), or nil
+	reserver Reserver     // what a mapped stack's rows are reserved from
+	reserved int64        // the bytes reserved
 }
+
+func (s *denseStack[T]) useRegion(r Reserver) { s.region, s.reserver = &mmap.Region{}, r }
+
+func (s *denseStack[T]) release() {
+	if s.region == nil {
+		return
+	}
+	s.data = nil
+	s.region.Free()
+	s.reserver.Release(s.reserved)
+	s.reserved = 0
+}
+
+// bytes returns the bytes of n elements.
+func (s *denseStack[T]) bytes(n int) int64 { return int64(n) * int64(unsafe.Sizeof(*new(T))) }
 
 // newDenseParts returns denseStacks for consecutive blocks of rows[i] rows of one
 // allocation, and the array of all of it.
@@ -214,9 +265,24 @@ func (s *denseStack[T]) grow(rows int64) (int64, error) {
 		if s.fixed {
 			return 0, fmt.Errorf("%d rows more than the %d announced: %w", rows, int64(cap(s.data))/max(s.cellSize, 1), ndarray.ErrShape)
 		}
-		grown := make([]T, at, max(2*int64(cap(s.data)), at+n))
-		copy(grown, s.data)
-		s.data = grown
+		size := max(2*int64(cap(s.data)), at+n)
+		if s.region != nil { // remapped in place: only the pages written take memory
+			b, err := s.region.Grow(int(s.bytes(int(size))))
+			if err != nil {
+				return 0, fmt.Errorf("%d rows: %w", rows, err)
+			}
+			s.data = unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), int64(len(b))/max(s.bytes(1), 1))[:at]
+		} else {
+			grown := make([]T, at, size)
+			copy(grown, s.data)
+			s.data = grown
+		}
+	}
+	if s.region != nil {
+		if err := s.reserver.Reserve(s.bytes(int(n))); err != nil {
+			return 0, err
+		}
+		s.reserved += s.bytes(int(n))
 	}
 	s.data = s.data[:at+n]
 	return at, nil
@@ -285,7 +351,11 @@ func (s *denseStack[T]) array() ndarray.Array {
 	shape := append(ndarray.Shape{s.rows}, s.cell...)
 	data := s.data[:len(s.data):len(s.data)]
 	if unused := uintptr(cap(s.data)-len(s.data)) * unsafe.Sizeof(*new(T)); !s.fixed && unused > maxSlack && cap(s.data)-len(s.data) > len(s.data)/8 {
-		data = slices.Clone(data)
+		// Moved into storage of their size (a mapped stack's unused storage is address space
+		// alone: it stays).
+		if s.region == nil {
+			data = slices.Clone(data)
+		}
 	}
 	d, err := ndarray.FromSlice(data, shape...)
 	if err != nil { // the rows added are the data's length: cannot happen

@@ -31,6 +31,11 @@ type BatchOptions struct {
 	// them) from the schema and the records, walking past their buffers. Without it such a
 	// column is an error wrapping ErrUnsupported that names the column and the type.
 	SkipUnsupported bool
+	// Reserve, when set, is called before the reader allocates n bytes of a copy (a
+	// decompressed, byte-swapped or realigned buffer, a merged dictionary): an error it
+	// returns stops the read, with nothing allocated, and is returned wrapped. A server
+	// counts what a peer's bytes make it allocate this way (flight's memory budget).
+	Reserve func(n int64) error
 }
 
 // decoder holds what the messages of one stream, file or Flight stream share: the schema, the
@@ -56,7 +61,7 @@ func newDecoder(plan *schemaPlan, opts BatchOptions, file bool) (*decoder, error
 	lim := opts.Limits.WithDefaults()
 	return &decoder{
 		plan: plan, schema: schema, lim: lim, file: file,
-		copies: copier{mem: mem, lim: lim},
+		copies: copier{mem: mem, lim: lim, reserve: opts.Reserve},
 		dicts:  map[int64]arrow.ArrayData{},
 	}, nil
 }
@@ -190,6 +195,11 @@ func (d *decoder) merge(prev, delta arrow.ArrayData) (arrow.ArrayData, error) {
 	size := dataBytes(prev) + dataBytes(delta)
 	if size > d.lim.MaxCopySize-d.copies.copied {
 		return nil, fmt.Errorf("merging a delta of %d bytes after %d copied exceeds the limit of %d: %w", size, d.copies.copied, d.lim.MaxCopySize, ErrLimit)
+	}
+	if d.copies.reserve != nil {
+		if err := d.copies.reserve(size); err != nil {
+			return nil, fmt.Errorf("merging a delta of %d bytes: %w", size, err)
+		}
 	}
 	d.copies.copied += size
 	a, b := array.MakeFromData(prev), array.MakeFromData(delta)

@@ -29,16 +29,22 @@ const (
 // realigned ones — from its allocator, counting them against Limits.MaxCopySize over the
 // reader's whole life.
 type copier struct {
-	mem    memory.Allocator
-	lim    Limits
-	copied int64
-	zstd   *zstd.Decoder
+	mem     memory.Allocator
+	lim     Limits
+	copied  int64
+	zstd    *zstd.Decoder
+	reserve func(n int64) error // BatchOptions.Reserve
 }
 
 // allocate returns a buffer of n bytes, holding one reference the caller owns.
 func (c *copier) allocate(n int64, what string) (*memory.Buffer, error) {
 	if n > c.lim.MaxCopySize-c.copied {
 		return nil, fmt.Errorf("%s: copying %d more bytes after %d exceeds the limit of %d: %w", what, n, c.copied, c.lim.MaxCopySize, ErrLimit)
+	}
+	if c.reserve != nil {
+		if err := c.reserve(n); err != nil {
+			return nil, fmt.Errorf("%s: copying %d bytes: %w", what, n, err)
+		}
 	}
 	c.copied += n
 	buf := memory.NewResizableBuffer(c.mem)

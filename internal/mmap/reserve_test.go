@@ -77,3 +77,27 @@ func TestReserve(t *testing.T) {
 	assert.Empty(t, empty.Bytes())
 	empty.Release()
 }
+
+// TestRegion: a Region grows keeping what it holds, its new bytes zero, and is empty after
+// Free.
+func TestRegion(t *testing.T) {
+	var r Region
+	require.Empty(t, r.Bytes())
+	b, err := r.Grow(10)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(b), 10)
+	for i := range 10 {
+		b[i] = byte(i + 1)
+	}
+	b, err = r.Grow(64 << 20)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(b), 64<<20)
+	require.Equal(t, []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, b[:10])
+	require.Zero(t, b[64<<20-1])
+	b[64<<20-1] = 7
+	same, err := r.Grow(100)
+	require.NoError(t, err)
+	require.Equal(t, len(b), len(same), "no smaller")
+	r.Free()
+	require.Empty(t, r.Bytes())
+}

@@ -1,0 +1,20 @@
+package mmap
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// growRegion maps (b empty) or remaps b to at least n bytes, whole pages.
+func growRegion(b []byte, n int) ([]byte, error) {
+	pg := os.Getpagesize()
+	n = (n + pg - 1) / pg * pg
+	if len(b) == 0 {
+		return unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+	}
+	return unix.Mremap(b, n, unix.MREMAP_MAYMOVE)
+}
+
+// freeRegion unmaps b.
+func freeRegion(b []byte) { _ = unix.Munmap(b) }

@@ -1,0 +1,13 @@
+//go:build !linux
+
+package mmap
+
+// growRegion returns heap memory of n bytes holding b: this platform remaps nothing.
+func growRegion(b []byte, n int) ([]byte, error) {
+	grown := make([]byte, n)
+	copy(grown, b)
+	return grown, nil
+}
+
+// freeRegion does nothing: the memory is the heap's.
+func freeRegion([]byte) {}
