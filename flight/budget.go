@@ -3,14 +3,17 @@ package flight
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sync/semaphore"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/ndarrow/ndarrow/internal/sysmem"
+	"github.com/ndarrow/ndarrow/limits"
 )
 
 // DefaultMemoryBudget returns the memory budget a Server takes when Options.MemoryBudget is 0:
@@ -24,65 +27,285 @@ func DefaultMemoryBudget() int64 {
 	return max(total/4, 256<<20)
 }
 
-// DefaultBudgetWait is how long a DoGet waits for its share of the memory budget when
+// DefaultBudgetWait is how long a request waits for its share of a budget when
 // Options.BudgetWait is 0.
 const DefaultBudgetWait = time.Minute
 
-// memoryBudget bounds the memory the DoGets of a Server hold decoding at once (Parquet row
-// groups, decoded into memory as a stream reaches them): each chunk's estimate
-// (dataset.Source.DecodeBytes) is reserved before it is decoded and given back once it is
-// sent. A DoGet whose chunk does not fit waits, in the order they came, up to wait, then fails
-// with ResourceExhausted; a chunk larger than the whole budget waits for all of it.
-type memoryBudget struct {
-	size int64
-	wait time.Duration
-	sem  *semaphore.Weighted
+// budget is memory that requests reserve before they allocate it. A reservation is granted
+// while what is reserved stays within size; one that does not fit waits, in the order they
+// came, up to wait (or until its context ends), then fails with an error wrapping
+// limits.ErrExceeded that names the budget and the option that sets it. A nil *budget bounds
+// nothing.
+//
+// A Server has two: its memory budget (Options.MemoryBudget), for the data of requests —
+// what DoGets and data URLs hold decoding, what uploads hold while they arrive, staged and
+// stored until deleted — and its wire budget (Options.WireBudget), for what arrives on the
+// wire before a handler takes it — each connection's buffers, each stream's flow-control
+// window, each message while it is received — so that a full memory budget (uploads stored
+// up to it) still leaves room to list, delete and fetch.
+type budget struct {
+	name   string // "memory budget"
+	option string // "serve --memory-budget"
+	size   int64
+	wait   time.Duration
 
-	inUse, peak, waits atomic.Int64 // what is reserved, the most ever, the reservations that waited
+	mu      sync.Mutex
+	used    int64
+	queue   []*budgetWaiter // in the order they came
+	holding []uint64        // the reservations that hold bytes, by the order they began to
+	seq     uint64
+
+	peak, waits atomic.Int64 // the most ever reserved; the reservations that waited
 }
 
-func newMemoryBudget(size int64, wait time.Duration) *memoryBudget {
+// budgetWaiter is a reservation waiting for its bytes: ready is closed once they are granted.
+type budgetWaiter struct {
+	n       int64
+	ready   chan struct{}
+	granted bool
+}
+
+// newBudget returns a budget of size bytes (nil for size ≤ 0: no bound).
+func newBudget(name, option string, size int64, wait time.Duration) *budget {
 	if size <= 0 {
 		return nil
 	}
-	return &memoryBudget{size: size, wait: wait, sem: semaphore.NewWeighted(size)}
+	return &budget{name: name, option: option, size: size, wait: wait}
 }
 
-// acquire reserves n bytes for the stream of name and returns what gives them back. A nil
-// budget (none) and n ≤ 0 reserve nothing.
-func (b *memoryBudget) acquire(ctx context.Context, name string, n int64) (release func(), err error) {
+// inUse returns the bytes reserved now.
+func (b *budget) inUse() int64 {
+	if b == nil {
+		return 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
+}
+
+// grant adds n to what is reserved; the caller holds mu.
+func (b *budget) grant(n int64) {
+	b.used += n
+	for p := b.peak.Load(); b.used > p && !b.peak.CompareAndSwap(p, b.used); p = b.peak.Load() {
+	}
+}
+
+// tryReserve reserves n bytes if they fit now, ahead of any reservation waiting: what a
+// connection or a stream takes when it starts, on a goroutine that must not wait.
+func (b *budget) tryReserve(n int64) bool {
+	if b == nil || n <= 0 {
+		return true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used+n > b.size {
+		return false
+	}
+	b.grant(n)
+	return true
+}
+
+// reserve reserves n bytes for what (a tensor, a call), waiting for them as the budget says.
+// n larger than the whole budget fails at once.
+func (b *budget) reserve(ctx context.Context, what string, n int64) error {
+	if b == nil || n <= 0 {
+		return nil
+	}
+	if n > b.size {
+		return fmt.Errorf("flight: %s: %d bytes, more than the server's whole %s of %d bytes (%s): %w",
+			what, n, b.name, b.size, b.option, limits.ErrExceeded)
+	}
+	b.mu.Lock()
+	if len(b.queue) == 0 && b.used+n <= b.size {
+		b.grant(n)
+		b.mu.Unlock()
+		return nil
+	}
+	w := &budgetWaiter{n: n, ready: make(chan struct{})}
+	b.queue = append(b.queue, w)
+	b.mu.Unlock()
+	b.waits.Add(1)
+
+	timer := time.NewTimer(b.wait)
+	defer timer.Stop()
+	var err error
+	select {
+	case <-w.ready:
+		return nil
+	case <-ctx.Done():
+		err = fmt.Errorf("flight: %s: waiting for %d bytes of the server's %s: %w", what, n, b.name, context.Cause(ctx))
+	case <-timer.C:
+		err = fmt.Errorf("flight: %s: waited %v for %d bytes of the server's %s of %d bytes (%s), which other requests hold; retry later: %w",
+			what, b.wait, n, b.name, b.size, b.option, limits.ErrExceeded)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if w.granted { // granted as it gave up: given back
+		b.used -= n
+		b.grantWaiting()
+		return err
+	}
+	for i, q := range b.queue {
+		if q == w {
+			b.queue = append(b.queue[:i], b.queue[i+1:]...)
+			break
+		}
+	}
+	b.grantWaiting() // the ones behind it may fit now
+	return err
+}
+
+// release gives back n bytes reserved before.
+func (b *budget) release(n int64) {
+	if b == nil || n <= 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.used -= n
+	if b.used < 0 {
+		panic(fmt.Sprintf("flight: %s: %d bytes released more than reserved", b.name, -b.used))
+	}
+	b.grantWaiting()
+}
+
+// grantWaiting grants the waiting reservations that fit, in order; the caller holds mu.
+func (b *budget) grantWaiting() {
+	for len(b.queue) > 0 && b.used+b.queue[0].n <= b.size {
+		w := b.queue[0]
+		b.queue = b.queue[1:]
+		b.grant(w.n)
+		w.granted = true
+		close(w.ready)
+	}
+}
+
+// acquire reserves the bytes of one chunk a stream decodes (at most the whole budget: a
+// chunk larger than it waits for all of it) and returns what gives them back; its error is
+// a gRPC status.
+func (b *budget) acquire(ctx context.Context, name string, n int64) (release func(), err error) {
 	if b == nil || n <= 0 {
 		return func() {}, nil
 	}
 	n = min(n, b.size)
-	if !b.sem.TryAcquire(n) {
-		b.waits.Add(1)
-		if err := b.waitFor(ctx, name, n); err != nil {
-			return nil, err
-		}
+	if err := b.reserve(ctx, name, n); err != nil {
+		return nil, budgetStatus(ctx, err)
 	}
-	for in := b.inUse.Add(n); ; {
-		if p := b.peak.Load(); in <= p || b.peak.CompareAndSwap(p, in) {
-			break
-		}
-	}
-	return func() { b.inUse.Add(-n); b.sem.Release(n) }, nil
+	return func() { b.release(n) }, nil
 }
 
-// waitFor waits up to b.wait for n bytes.
-func (b *memoryBudget) waitFor(ctx context.Context, name string, n int64) error {
-	wctx, cancel := context.WithTimeout(ctx, b.wait)
-	defer cancel()
-	if err := b.sem.Acquire(wctx, n); err != nil {
-		if ctx.Err() != nil {
-			return status.FromContextError(ctx.Err()).Err()
-		}
-		if errors.Is(err, context.DeadlineExceeded) {
-			return status.Errorf(codes.ResourceExhausted,
-				"flight: %s: waited %v for %d bytes of the server's memory budget of %d bytes (serve --memory-budget), which other transfers hold; retry later",
-				name, b.wait, n, b.size)
-		}
-		return status.FromContextError(err).Err()
+// budgetStatus returns the gRPC status of a reservation's failure.
+func budgetStatus(ctx context.Context, err error) error {
+	if ctx.Err() != nil && !errors.Is(err, limits.ErrExceeded) {
+		return status.FromContextError(ctx.Err()).Err()
 	}
+	return status.Error(codes.ResourceExhausted, err.Error())
+}
+
+// hold registers a reservation that begins to hold bytes and returns its place; the caller
+// holds no lock.
+func (b *budget) hold() uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.seq++
+	b.holding = append(b.holding, b.seq)
+	return b.seq
+}
+
+// unhold removes the reservation of place seq, which holds nothing any more.
+func (b *budget) unhold(seq uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if i, ok := slices.BinarySearch(b.holding, seq); ok {
+		b.holding = slices.Delete(b.holding, i, i+1)
+	}
+}
+
+// eldest reports whether the reservation of place seq began to hold bytes before every other
+// that holds some now.
+func (b *budget) eldest(seq uint64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.holding) > 0 && b.holding[0] == seq
+}
+
+// reservation is what one request holds of a budget, reserved piece by piece and given back
+// piece by piece or whole (Close): a dataset.Reserver. While it holds nothing, a reservation
+// waits its turn as the budget says. Once it holds something, only the eldest of the
+// reservations holding bytes waits for more; any other fails at once when what it asks for
+// does not fit, and gives way: uploads each holding part of the budget and waiting for the
+// others' parts would wait for nothing, and this way the eldest goes on. Safe for concurrent
+// use.
+type reservation struct {
+	b    *budget
+	ctx  context.Context // a wait ends with it
+	what string
+
+	mu   sync.Mutex
+	held int64
+	seq  uint64 // its place among the reservations holding bytes (budget.hold), while it holds
+}
+
+// newReservation returns an empty reservation of b for what.
+func (b *budget) newReservation(ctx context.Context, what string) *reservation {
+	return &reservation{b: b, ctx: ctx, what: what}
+}
+
+// Reserve reserves n bytes more: waiting as the budget says while the reservation holds
+// nothing or is the eldest holding bytes, failing at once when they do not fit otherwise.
+func (r *reservation) Reserve(n int64) error {
+	if n <= 0 || r.b == nil {
+		return nil
+	}
+	r.mu.Lock()
+	held, seq := r.held, r.seq
+	r.mu.Unlock()
+	switch {
+	case held == 0 || r.b.tryReserve(n):
+		if held == 0 {
+			if err := r.b.reserve(r.ctx, r.what, n); err != nil {
+				return err
+			}
+		}
+	case r.b.eldest(seq):
+		if err := r.b.reserve(r.ctx, r.what, n); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("flight: %s: %d bytes more than the server's %s of %d bytes (%s) has free, beside the %d bytes it holds; delete tensors to make room, or retry later: %w",
+			r.what, n, r.b.name, r.b.size, r.b.option, held, limits.ErrExceeded)
+	}
+	r.mu.Lock()
+	if r.held == 0 {
+		r.seq = r.b.hold()
+	}
+	r.held += n
+	r.mu.Unlock()
 	return nil
 }
+
+// Release gives back n bytes of what the reservation holds (all of it when it holds less).
+func (r *reservation) Release(n int64) {
+	if r.b == nil {
+		return
+	}
+	r.mu.Lock()
+	n = min(max(n, 0), r.held)
+	r.held -= n
+	if r.held == 0 && r.seq != 0 {
+		r.b.unhold(r.seq)
+		r.seq = 0
+	}
+	r.mu.Unlock()
+	r.b.release(n)
+}
+
+// Held returns the bytes the reservation holds.
+func (r *reservation) Held() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.held
+}
+
+// Close gives back everything the reservation holds.
+func (r *reservation) Close() { r.Release(r.Held()) }

@@ -22,12 +22,12 @@ import (
 // takes all of it; no budget reserves nothing.
 func TestMemoryBudget(t *testing.T) {
 	ctx := context.Background()
-	b := newMemoryBudget(100, 50*time.Millisecond)
+	b := newBudget("memory budget", "serve --memory-budget", 100, 50*time.Millisecond)
 	r1, err := b.acquire(ctx, "x", 60)
 	require.NoError(t, err)
 	r2, err := b.acquire(ctx, "x", 40)
 	require.NoError(t, err)
-	require.EqualValues(t, 100, b.inUse.Load())
+	require.EqualValues(t, 100, b.inUse())
 
 	_, err = b.acquire(ctx, "x", 1)
 	require.Equal(t, codes.ResourceExhausted, status.Code(err))
@@ -41,17 +41,17 @@ func TestMemoryBudget(t *testing.T) {
 
 	r1()
 	r2()
-	require.EqualValues(t, 0, b.inUse.Load())
+	require.EqualValues(t, 0, b.inUse())
 	require.EqualValues(t, 100, b.peak.Load())
 
-	b = newMemoryBudget(100, time.Hour)
+	b = newBudget("memory budget", "serve --memory-budget", 100, time.Hour)
 	r1, err = b.acquire(ctx, "x", 60)
 	require.NoError(t, err)
 	r2, err = b.acquire(ctx, "x", 40)
 	require.NoError(t, err)
 	got := make(chan error, 1)
 	go func() {
-		r, err := newMemoryBudget(1, time.Hour).acquire(ctx, "x", 1) // another budget: at once
+		r, err := newBudget("memory budget", "serve --memory-budget", 1, time.Hour).acquire(ctx, "x", 1) // another budget: at once
 		if err == nil {
 			r()
 		}
@@ -70,13 +70,13 @@ func TestMemoryBudget(t *testing.T) {
 	}
 	r2()
 	require.NoError(t, <-got)
-	require.EqualValues(t, 0, b.inUse.Load())
+	require.EqualValues(t, 0, b.inUse())
 
-	var none *memoryBudget
+	var none *budget
 	r, err := none.acquire(ctx, "x", 1<<60)
 	require.NoError(t, err)
 	r()
-	require.Nil(t, newMemoryBudget(-1, time.Second))
+	require.Nil(t, newBudget("memory budget", "serve --memory-budget", -1, time.Second))
 }
 
 // TestServeParquetWithinABudget serves a Parquet table of many row groups to many clients at
@@ -119,5 +119,5 @@ func TestServeParquetWithinABudget(t *testing.T) {
 	}
 	b := s.budget
 	assert.LessOrEqual(t, b.peak.Load(), b.size)
-	assert.Zero(t, b.inUse.Load(), "every reservation was given back")
+	assert.Zero(t, b.inUse(), "every reservation was given back")
 }

@@ -200,8 +200,14 @@ func (s *payloadSender) WritePayload(p arrowipc.Payload) error {
 	return s.stream.SendMsg(fd)
 }
 
-// Unmarshal decodes a FlightData viewing a copy of data (see flightDataCodec.Unmarshal).
+// Unmarshal decodes a DoPut's message (a putMessage) through its decode while gRPC lends the
+// frames, without a copy of the message; any other as flightDataCodec, viewing a copy of
+// data.
 func (c serverCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	if m, ok := v.(*putMessage); ok {
+		m.err = decodeFrames(data, m.decode)
+		return nil
+	}
 	return c.flightDataCodec.Unmarshal(data.Materialize(), v)
 }
 
@@ -292,40 +298,56 @@ func (c *streamCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	if _, ok := v.(*arrowflight.FlightData); !ok || c.err != nil {
 		return c.flightDataCodec.Unmarshal(data.Materialize(), v)
 	}
+	return decodeFrames(data, func(_ []byte, header []byte, body [][]byte) error {
+		c.err = c.decode(header, body)
+		return nil
+	})
+}
+
+// decodeFrames parses the FlightData held in data (the frames gRPC received it in) and calls
+// decode with its descriptor's bytes (nil when it has none), a copy of its data_header and
+// views of its data_body, which decode copies where it keeps them.
+func decodeFrames(data mem.BufferSlice, decode func(desc, header []byte, body [][]byte) error) error {
 	parts := make([][]byte, 0, len(data))
 	for _, b := range data {
 		if d := b.ReadOnlyData(); len(d) > 0 {
 			parts = append(parts, d)
 		}
 	}
-	header, body, err := splitFlightData(parts)
+	desc, header, body, err := splitFlightData(parts)
 	if errors.Is(err, errGroup) { // rare enough to parse as a whole
 		var fd arrowflight.FlightData
-		if err := c.flightDataCodec.Unmarshal(data.Materialize(), &fd); err != nil {
+		if err := (flightDataCodec{}).Unmarshal(data.Materialize(), &fd); err != nil {
 			return err
+		}
+		desc = nil
+		if fd.FlightDescriptor != nil {
+			if desc, err = proto.Marshal(fd.FlightDescriptor); err != nil {
+				return err
+			}
 		}
 		header, body, err = fd.DataHeader, [][]byte{fd.DataBody}, nil
 	}
 	if err != nil {
 		return err
 	}
-	c.err = c.decode(header, body)
-	return nil
+	return decode(desc, header, body)
 }
 
 // splitFlightData parses a FlightData held in parts (a message split across frames) and returns
-// a copy of its data_header and views of its data_body; the last occurrence of each field counts,
-// as for the generated code, and other fields are checked and skipped.
-func splitFlightData(parts [][]byte) (header []byte, body [][]byte, err error) {
+// a copy of its descriptor's bytes (checked as the generated code would check them) and of its
+// data_header, and views of its data_body; the last occurrence of each field counts, as for the
+// generated code (descriptors merge), and other fields are checked and skipped.
+func splitFlightData(parts [][]byte) (desc, header []byte, body [][]byte, err error) {
 	r := newPartsReader(parts)
 	for !r.done() {
 		tag, err := r.varint()
 		if err != nil {
-			return nil, nil, fmt.Errorf("flight: FlightData: %w", err)
+			return nil, nil, nil, fmt.Errorf("flight: FlightData: %w", err)
 		}
 		num, typ := protowire.DecodeTag(tag)
 		if num < protowire.MinValidNumber || num > protowire.MaxValidNumber {
-			return nil, nil, fmt.Errorf("flight: FlightData: field number %d: %w", num, errMalformed)
+			return nil, nil, nil, fmt.Errorf("flight: FlightData: field number %d: %w", num, errMalformed)
 		}
 		var n uint64
 		switch typ {
@@ -345,17 +367,19 @@ func splitFlightData(parts [][]byte) (header []byte, body [][]byte, err error) {
 			err = errMalformed
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("flight: FlightData field %d: %w", num, err)
+			return nil, nil, nil, fmt.Errorf("flight: FlightData field %d: %w", num, err)
 		}
 		if typ != protowire.BytesType {
 			continue
 		}
 		switch num {
-		case 1: // the descriptor: checked as the generated code would, then dropped
+		case 1: // the descriptor: checked as the generated code would (a repeated one merges)
+			b := r.copy(int(n))
 			var d arrowflight.FlightDescriptor
-			if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(r.copy(int(n)), &d); err != nil {
-				return nil, nil, fmt.Errorf("flight: FlightData descriptor: %w", err)
+			if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(b, &d); err != nil {
+				return nil, nil, nil, fmt.Errorf("flight: FlightData descriptor: %w", err)
 			}
+			desc = append(desc, b...)
 		case 2:
 			header = r.copy(int(n))
 		case 1000:
@@ -364,7 +388,7 @@ func splitFlightData(parts [][]byte) (header []byte, body [][]byte, err error) {
 			r.views(int(n))
 		}
 	}
-	return header, body, nil
+	return desc, header, body, nil
 }
 
 var (

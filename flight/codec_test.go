@@ -126,7 +126,7 @@ func TestSplitFlightData(t *testing.T) {
 	for _, cuts := range [][]int{nil, {1}, {2, 3, 4, 5, 6, 7}, {len(msg) - 1}, {16384, 32768, 49152}, {303, 304, 305, 306, 311}} {
 		for _, m := range [][]byte{msg, padded} {
 			parts := splitAt(m, cuts...)
-			header, body, err := splitFlightData(parts)
+			_, header, body, err := splitFlightData(parts)
 			require.NoError(t, err, "cuts %v", cuts)
 			require.Equal(t, fd.DataHeader, header[:len(fd.DataHeader)])
 			require.Equal(t, fd.DataBody, joinParts(body))
@@ -136,23 +136,23 @@ func TestSplitFlightData(t *testing.T) {
 	}
 
 	repeated := append(slices.Clone(msg), protowire.AppendBytes(protowire.AppendTag(nil, 1000, protowire.BytesType), []byte("last"))...)
-	_, body, err := splitFlightData(splitAt(repeated, 7, 100))
+	_, _, body, err := splitFlightData(splitAt(repeated, 7, 100))
 	require.NoError(t, err)
 	require.Equal(t, "last", string(joinParts(body)), "the last occurrence counts, as for the generated code")
 
 	unknown := protowire.AppendVarint(protowire.AppendTag(slices.Clone(msg), 77, protowire.VarintType), 300)
 	unknown = protowire.AppendFixed64(protowire.AppendTag(unknown, 78, protowire.Fixed64Type), 1)
-	_, body, err = splitFlightData(splitAt(unknown, len(msg)+1))
+	_, _, body, err = splitFlightData(splitAt(unknown, len(msg)+1))
 	require.NoError(t, err, "unknown fields are skipped")
 	require.Equal(t, fd.DataBody, joinParts(body))
 
 	for _, bad := range [][]byte{{0x12}, {0x12, 0x05, 'a'}, {0x82, 0x3e, 0xff, 0xff, 0xff, 0xff, 0x7f}, {0x0a, 0x02, 0xff, 0x01}, {0x00}, {0x0f}, {0x09, 1, 2}} {
-		_, _, err := splitFlightData(splitAt(bad, 1))
+		_, _, _, err := splitFlightData(splitAt(bad, 1))
 		require.Error(t, err, "%x", bad)
 	}
 
 	group := protowire.AppendTag(protowire.AppendTag(slices.Clone(msg), 9, protowire.StartGroupType), 9, protowire.EndGroupType)
-	_, _, err = splitFlightData(splitAt(group, 5))
+	_, _, _, err = splitFlightData(splitAt(group, 5))
 	require.ErrorIs(t, err, errGroup)
 	var gotHeader []byte
 	var gotBody [][]byte
@@ -181,7 +181,7 @@ func FuzzSplitFlightData(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte, cut1, cut2 uint16) {
 		var want arrowflight.FlightData
 		wantErr := proto.Unmarshal(b, &want)
-		header, body, err := splitFlightData(splitAt(b, int(cut1), int(cut2)))
+		_, header, body, err := splitFlightData(splitAt(b, int(cut1), int(cut2)))
 		if wantErr != nil || errors.Is(err, errGroup) {
 			return
 		}

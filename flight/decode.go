@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/internal/bounded"
@@ -36,6 +37,26 @@ type streamDecoder struct {
 	scratch  []byte
 	stack    *dataset.Stacker
 	block    *dataset.Stacker // where the rows go when given: this stream's block of a whole
+
+	// reserver, when set, is asked for everything the decoder allocates before it does (a
+	// Server's upload, within its memory budget): the bodies it gathers, the copies ipc's
+	// decoder makes, the stacked result as it grows. What it lets go is given back: a stacked
+	// stream's copies once each message is stacked, its scratch body at release. What the
+	// tensors keep stays reserved.
+	reserver  dataset.Reserver
+	msgCopies int64            // the copies reserved for the message being decoded
+	mapped    *dataset.Stacker // the stack, when its storage is mapped (a reserver's): released with the decoder unless kept
+}
+
+// keepStorage hands the storage of the tensors the decoder made to the caller, who calls the
+// returned function once nothing views them: release no longer frees it.
+func (s *streamDecoder) keepStorage() (free func()) {
+	m := s.mapped
+	s.mapped = nil
+	if m == nil {
+		return func() {}
+	}
+	return m.Release
 }
 
 // maxPreallocation bounds what a result is allocated for before its rows arrive, whatever a
@@ -56,7 +77,13 @@ func (s *streamDecoder) add(header, body []byte) error {
 		// Copies (decompressed, byte-swapped, aligned) come from Go memory, which the garbage
 		// collector reclaims once no tensor views it: tensors outlive the records. A stacked
 		// stream releases each record once copied, and its next copies reuse that memory.
-		dec, err := ipc.NewBatchDecoder(header, ipc.BatchOptions{Limits: s.lim, Allocator: &reusingAllocator{}, SkipUnsupported: true})
+		opts := ipc.BatchOptions{Limits: s.lim, Allocator: &reusingAllocator{}, SkipUnsupported: true}
+		if s.reserver != nil {
+			// Each copy is reserved, and given back once nothing views it: Go memory that
+			// the collector reclaims, not reused behind the reserver's back.
+			opts.Allocator, opts.Reserve = memory.NewGoAllocator(), s.reserveCopy
+		}
+		dec, err := ipc.NewBatchDecoder(header, opts)
 		if err != nil {
 			return err
 		}
@@ -74,6 +101,9 @@ func (s *streamDecoder) add(header, body []byte) error {
 			return fmt.Errorf("a stream of %v for a block of a dense tensor: %w", dec.Schema(), ipc.ErrInvalid)
 		case s.block != nil:
 			s.stack = s.block
+		case s.stacked && s.reserver != nil:
+			s.stack, err = dataset.NewMappedStacker(ts[0], s.reserver)
+			s.mapped = s.stack
 		case s.stacked:
 			s.stack, err = dataset.NewStacker(ts[0], s.capRows)
 		}
@@ -87,12 +117,56 @@ func (s *streamDecoder) add(header, body []byte) error {
 		s.records = append(s.records, rec)
 		return nil
 	}
+	defer s.releaseCopies() // after the record, which views them
 	defer rec.Release()
 	ts, err := dataset.FromRecords(s.dec.Schema(), []arrow.Record{rec}, s.name)
 	if err != nil {
 		return err
 	}
 	return s.stack.Add(ts[0])
+}
+
+// reserveCopy reserves n bytes of a copy ipc's decoder is about to make.
+func (s *streamDecoder) reserveCopy(n int64) error {
+	if err := s.reserver.Reserve(n); err != nil {
+		return err
+	}
+	s.msgCopies += n
+	return nil
+}
+
+// releaseCopies gives back the copies of a stacked message, which no record views any more.
+func (s *streamDecoder) releaseCopies() {
+	if s.reserver != nil {
+		s.reserver.Release(s.msgCopies)
+	}
+	s.msgCopies = 0
+}
+
+// alloc returns n bytes of memory, reserved first when the decoder has a reserver.
+func (s *streamDecoder) alloc(n int64) ([]byte, error) {
+	if s.reserver != nil {
+		if err := s.reserver.Reserve(n); err != nil {
+			return nil, err
+		}
+	}
+	return make([]byte, n), nil
+}
+
+// scratchOf returns the stacked stream's scratch body grown to n bytes; the memory it
+// replaces is given back.
+func (s *streamDecoder) scratchOf(n int64) ([]byte, error) {
+	if int64(cap(s.scratch)) < n {
+		b, err := s.alloc(n)
+		if err != nil {
+			return nil, err
+		}
+		if s.reserver != nil {
+			s.reserver.Release(int64(cap(s.scratch)))
+		}
+		s.scratch = b
+	}
+	return s.scratch[:n], nil
 }
 
 // addParts decodes one FlightData whose body arrived in parts (the frames gRPC read it into,
@@ -116,13 +190,14 @@ func (s *streamDecoder) addParts(header []byte, parts [][]byte) error {
 		}
 	}
 	var body []byte
+	var err error
 	if s.stacked {
-		if cap(s.scratch) < size {
-			s.scratch = make([]byte, size)
-		}
-		body = s.scratch[:size]
+		body, err = s.scratchOf(int64(size))
 	} else {
-		body = make([]byte, size)
+		body, err = s.alloc(int64(size))
+	}
+	if err != nil {
+		return err
 	}
 	at := body
 	for _, p := range parts {
@@ -254,6 +329,13 @@ func (s *streamDecoder) release() {
 	s.records = nil
 	if s.dec != nil {
 		s.dec.Release()
+	}
+	if s.reserver != nil {
+		s.reserver.Release(int64(cap(s.scratch)))
+	}
+	if s.mapped != nil {
+		s.mapped.Release()
+		s.mapped = nil
 	}
 	s.stack, s.block, s.scratch = nil, nil, nil
 }

@@ -269,7 +269,8 @@ func (s *streamWriter) start() error {
 	s.conn, s.bw = conn, brw.Writer
 	s.srv.track(conn, false)
 	s.srv.started.Add(1)
-	conn.SetDeadline(time.Time{})
+	conn.SetReadDeadline(time.Time{})
+	s.deadline()
 	_, err = s.bw.WriteString("HTTP/1.1 200 OK\r\nContent-Type: " + arrowStreamType +
 		"\r\nTransfer-Encoding: chunked\r\nTrailer: " + statusHeader + "\r\nConnection: close\r\n\r\n")
 	return s.fail(err)
@@ -294,11 +295,21 @@ func (s *streamWriter) Write(p []byte) (int, error) {
 	if s.tls || len(p) < directWrite {
 		return s.writeCopied(p)
 	}
+	s.deadline()
 	fmt.Fprintf(s.bw, "%x\r\n", len(p))
 	if err := s.bw.Flush(); err != nil {
 		return 0, s.fail(err)
 	}
-	n, err := s.conn.Write(p)
+	// Piece by piece, each within the stall timeout: a client that takes bytes too slowly is
+	// cut, one that takes them steadily is not, however large the chunk.
+	n := 0
+	var err error
+	for n < len(p) && err == nil {
+		s.deadline()
+		var k int
+		k, err = s.conn.Write(p[n:min(len(p), n+stallPiece)])
+		n += k
+	}
 	if err != nil {
 		if !errors.Is(err, syscall.EFAULT) {
 			return n, s.fail(err)
@@ -318,6 +329,15 @@ func (s *streamWriter) Write(p []byte) (int, error) {
 		touch(p[n:])
 	}
 	return n, err
+}
+
+// stallPiece is the most a data stream writes to its connection at once: each piece must be
+// taken within the server's StallTimeout.
+const stallPiece = 4 << 20
+
+// deadline gives the client StallTimeout to take what is written next.
+func (s *streamWriter) deadline() {
+	s.conn.SetWriteDeadline(time.Now().Add(s.srv.opts.StallTimeout))
 }
 
 // sink keeps touch's reads.
@@ -343,6 +363,7 @@ func (s *streamWriter) writeCopied(p []byte) (int, error) {
 		}
 		chunk := s.scratch[:k]
 		memcopy.Copy(chunk, p[:k]) // a fault panics here, before the chunk is begun
+		s.deadline()
 		fmt.Fprintf(s.bw, "%x\r\n", k)
 		s.bw.Write(chunk)
 		if _, err := s.bw.WriteString("\r\n"); err != nil {
@@ -387,6 +408,7 @@ func (s *streamWriter) finish(err error) {
 	if s.broken != nil {
 		return
 	}
+	s.deadline()
 	s.bw.WriteString("0\r\n")
 	if err != nil {
 		st := status.Convert(err)

@@ -514,7 +514,16 @@ func leaf(t *testing.T, ca *x509.Certificate, caKey *ecdsa.PrivateKey, name stri
 // sameBits reports whether a and b have the same shape and the same bits in every element
 // (NaNs included).
 func sameBits[T ndarray.Numeric](a, b *ndarray.Dense[T]) bool {
-	return a.Shape().Equal(b.Shape()) && bytes.Equal(ndarray.LittleEndianBytes(a.Clone().Data()), ndarray.LittleEndianBytes(b.Clone().Data()))
+	return a.Shape().Equal(b.Shape()) && bytes.Equal(rowMajorBytes(a), rowMajorBytes(b))
+}
+
+// rowMajorBytes returns the bytes of d's values in row-major order: a view when d is laid out
+// so, else a copy's.
+func rowMajorBytes[T ndarray.Numeric](d *ndarray.Dense[T]) []byte {
+	if v, ok := d.Contiguous(); ok && d.Layout().IsRowMajor() {
+		return ndarray.LittleEndianBytes(v)
+	}
+	return ndarray.LittleEndianBytes(d.Clone().Data())
 }
 
 // TestUnreachableInWords: a server that cannot be reached is an error that says so in words,

@@ -27,6 +27,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
 
 	"github.com/ndarrow/ndarrow/arrowtensor"
@@ -97,13 +98,44 @@ type Options struct {
 	// Logger receives what the server does not send to clients: the stack of a panic in a
 	// handler, say. Default slog.Default().
 	Logger *slog.Logger
-	// MemoryBudget bounds the memory the server's DoGets hold decoding at once (Parquet row
-	// groups, estimated as dataset.Source.DecodeBytes does): a DoGet whose next chunk does not
-	// fit waits its turn. 0 takes DefaultMemoryBudget(); negative means no bound.
+	// MemoryBudget bounds the memory the server holds for its clients' data: what DoGets and
+	// data URLs hold decoding (Parquet row groups, estimated as dataset.Source.DecodeBytes
+	// does), what uploads hold while they arrive and once staged or stored, until they are
+	// deleted. Each reserves before it allocates: a DoGet whose next chunk does not fit waits
+	// its turn (BudgetWait); an upload that does not fit waits as long, then fails with
+	// ResourceExhausted — nothing is evicted to make room. 0 takes DefaultMemoryBudget();
+	// negative means no bound.
 	MemoryBudget int64
-	// BudgetWait is how long a DoGet waits for its share of MemoryBudget before failing with
-	// ResourceExhausted. Default DefaultBudgetWait.
+	// WireBudget bounds the memory that what arrives on the server's port holds before a
+	// handler takes it: about 2 MiB for each connection, the 1 MiB flow-control window of each
+	// call, and what each message may hold while it is received (MaxRecvMessageBytes). A
+	// connection that does not fit is closed at once, a call refused with ResourceExhausted,
+	// a message waits its turn up to BudgetWait. 0 takes DefaultWireBudget(MemoryBudget);
+	// negative means no bound (and no MemoryBudget means none either).
+	WireBudget int64
+	// BudgetWait is how long a request waits for its share of MemoryBudget or WireBudget
+	// before failing with ResourceExhausted. Default DefaultBudgetWait.
 	BudgetWait time.Duration
+	// MaxRecvMessageBytes bounds one message the server receives, an upload's record batch
+	// included: gRPC refuses a larger one, before reading it, with ResourceExhausted. Default
+	// DefaultServerRecvMessageBytes, at most MaxPutBytes and the framing's headroom; a client
+	// uploading a table in larger batches splits them (pyarrow: write_table(table,
+	// max_chunksize=ROWS)).
+	MaxRecvMessageBytes int
+	// StallTimeout bounds how long a message may take to arrive (a request, each batch of an
+	// upload) or to be taken by the client (each batch of a DoGet, each chunk of a data URL's
+	// response): a call that stalls longer ends with DeadlineExceeded, a data URL's response
+	// is cut, and what they held is given back. Default DefaultStallTimeout.
+	StallTimeout time.Duration
+	// IdleTimeout is how long a connection may go without a call before the server closes
+	// it. Default DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// MaxConnections bounds the connections the server holds at once; one more is closed as
+	// soon as it is accepted. Default DefaultMaxConnections.
+	MaxConnections int
+	// MaxStreams bounds the calls one connection may have under way at once (HTTP/2's
+	// SETTINGS_MAX_CONCURRENT_STREAMS). Default DefaultMaxStreams.
+	MaxStreams int
 	// GRPCOnly serves gRPC alone. Otherwise the port also answers HTTP/1.1 GETs of the data
 	// of its flights, and each FlightEndpoint lists, after its gRPC location, a presigned
 	// http:// (https:// with TLS) URL of it (see "data endpoint" in httpdata.go): a client
@@ -122,9 +154,11 @@ type Server struct {
 	grpc    *grpc.Server
 	peers   sync.Map // URI → *Client
 	staged  *staging // uploads of open transactions (ActionCommit)
-	budget  *memoryBudget
-	httpOn  bool   // the port answers GETs of data URLs (not GRPCOnly, a TCP listener)
-	signer  signer // of the data URLs
+	budget  *budget  // Options.MemoryBudget
+	wire    *budget  // Options.WireBudget
+	maxRecv int      // the largest message received
+	httpOn  bool     // the port answers GETs of data URLs (not GRPCOnly, a TCP listener)
+	signer  signer   // of the data URLs
 	mu      sync.Mutex
 	http    *http.Server          // the data endpoint's, when httpOn
 	streams sync.WaitGroup        // its streams under way
@@ -166,26 +200,61 @@ func NewServer(store *Store, opts Options) (*Server, error) {
 	if opts.MemoryBudget == 0 {
 		opts.MemoryBudget = DefaultMemoryBudget()
 	}
+	if opts.WireBudget == 0 && opts.MemoryBudget > 0 {
+		opts.WireBudget = DefaultWireBudget(opts.MemoryBudget)
+	}
 	if opts.BudgetWait <= 0 {
 		opts.BudgetWait = DefaultBudgetWait
 	}
 	if opts.DataURLLifetime <= 0 {
 		opts.DataURLLifetime = DefaultDataURLLifetime
 	}
-	s := &Server{store: store, opts: opts, staged: &staging{budget: 4 * opts.MaxPutBytes},
-		budget: newMemoryBudget(opts.MemoryBudget, opts.BudgetWait)}
+	if opts.StallTimeout <= 0 {
+		opts.StallTimeout = DefaultStallTimeout
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = DefaultMaxConnections
+	}
+	if opts.MaxStreams <= 0 {
+		opts.MaxStreams = DefaultMaxStreams
+	}
+	if opts.MaxRecvMessageBytes <= 0 {
+		opts.MaxRecvMessageBytes = DefaultServerRecvMessageBytes
+	}
+	// An upload's message may be as large as the upload, within the receive limit.
+	maxRecv := int(min(int64(opts.MaxRecvMessageBytes), opts.MaxPutBytes+messageHeadroom, math.MaxInt32))
+	maxRecv = max(maxRecv, minMessageBytes)
+	s := &Server{store: store, opts: opts, staged: &staging{budget: 4 * opts.MaxPutBytes}, maxRecv: maxRecv,
+		budget: newBudget("memory budget", "serve --memory-budget", opts.MemoryBudget, opts.BudgetWait),
+		wire:   newBudget("wire budget", "serve --wire-budget", opts.WireBudget, opts.BudgetWait)}
+	if s.wire != nil && s.wire.size < connectionCost+serverStreamWindow+int64(maxRecv) {
+		return nil, fmt.Errorf("flight: a wire budget of %d bytes holds not even one connection receiving one message of %d bytes", s.wire.size, maxRecv)
+	}
 	gopts := []grpc.ServerOption{
-		// An upload's message may be as large as the upload (a pyarrow do_put of a table in
-		// one batch); MaxPutBytes bounds it, as it bounds the whole upload.
-		grpc.MaxRecvMsgSize(int(min(max(int64(opts.MaxMessageBytes), opts.MaxPutBytes+messageHeadroom), math.MaxInt32))),
+		grpc.MaxRecvMsgSize(maxRecv),
 		grpc.MaxSendMsgSize(opts.MaxMessageBytes),
 		grpc.ForceServerCodecV2(serverCodec{}),
-		grpc.InitialWindowSize(streamWindow),
+		// A call's window is what a client may send it before the server reads: each call
+		// reserves it from the wire budget (admission.go). The connection's is decoupled from
+		// what the server reads, so it bounds nothing and may be large.
+		grpc.InitialWindowSize(serverStreamWindow),
 		grpc.InitialConnWindowSize(connWindow),
 		grpc.ReadBufferSize(socketBuffer),
 		grpc.WriteBufferSize(socketBuffer),
-		grpc.ChainUnaryInterceptor(s.recoverUnary, s.authUnary),
-		grpc.ChainStreamInterceptor(s.recoverStream, s.authStream),
+		grpc.MaxConcurrentStreams(uint32(opts.MaxStreams)),
+		grpc.KeepaliveParams(keepalive.ServerParameters{
+			MaxConnectionIdle: opts.IdleTimeout, // a connection without a call
+			Time:              opts.IdleTimeout, // then a ping, which a dead peer does not answer
+			Timeout:           20 * time.Second,
+		}),
+		grpc.ConnectionTimeout(sniffTimeout), // the HTTP/2 preface and settings
+		grpc.InTapHandle(s.admitCall),
+		grpc.StatsHandler(callStats{s}),
+		grpc.ChainUnaryInterceptor(s.admitUnary, s.recoverUnary, s.authUnary),
+		grpc.ChainStreamInterceptor(s.admitStream, s.recoverStream, s.authStream),
 	}
 	if opts.TLS != nil && opts.GRPCOnly {
 		gopts = append(gopts, grpc.Creds(credentials.NewTLS(opts.TLS)))
@@ -202,6 +271,7 @@ func NewServer(store *Store, opts Options) (*Server, error) {
 // Options.GRPCOnly, a TCP listener's connections are gRPC's or the data endpoint's by what
 // they speak. Serve may be called once.
 func (s *Server) Serve(lis net.Listener) error {
+	lis = &admittedListener{Listener: lis, s: s}
 	if s.opts.GRPCOnly || lis.Addr().Network() != "tcp" {
 		if s.opts.TLS != nil && !s.opts.GRPCOnly { // gRPC has no credentials of its own here
 			cfg := s.opts.TLS.Clone()
@@ -214,7 +284,7 @@ func (s *Server) Serve(lis net.Listener) error {
 	hs := &http.Server{
 		Handler:           http.HandlerFunc(s.serveData),
 		ReadHeaderTimeout: sniffTimeout,
-		IdleTimeout:       2 * time.Minute,
+		IdleTimeout:       s.opts.IdleTimeout,
 		MaxHeaderBytes:    16 << 10,
 		ErrorLog:          log.New(errorLogWriter{s.opts.Logger}, "", 0),
 	}
@@ -683,96 +753,6 @@ func (s *Server) send(ctx context.Context, w *arrowipc.Writer, schema *arrow.Sch
 			return status.FromContextError(err).Err()
 		}
 		if err := w.Write(b); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// DoPut stores an upload: the first message's descriptor names the tensor, the stream is one
-// tensor's record batches, each decoded as it arrives by the one verified decoder, within
-// Options.Limits and MaxPutBytes, and checked whole before the store changes.
-func (s *Server) DoPut(stream arrowflight.FlightService_DoPutServer) error {
-	first, err := stream.Recv()
-	if err != nil {
-		return err
-	}
-	var tx string
-	name, _, err := nameOf(first.GetFlightDescriptor())
-	if d := first.GetFlightDescriptor(); d != nil && d.Type == arrowflight.DescriptorCMD && strings.HasPrefix(string(d.Cmd), stageCommand) {
-		req, perr := parseStage([]byte(strings.TrimPrefix(string(d.Cmd), stageCommand)))
-		if perr != nil {
-			return status.Error(codes.InvalidArgument, perr.Error())
-		}
-		tx, name, err = req.Tx, req.Name, nil
-	}
-	if err != nil {
-		return err
-	}
-	if err := CheckName(name); err != nil {
-		return statusOf(err)
-	}
-	dec := &streamDecoder{name: name, lim: s.opts.Limits}
-	defer dec.release()
-	received := int64(0)
-	for fd := first; ; {
-		received += int64(len(fd.GetDataHeader()) + len(fd.GetDataBody()))
-		if received > s.opts.MaxPutBytes {
-			return status.Errorf(codes.ResourceExhausted, "an upload over %d bytes", s.opts.MaxPutBytes)
-		}
-		if err := dec.add(fd.GetDataHeader(), fd.GetDataBody()); err != nil {
-			return uploadStatus(err)
-		}
-		if fd, err = stream.Recv(); err == io.EOF {
-			break
-		} else if err != nil {
-			return err
-		}
-	}
-	tensors, err := dec.tensors()
-	if err != nil {
-		return uploadStatus(err)
-	}
-	// One tensor is stored under the descriptor's name; a table's columns under NAME.COLUMN,
-	// as serve names the columns of a file NAME.arrow.
-	names := []string{name}
-	if len(tensors) > 1 {
-		names = make([]string, len(tensors))
-		for i, t := range tensors {
-			names[i] = t.Name
-		}
-	}
-	entries := make([]*entry, 0, len(tensors))
-	drop := func() {
-		for _, e := range entries {
-			e.release()
-		}
-	}
-	for i, t := range tensors {
-		e, err := s.store.newEntry(names[i], t)
-		if err != nil {
-			drop()
-			return uploadStatus(err)
-		}
-		entries = append(entries, e)
-	}
-	if tx != "" {
-		for i, e := range entries {
-			if err := s.staged.add(tx, names[i], e); err != nil {
-				for _, e := range entries[i:] {
-					e.release()
-				}
-				return statusOf(err) // those staged go with the transaction
-			}
-		}
-	} else {
-		s.store.putAll(names, entries)
-	}
-	for i, e := range entries {
-		meta := e.meta
-		meta.Name = names[i]
-		body, _ := json.Marshal(meta)
-		if err := stream.Send(&arrowflight.PutResult{AppMetadata: body}); err != nil {
 			return err
 		}
 	}

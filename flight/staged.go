@@ -26,19 +26,29 @@ type stageRequest struct {
 // stagedTTL is how long an uncommitted transaction is kept.
 const stagedTTL = 10 * time.Minute
 
+// The most a server stages: transactions open at once, and uploads in one transaction. Each
+// staged upload also counts against the memory budget (its values and entryOverhead).
+const (
+	maxTransactions = 1024
+	maxStagesPerTx  = 4096
+)
+
 // ErrNoTransaction is returned for a commit or abort of a transaction the server does not hold
 // (never staged, committed, aborted or expired).
 var ErrNoTransaction = errors.New("flight: no such upload transaction")
 
-// staging holds the uploads of open transactions, within one budget of bytes.
+// staging holds the uploads of open transactions, within one budget of bytes and the counts
+// above.
 type staging struct {
 	mu     sync.Mutex
 	txs    map[string]*transaction
+	order  []*transaction // the transactions in the order they started (some since taken)
 	bytes  int64
 	budget int64
 }
 
 type transaction struct {
+	id      string
 	started time.Time
 	names   []string
 	entries map[string]*entry
@@ -59,9 +69,16 @@ func (st *staging) add(tx, name string, e *entry) error {
 		return fmt.Errorf("flight: staged uploads would hold %d bytes, more than %d: %w", st.bytes+size, st.budget, limits.ErrExceeded)
 	}
 	t := st.txs[tx]
+	if t == nil && len(st.txs) >= maxTransactions {
+		return fmt.Errorf("flight: %d upload transactions are open, the most a server holds: commit or abort one: %w", len(st.txs), limits.ErrExceeded)
+	}
+	if t != nil && t.entries[name] == nil && len(t.names) >= maxStagesPerTx {
+		return fmt.Errorf("flight: transaction %q stages %d uploads, the most one may: %w", tx, len(t.names), limits.ErrExceeded)
+	}
 	if t == nil {
-		t = &transaction{started: time.Now(), entries: map[string]*entry{}}
+		t = &transaction{id: tx, started: time.Now(), entries: map[string]*entry{}}
 		st.txs[tx] = t
+		st.order = append(st.order, t)
 	}
 	if old := t.entries[name]; old != nil {
 		st.bytes -= max(old.bytes, 0)
@@ -90,14 +107,24 @@ func (st *staging) take(tx string) (*transaction, error) {
 	return t, nil
 }
 
-// expire drops the transactions older than stagedTTL; the caller holds mu.
+// expire drops the transactions older than stagedTTL, oldest first, looking at no other; the
+// caller holds mu.
 func (st *staging) expire() {
-	for id, t := range st.txs {
-		if time.Since(t.started) > stagedTTL {
+	for len(st.order) > 0 {
+		t := st.order[0]
+		open := st.txs[t.id] == t
+		if open && time.Since(t.started) <= stagedTTL {
+			break
+		}
+		st.order = st.order[1:]
+		if open {
 			t.release()
 			st.bytes -= t.bytes
-			delete(st.txs, id)
+			delete(st.txs, t.id)
 		}
+	}
+	if len(st.order) > 2*len(st.txs)+16 { // mostly taken: compact
+		st.order = slices.DeleteFunc(st.order, func(t *transaction) bool { return st.txs[t.id] != t })
 	}
 }
 
@@ -109,6 +136,7 @@ func (st *staging) close() {
 		t.release()
 		delete(st.txs, id)
 	}
+	st.order = nil
 	st.bytes = 0
 }
 

@@ -61,9 +61,10 @@ type entry struct {
 	rows   int64
 	bytes  int64 // what the record batches hold; -1 when unknown before they are read
 	tensor dataset.Tensor
-	record arrow.Record    // nil for a Source
-	source *dataset.Source // nil for a tensor added whole
-	root   string          // the directory of a Source, which names its files to clients
+	record arrow.Record       // nil for a Source
+	source *dataset.Source    // nil for a tensor added whole
+	root   string             // the directory of a Source, which names its files to clients
+	held   *sharedReservation // an upload's share of the memory budget, or nil
 	refs   atomic.Int64
 }
 
@@ -80,6 +81,9 @@ func (e *entry) release() {
 	}
 	if e.source != nil {
 		e.source.Release()
+	}
+	if e.held != nil {
+		e.held.release()
 	}
 }
 

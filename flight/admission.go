@@ -1,0 +1,325 @@
+package flight
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	flightgen "github.com/apache/arrow/go/v17/arrow/flight/gen/flight"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/stats"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
+)
+
+// What a Server takes of its clients' connections and calls when Options leaves it zero (see
+// Options for each).
+const (
+	// DefaultServerRecvMessageBytes bounds one message a Server receives (a Client's is
+	// DefaultMaxRecvMessageBytes).
+	DefaultServerRecvMessageBytes = 64 << 20
+	// DefaultStallTimeout is how long a message may take to arrive or to be taken.
+	DefaultStallTimeout = time.Minute
+	// DefaultIdleTimeout is how long a connection may stay without a call.
+	DefaultIdleTimeout = 5 * time.Minute
+	// DefaultMaxConnections bounds the connections a Server holds at once.
+	DefaultMaxConnections = 1024
+	// DefaultMaxStreams bounds the calls of one connection at once.
+	DefaultMaxStreams = 100
+)
+
+const (
+	// serverStreamWindow is the flow-control window of each stream a Server receives on:
+	// what a client may send on a call before the server reads it (a message larger than it
+	// is let in whole once the server starts to read it). Small, since every call reserves it
+	// from the wire budget: uploads send larger messages than it anyway.
+	serverStreamWindow = 1 << 20
+	// connectionCost is what a Server reserves from its wire budget for each connection:
+	// gRPC's read and write buffers and the rest of its state.
+	connectionCost = 2*socketBuffer + 64<<10
+)
+
+// DefaultWireBudget returns the wire budget a Server takes when Options.WireBudget is 0, for a
+// memory budget of memoryBudget bytes: a quarter of it, at least 512 MiB.
+func DefaultWireBudget(memoryBudget int64) int64 { return max(memoryBudget/4, 512<<20) }
+
+// A Server admits what arrives on its port against its wire budget before gRPC or net/http
+// allocate for it, and cuts what stops:
+//
+//   - a connection reserves connectionCost when it is accepted (admittedListener), and is
+//     closed at once when that does not fit or MaxConnections are open; gRPC closes one that
+//     has no call for IdleTimeout, and net/http one that sends no request;
+//   - a call (a gRPC stream) reserves its flow-control window when its headers arrive
+//     (admitCall, gRPC's tap: refused with ResourceExhausted when that does not fit), and each
+//     message it receives reserves what the message may hold while it arrives (a unary call's
+//     request in callStats.TagRPC, before gRPC reads it; a stream's in watchedStream.RecvMsg),
+//     waiting its turn up to BudgetWait;
+//   - a message that takes longer than StallTimeout to arrive, or to be taken by the client
+//     (a DoGet whose client stopped reading), ends its call (the call's context is cancelled,
+//     which ends gRPC's wait) with DeadlineExceeded.
+//
+// What a call holds of the wire budget is given back when it ends, whatever ends it.
+
+// call is what a Server keeps of one gRPC call from the moment it is admitted, and the call's
+// context: gRPC's own, which the Server can also end (cut) — as a deadline, so that what
+// gRPC tells a client of a call cut for a stall, or for a request that never found room, is
+// DeadlineExceeded.
+type call struct {
+	context.Context // gRPC's, made cancellable by the server
+	s               *Server
+	method          string
+	unary           bool
+	cancel          context.CancelCauseFunc
+
+	mu      sync.Mutex
+	cutBy   error       // why the server ended the call, if it did
+	request int64       // reserved for a unary call's request while it arrives
+	arrival *time.Timer // cuts a unary call whose request does not arrive
+}
+
+type callKey struct{}
+
+// callOf returns the call ctx belongs to, nil outside one.
+func callOf(ctx context.Context) *call {
+	c, _ := ctx.Value(callKey{}).(*call)
+	return c
+}
+
+// Value returns the call itself for callKey.
+func (c *call) Value(key any) any {
+	if key == (callKey{}) {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
+// Err returns context.DeadlineExceeded once the server cut the call.
+func (c *call) Err() error {
+	err := c.Context.Err()
+	if err == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cutBy != nil {
+		return context.DeadlineExceeded
+	}
+	return err
+}
+
+// cut ends the call for cause (context.Cause of the call tells it).
+func (c *call) cut(cause error) {
+	c.mu.Lock()
+	if c.cutBy == nil && c.Context.Err() == nil {
+		c.cutBy = cause
+	}
+	c.mu.Unlock()
+	c.cancel(cause)
+}
+
+// unaryMethods are the full names of the Flight service's unary methods, whose request gRPC
+// reads before any handler runs.
+var unaryMethods = func() map[string]bool {
+	m := map[string]bool{}
+	for _, md := range flightgen.FlightService_ServiceDesc.Methods {
+		m["/"+flightgen.FlightService_ServiceDesc.ServiceName+"/"+md.MethodName] = true
+	}
+	return m
+}()
+
+// admitCall is the Server's gRPC tap: it runs on the connection's reader goroutine, before gRPC
+// creates the call, and must not wait. It reserves the call's flow-control window, refusing the
+// call when the wire budget has no room, and gives the call a context the Server can end.
+func (s *Server) admitCall(ctx context.Context, info *tap.Info) (context.Context, error) {
+	if !s.wire.tryReserve(serverStreamWindow) {
+		return nil, status.Errorf(codes.ResourceExhausted,
+			"flight: %s: the server's wire budget of %d bytes (serve --wire-budget) is held by other connections and calls; retry later",
+			info.FullMethodName, s.wire.size)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	c := &call{Context: ctx, s: s, method: info.FullMethodName, cancel: cancel, unary: unaryMethods[info.FullMethodName]}
+	context.AfterFunc(ctx, c.end)
+	return c, nil
+}
+
+// end gives back what the call holds of the wire budget; it runs once the call's context ends.
+func (c *call) end() {
+	c.mu.Lock()
+	request := c.request
+	c.request = 0
+	if c.arrival != nil {
+		c.arrival.Stop()
+	}
+	c.mu.Unlock()
+	c.s.wire.release(serverStreamWindow + request)
+}
+
+// awaitRequest reserves, for a unary call, what its request may hold while gRPC reads it, and
+// starts the clock on its arrival. It runs on the call's goroutine before gRPC reads the
+// request; a call that gets no room in BudgetWait, or whose request does not arrive in
+// StallTimeout, is cut.
+func (c *call) awaitRequest(ctx context.Context) {
+	n := int64(c.s.maxRecv)
+	if err := c.s.wire.reserve(ctx, c.method, n); err != nil {
+		c.s.opts.Logger.Warn("flight: a call's request refused", "method", c.method, "err", err.Error())
+		c.cut(err)
+		return
+	}
+	c.mu.Lock()
+	c.request = n
+	c.arrival = time.AfterFunc(c.s.opts.StallTimeout, func() {
+		err := fmt.Errorf("flight: %s: the request did not arrive in %v (serve --stall-timeout)", c.method, c.s.opts.StallTimeout)
+		c.s.opts.Logger.Warn("flight: a call cut", "method", c.method, "err", err.Error())
+		c.cut(err)
+	})
+	c.mu.Unlock()
+}
+
+// started marks the call's handler started: a unary call's request has arrived, and what was
+// reserved for it is given back.
+func (c *call) started() {
+	c.mu.Lock()
+	request := c.request
+	c.request = 0
+	if c.arrival != nil {
+		c.arrival.Stop()
+	}
+	c.mu.Unlock()
+	c.s.wire.release(request)
+}
+
+// watch cuts the call unless the step what (a message received or sent) is done within
+// StallTimeout; the returned function ends the watch.
+func (c *call) watch(what string) (stop func() bool) {
+	t := time.AfterFunc(c.s.opts.StallTimeout, func() {
+		err := fmt.Errorf("flight: %s: %s in %v (serve --stall-timeout): %w", c.method, what, c.s.opts.StallTimeout, context.DeadlineExceeded)
+		c.s.opts.Logger.Warn("flight: a call cut", "method", c.method, "err", err.Error())
+		c.cut(err)
+	})
+	return t.Stop
+}
+
+// callStats is the Server's gRPC stats handler: its TagRPC runs on each call's goroutine
+// before gRPC reads a unary call's request, where waiting for the wire budget is allowed.
+type callStats struct{ s *Server }
+
+func (h callStats) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.Context {
+	if c := callOf(ctx); c != nil && c.unary {
+		c.awaitRequest(ctx)
+	}
+	return ctx
+}
+
+func (callStats) HandleRPC(context.Context, stats.RPCStats) {}
+
+func (callStats) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+
+func (callStats) HandleConn(context.Context, stats.ConnStats) {}
+
+// admitUnary is the first of a Server's unary interceptors: the request has arrived.
+func (s *Server) admitUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if c := callOf(ctx); c != nil {
+		c.started()
+	}
+	return handler(ctx, req)
+}
+
+// admitStream is the first of a Server's stream interceptors: the handler's messages are
+// received within the wire budget and watched (watchedStream).
+func (s *Server) admitStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	c := callOf(ss.Context())
+	if c == nil {
+		return handler(srv, ss)
+	}
+	c.started()
+	err := handler(srv, &watchedStream{ServerStream: ss, c: c})
+	c.mu.Lock()
+	cutBy := c.cutBy
+	c.mu.Unlock()
+	if err != nil && cutBy != nil {
+		// Cut by the server: say why (a client still reading gets it).
+		return statusOr(cutBy, codes.DeadlineExceeded)
+	}
+	return err
+}
+
+// watchedStream is a call's stream as its handler sees it: each message received reserves
+// what it may hold from the wire budget while it arrives (a message received into a
+// recvBounded says how much; any other, MaxRecvMessageBytes), and each message received or
+// sent must be done within StallTimeout.
+type watchedStream struct {
+	grpc.ServerStream
+	c *call
+}
+
+// recvBounded is a message that bounds its own size: DoPut's, by what is left of MaxPutBytes.
+type recvBounded interface{ recvBound() int64 }
+
+func (w *watchedStream) RecvMsg(m any) error {
+	n := int64(w.c.s.maxRecv)
+	if b, ok := m.(recvBounded); ok {
+		n = min(n, b.recvBound())
+	}
+	if err := w.c.s.wire.reserve(w.Context(), w.c.method, n); err != nil {
+		return budgetStatus(w.Context(), err)
+	}
+	defer w.c.s.wire.release(n)
+	defer w.c.watch("no message arrived")()
+	return w.ServerStream.RecvMsg(m)
+}
+
+func (w *watchedStream) SendMsg(m any) error {
+	defer w.c.watch("the client took no message")()
+	return w.ServerStream.SendMsg(m)
+}
+
+// admittedListener accepts the connections of lis that its Server admits: at most
+// MaxConnections open at once, each reserving connectionCost from the wire budget until it is
+// closed. Others are closed as soon as they are accepted.
+type admittedListener struct {
+	net.Listener
+	s    *Server
+	open atomic.Int64
+}
+
+func (l *admittedListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if l.open.Add(1) > int64(l.s.opts.MaxConnections) {
+			l.open.Add(-1)
+			l.s.opts.Logger.Debug("flight: connection refused: MaxConnections open", "remote", c.RemoteAddr().String())
+			c.Close()
+			continue
+		}
+		if !l.s.wire.tryReserve(connectionCost) {
+			l.open.Add(-1)
+			l.s.opts.Logger.Debug("flight: connection refused: no room in the wire budget", "remote", c.RemoteAddr().String())
+			c.Close()
+			continue
+		}
+		return &admittedConn{Conn: c, l: l}, nil
+	}
+}
+
+// admittedConn is a connection its listener admitted: closing it gives back its place.
+type admittedConn struct {
+	net.Conn
+	l    *admittedListener
+	once sync.Once
+}
+
+func (c *admittedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(func() {
+		c.l.open.Add(-1)
+		c.l.s.wire.release(connectionCost)
+	})
+	return err
+}
