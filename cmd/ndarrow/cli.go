@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -171,9 +172,16 @@ func usageError(stderr io.Writer, name string, err error) int {
 	return exitUsage
 }
 
-// finishCommand prints err, if any, as one line and returns the exit status.
-func finishCommand(stderr io.Writer, name string, err error) int {
+// finishCommand prints err, if any, as one line and returns the exit status: a command a
+// signal stopped says "interrupted" (or "terminated").
+func finishCommand(ctx context.Context, stderr io.Writer, name string, err error) int {
 	if err != nil {
+		var sig interruption
+		if errors.As(context.Cause(ctx), &sig) {
+			// What the command was doing when it was stopped ("context canceled") says less
+			// than why it stopped.
+			err = sig
+		}
 		fmt.Fprintf(stderr, "ndarrow %s: %v\n", name, err)
 		return exitFail
 	}

@@ -83,7 +83,7 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 	}
 	// Under Guard: an input that shrinks while its values are written out is an error naming it.
-	return finishCommand(stderr, "convert", dataset.Guard(func() error {
+	return finishCommand(ctx, stderr, "convert", dataset.Guard(func() error {
 		return convert(ctx, *to, *pick, fs.Arg(0), fs.Arg(1), *compression, opts(), stdout, stderr)
 	}))
 }

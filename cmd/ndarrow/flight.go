@@ -92,7 +92,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	share := fs.String("shard", "", "K/N: serve only the K-th (from 0) of N shares of each tensor's files and row groups, N servers over the same DIR each serving one (list them, in K order, in --shards)")
 	maxMsg := fs.Int("max-message-bytes", flight.DefaultMaxMessageBytes, "the largest gRPC message sent (DoGet splits tensors to fit); uploads are bounded by their size")
 	grpcOnly := fs.Bool("grpc-only", false, "serve gRPC alone: no HTTP GET of each flight's data on the same port (and no http(s):// location in FlightInfo)")
-	budget := fs.Int64("memory-budget", 0, "the most bytes DoGets hold decoding Parquet row groups at once; those beyond wait their turn (default: a quarter of the machine's memory; -1: no bound)")
+	var lim serveLimits
+	fs.Int64Var(&lim.memory, "memory-budget", 0, "the most bytes the server holds for clients' data: what gets decode (Parquet row groups), what uploads hold arriving, staged and stored until deleted; a get beyond it waits its turn, an upload fails (default: a quarter of the machine's memory; -1: no bound)")
+	fs.Int64Var(&lim.wire, "wire-budget", 0, "the most bytes what arrives holds before it is handled: about 2 MiB per connection, 1 MiB per call, each message while it is received (default: a quarter of --memory-budget, at least 512 MiB)")
+	fs.IntVar(&lim.maxRecv, "max-recv-message-bytes", flight.DefaultServerRecvMessageBytes, "the largest message received: an upload's record batches must fit")
+	fs.DurationVar(&lim.stall, "stall-timeout", flight.DefaultStallTimeout, "how long a message may take to arrive, or a client to take one, before its call is cut")
+	fs.DurationVar(&lim.idle, "idle-timeout", flight.DefaultIdleTimeout, "how long a connection may stay without a call before it is closed")
+	fs.IntVar(&lim.conns, "max-connections", flight.DefaultMaxConnections, "the most connections held at once; more are closed as they come")
 	tf := addTLSFlags(fs, true)
 	var tfi tfioFlags
 	fs.StringVar(&tfi.endpoint, "tfio", "", "also stream the tensors to tensorflow-io's ArrowStreamDataset on tcp://A.B.C.D:PORT or unix://PATH")
@@ -112,7 +118,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if n > 1 && *shards != "" && len(strings.Split(*shards, ",")) != n {
 		return usageError(stderr, "serve", fmt.Errorf("--shard %s: --shards lists %d servers, not %d", *share, len(strings.Split(*shards, ",")), n))
 	}
-	return finishCommand(stderr, "serve", serve(ctx, fs.Arg(0), *addr, *location, *shards, k, n, *maxMsg, *budget, *watch, *poll, *grpcOnly, tf, tfi, stdout, stderr))
+	return finishCommand(ctx, stderr, "serve", serve(ctx, fs.Arg(0), *addr, *location, *shards, k, n, *maxMsg, lim, *watch, *poll, *grpcOnly, tf, tfi, stdout, stderr))
 }
 
 // parseShare parses --shard K/N; "" is 0/1, the whole.
@@ -129,7 +135,14 @@ func parseShare(s string) (k, n int, err error) {
 	return k, n, nil
 }
 
-func serve(ctx context.Context, dir, addr, location, shards string, shareK, shareN int, maxMsg int, budget int64, watch bool, poll time.Duration, grpcOnly bool, tf tlsFlags, tfi tfioFlags, stdout, stderr io.Writer) error {
+// serveLimits are the flags that bound what clients can make a server hold.
+type serveLimits struct {
+	memory, wire   int64
+	maxRecv, conns int
+	stall, idle    time.Duration
+}
+
+func serve(ctx context.Context, dir, addr, location, shards string, shareK, shareN int, maxMsg int, lim serveLimits, watch bool, poll time.Duration, grpcOnly bool, tf tlsFlags, tfi tfioFlags, stdout, stderr io.Writer) error {
 	cfg, err := tf.config(true)
 	if err != nil {
 		return err
@@ -145,15 +158,21 @@ func serve(ctx context.Context, dir, addr, location, shards string, shareK, shar
 	if err := store.SetShare(shareK, shareN); err != nil {
 		return err
 	}
-	opts := flight.Options{TLS: cfg, Token: *tf.token, MaxMessageBytes: maxMsg, Location: location, MemoryBudget: budget, GRPCOnly: grpcOnly}
+	opts := flight.Options{TLS: cfg, Token: *tf.token, MaxMessageBytes: maxMsg, Location: location, GRPCOnly: grpcOnly,
+		MemoryBudget: lim.memory, WireBudget: lim.wire, MaxRecvMessageBytes: lim.maxRecv,
+		StallTimeout: lim.stall, IdleTimeout: lim.idle, MaxConnections: lim.conns}
+	budget, wire := lim.memory, lim.wire
 	if budget == 0 {
 		budget = flight.DefaultMemoryBudget()
 	}
-	if _, set := os.LookupEnv("GOMEMLIMIT"); !set && budget > 0 {
-		// What the server holds in its heap is bounded: decoding by the budget, uploads by
-		// four times their limit (staged transactions). Collecting garbage as the heap nears
-		// their sum, rather than at twice the live heap, keeps it there.
-		debug.SetMemoryLimit(budget + 4*flight.DefaultMaxPutBytes + 256<<20)
+	if wire == 0 && budget > 0 {
+		wire = flight.DefaultWireBudget(budget)
+	}
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set && budget > 0 && wire > 0 {
+		// What the server holds for its clients is bounded by the two budgets. Collecting
+		// garbage as the heap nears their sum, rather than at twice the live heap, keeps it
+		// there.
+		debug.SetMemoryLimit(budget + wire + 256<<20)
 	}
 	if shards != "" {
 		opts.Shards = strings.Split(shards, ",")
@@ -397,7 +416,7 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return tw.Flush()
 	})
-	return finishCommand(stderr, "ls", err)
+	return finishCommand(ctx, stderr, "ls", err)
 }
 
 func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -416,11 +435,11 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	uri, name, out := fs.Arg(0), fs.Arg(1), fs.Arg(2)
 	if err := checkOutput(out); err != nil {
-		return finishCommand(stderr, "get", err)
+		return finishCommand(ctx, stderr, "get", err)
 	}
 	format, err := outputFormat(*to, out)
 	if err != nil {
-		return finishCommand(stderr, "get", err)
+		return finishCommand(ctx, stderr, "get", err)
 	}
 	// What get holds is the tensor, received into place, and what is garbage once a message
 	// is copied in: collected when the heap has grown by 2%, not doubled, the process peaks
@@ -461,7 +480,7 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return nil
 	})
-	return finishCommand(stderr, "get", err)
+	return finishCommand(ctx, stderr, "get", err)
 }
 
 // getTensors fetches what get writes: the column pick of the flight name, or every tensor
@@ -540,7 +559,7 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return nil
 		})
 	})
-	return finishCommand(stderr, "put", err)
+	return finishCommand(ctx, stderr, "put", err)
 }
 
 func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -550,7 +569,7 @@ func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return code
 	}
 	err := withClient(fs.Arg(0), func(c *flight.Client) error { return c.Delete(ctx, fs.Arg(1)) })
-	return finishCommand(stderr, "delete", err)
+	return finishCommand(ctx, stderr, "delete", err)
 }
 
 // isTerminal reports whether w is a terminal.

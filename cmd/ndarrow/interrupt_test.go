@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -141,6 +142,38 @@ func TestInterruptStopsLongWork(t *testing.T) {
 			assert.Regexp(t, "interrupted|terminated", stderr.String())
 		})
 	}
+}
+
+// TestInterruptedGetSaysSo interrupts `ndarrow get` from a server that accepts the connection
+// and never answers: the one line says "interrupted", not what the call was doing when it
+// stopped ("context canceled"), and the status is 130.
+func TestInterruptedGetSaysSo(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer lis.Close()
+	go func() {
+		for {
+			c, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, silent
+		}
+	}()
+	out := filepath.Join(t.TempDir(), "out.npy")
+	cmd := exec.Command(os.Args[0], "get", "grpc://"+lis.Addr().String(), "drip", out)
+	cmd.Env = append(os.Environ(), "NDARROW_RUN_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	time.Sleep(300 * time.Millisecond) // connecting, waiting
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	require.True(t, errors.As(err, &exit), "%v: %s", err, stderr.String())
+	assert.Equal(t, 130, exit.ExitCode(), stderr.String())
+	assert.Equal(t, "ndarrow get: interrupted\n", stderr.String())
+	assert.NoFileExists(t, out)
 }
 
 // TestInterruptedCommandsLeaveNothing drives runInterruptible with commands standing in for
