@@ -53,8 +53,9 @@ func DefaultWireBudget(memoryBudget int64) int64 { return max(memoryBudget/4, 51
 //   - a connection reserves connectionCost when it is accepted (admittedListener), and is
 //     closed at once when that does not fit or MaxConnections are open; gRPC closes one that
 //     has no call for IdleTimeout, and net/http one that sends no request;
-//   - a call (a gRPC stream) reserves its flow-control window when its headers arrive
-//     (admitCall, gRPC's tap: refused with ResourceExhausted when that does not fit), and each
+//   - a call (a gRPC stream) reserves its flow-control window when its headers arrive, and a
+//     DoGet two messages' frames (admitCall, gRPC's tap: refused with ResourceExhausted when
+//     that does not fit), and each
 //     message it receives reserves what the message may hold while it arrives (a unary call's
 //     request in callStats.TagRPC, before gRPC reads it; a stream's in watchedStream.RecvMsg),
 //     waiting its turn up to BudgetWait;
@@ -73,6 +74,7 @@ type call struct {
 	s               *Server
 	method          string
 	unary           bool
+	cost            int64 // reserved for the call's life: its window, what it sends
 	cancel          context.CancelCauseFunc
 
 	mu      sync.Mutex
@@ -131,17 +133,28 @@ var unaryMethods = func() map[string]bool {
 	return m
 }()
 
+// sendsData are the methods whose calls send record batches: each holds up to two messages in
+// frame buffers (one gRPC writes, the next marshaled), which their admission reserves too.
+var sendsData = map[string]bool{
+	"/" + flightgen.FlightService_ServiceDesc.ServiceName + "/DoGet":      true,
+	"/" + flightgen.FlightService_ServiceDesc.ServiceName + "/DoExchange": true,
+}
+
 // admitCall is the Server's gRPC tap: it runs on the connection's reader goroutine, before gRPC
 // creates the call, and must not wait. It reserves the call's flow-control window, refusing the
 // call when the wire budget has no room, and gives the call a context the Server can end.
 func (s *Server) admitCall(ctx context.Context, info *tap.Info) (context.Context, error) {
-	if !s.wire.tryReserve(serverStreamWindow) {
+	cost := int64(serverStreamWindow)
+	if sendsData[info.FullMethodName] {
+		cost += 2 * int64(s.opts.MaxMessageBytes)
+	}
+	if !s.wire.tryReserve(cost) {
 		return nil, status.Errorf(codes.ResourceExhausted,
 			"flight: %s: the server's wire budget of %d bytes (serve --wire-budget) is held by other connections and calls; retry later",
 			info.FullMethodName, s.wire.size)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
-	c := &call{Context: ctx, s: s, method: info.FullMethodName, cancel: cancel, unary: unaryMethods[info.FullMethodName]}
+	c := &call{Context: ctx, s: s, method: info.FullMethodName, cancel: cancel, unary: unaryMethods[info.FullMethodName], cost: cost}
 	context.AfterFunc(ctx, c.end)
 	return c, nil
 }
@@ -155,7 +168,7 @@ func (c *call) end() {
 		c.arrival.Stop()
 	}
 	c.mu.Unlock()
-	c.s.wire.release(serverStreamWindow + request)
+	c.s.wire.release(c.cost + request)
 }
 
 // awaitRequest reserves, for a unary call, what its request may hold while gRPC reads it, and

@@ -296,7 +296,7 @@ func TestWireBudget(t *testing.T) {
 	// All but less than a call's window taken: a call is refused at once.
 	free := s.wire.size - s.wire.inUse()
 	require.True(t, s.wire.tryReserve(free-serverStreamWindow+1))
-	_, err = c.Get(context.Background(), "x")
+	_, err = c.fc.GetSchema(context.Background(), pathDescriptor("x"))
 	require.Equal(t, codes.ResourceExhausted, status.Code(err), "%v", err)
 	assert.ErrorContains(t, err, "wire budget")
 	s.wire.release(free - serverStreamWindow + 1)

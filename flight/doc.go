@@ -42,6 +42,15 @@
 // ClientOptions.GRPCOnly turn it off); a stream that fails part way ends with its status in
 // the response's trailer, as DoGet's would.
 //
+// No client can make a Server hold more than its two budgets: Options.MemoryBudget for
+// clients' data (what DoGets decode, what uploads hold arriving, staged and stored until
+// deleted) and Options.WireBudget for what arrives before a handler takes it (connections,
+// each call's window, each message while it is received). Each is reserved before it is
+// allocated; what does not fit waits its turn or fails with ResourceExhausted, and nothing is
+// evicted. A call whose message does not arrive, or is not taken, within
+// Options.StallTimeout is cut (DeadlineExceeded), an idle connection closed after
+// Options.IdleTimeout, and at most Options.MaxConnections are open.
+//
 // Scale-out is Flight's own: servers that each hold a shard of a catalogue (the rows
 // [k·n, (k+1)·n) of each tensor, say) and know one another (Options.Shards) answer
 // GetFlightInfo with one endpoint per server, in row order; Client.Get fetches the endpoints
