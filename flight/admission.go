@@ -37,10 +37,13 @@ const (
 	// what a client may send on a call before the server reads it (a message larger than it
 	// is let in whole once the server starts to read it). Small, since every call reserves it
 	// from the wire budget: uploads send larger messages than it anyway.
-	serverStreamWindow = 1 << 20
-	// connectionCost is what a Server reserves from its wire budget for each connection:
-	// gRPC's read and write buffers and the rest of its state.
+	serverStreamWindow = 256 << 10
+	// connectionCost is what a Server reserves from its wire budget for each gRPC connection
+	// that makes a call: gRPC's read and write buffers and the rest of its state.
 	connectionCost = 2*socketBuffer + 64<<10
+	// dataStreamCost is what it reserves for each data URL's stream: its connection's buffers
+	// and the chunk copies of a TLS stream.
+	dataStreamCost = 512 << 10
 )
 
 // DefaultWireBudget returns the wire budget a Server takes when Options.WireBudget is 0, for a
@@ -50,12 +53,14 @@ func DefaultWireBudget(memoryBudget int64) int64 { return max(memoryBudget/4, 51
 // A Server admits what arrives on its port against its wire budget before gRPC or net/http
 // allocate for it, and cuts what stops:
 //
-//   - a connection reserves connectionCost when it is accepted (admittedListener), and is
-//     closed at once when that does not fit or MaxConnections are open; gRPC closes one that
-//     has no call for IdleTimeout, and net/http one that sends no request;
-//   - a call (a gRPC stream) reserves its flow-control window when its headers arrive, and a
-//     DoGet two messages' frames (admitCall, gRPC's tap: refused with ResourceExhausted when
-//     that does not fit), and each
+//   - at most MaxConnections are open (admittedListener: one more is closed at once); a gRPC
+//     connection reserves connectionCost with its first call (its buffers are used from then
+//     on), a data URL's stream dataStreamCost; gRPC closes a connection that has no call for
+//     IdleTimeout, and net/http one that sends no request;
+//   - a call (a gRPC stream) reserves its flow-control window when its headers arrive
+//     (admitCall, gRPC's tap: refused with ResourceExhausted when that does not fit within the
+//     whole budget, of which what waits leaves an eighth to this), a DoGet two messages'
+//     frames once its handler starts, and each
 //     message it receives reserves what the message may hold while it arrives (a unary call's
 //     request in callStats.TagRPC, before gRPC reads it; a stream's in watchedStream.RecvMsg),
 //     waiting its turn up to BudgetWait;
@@ -134,7 +139,8 @@ var unaryMethods = func() map[string]bool {
 }()
 
 // sendsData are the methods whose calls send record batches: each holds up to two messages in
-// frame buffers (one gRPC writes, the next marshaled), which their admission reserves too.
+// frame buffers (one gRPC writes, the next marshaled), which it reserves before its handler
+// runs.
 var sendsData = map[string]bool{
 	"/" + flightgen.FlightService_ServiceDesc.ServiceName + "/DoGet":      true,
 	"/" + flightgen.FlightService_ServiceDesc.ServiceName + "/DoExchange": true,
@@ -145,8 +151,15 @@ var sendsData = map[string]bool{
 // call when the wire budget has no room, and gives the call a context the Server can end.
 func (s *Server) admitCall(ctx context.Context, info *tap.Info) (context.Context, error) {
 	cost := int64(serverStreamWindow)
-	if sendsData[info.FullMethodName] {
-		cost += 2 * int64(s.opts.MaxMessageBytes)
+	conn, _ := ctx.Value(connKey{}).(*grpcConn)
+	if conn != nil && conn.charged.CompareAndSwap(false, true) {
+		// The connection's first call: its buffers will be used from now on.
+		if !s.wire.tryReserve(connectionCost) {
+			conn.charged.Store(false)
+			return nil, status.Errorf(codes.ResourceExhausted,
+				"flight: %s: the server's wire budget of %d bytes (serve --wire-budget) is held by other connections and calls; retry later",
+				info.FullMethodName, s.wire.size)
+		}
 	}
 	if !s.wire.tryReserve(cost) {
 		return nil, status.Errorf(codes.ResourceExhausted,
@@ -229,9 +242,27 @@ func (h callStats) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.C
 
 func (callStats) HandleRPC(context.Context, stats.RPCStats) {}
 
-func (callStats) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+// TagConn gives each gRPC connection a grpcConn, which its calls find in their context.
+func (h callStats) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
+	return context.WithValue(ctx, connKey{}, &grpcConn{})
+}
 
-func (callStats) HandleConn(context.Context, stats.ConnStats) {}
+// HandleConn gives back, when a connection ends, what it holds of the wire budget.
+func (h callStats) HandleConn(ctx context.Context, st stats.ConnStats) {
+	if _, ok := st.(*stats.ConnEnd); !ok {
+		return
+	}
+	if c, _ := ctx.Value(connKey{}).(*grpcConn); c != nil && c.charged.CompareAndSwap(true, false) {
+		h.s.wire.release(connectionCost)
+	}
+}
+
+// grpcConn is what a Server keeps of a gRPC connection: whether it holds connectionCost of the
+// wire budget, which it reserves with its first call (a connection that never makes one holds
+// only its place among MaxConnections, and what an idle connection costs, some 60 KiB).
+type grpcConn struct{ charged atomic.Bool }
+
+type connKey struct{}
 
 // admitUnary is the first of a Server's unary interceptors: the request has arrived.
 func (s *Server) admitUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
@@ -249,6 +280,13 @@ func (s *Server) admitStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServer
 		return handler(srv, ss)
 	}
 	c.started()
+	if sendsData[c.method] {
+		n := 2 * int64(s.opts.MaxMessageBytes)
+		if err := s.wire.reserve(ss.Context(), c.method, n); err != nil {
+			return budgetStatus(ss.Context(), err)
+		}
+		defer s.wire.release(n)
+	}
 	err := handler(srv, &watchedStream{ServerStream: ss, c: c})
 	c.mu.Lock()
 	cutBy := c.cutBy
@@ -281,7 +319,11 @@ func (w *watchedStream) RecvMsg(m any) error {
 		return budgetStatus(w.Context(), err)
 	}
 	defer w.c.s.wire.release(n)
-	defer w.c.watch("no message arrived")()
+	stop := w.c.watch("no message arrived")
+	defer stop()
+	if pm, ok := m.(*putMessage); ok {
+		pm.arrived = func() { stop() } // decoding it, which may wait for the memory budget, is not arriving
+	}
 	return w.ServerStream.RecvMsg(m)
 }
 
@@ -290,9 +332,8 @@ func (w *watchedStream) SendMsg(m any) error {
 	return w.ServerStream.SendMsg(m)
 }
 
-// admittedListener accepts the connections of lis that its Server admits: at most
-// MaxConnections open at once, each reserving connectionCost from the wire budget until it is
-// closed. Others are closed as soon as they are accepted.
+// admittedListener accepts the connections of lis while fewer than MaxConnections are open;
+// others are closed as soon as they are accepted.
 type admittedListener struct {
 	net.Listener
 	s    *Server
@@ -311,12 +352,6 @@ func (l *admittedListener) Accept() (net.Conn, error) {
 			c.Close()
 			continue
 		}
-		if !l.s.wire.tryReserve(connectionCost) {
-			l.open.Add(-1)
-			l.s.opts.Logger.Debug("flight: connection refused: no room in the wire budget", "remote", c.RemoteAddr().String())
-			c.Close()
-			continue
-		}
 		return &admittedConn{Conn: c, l: l}, nil
 	}
 }
@@ -330,9 +365,6 @@ type admittedConn struct {
 
 func (c *admittedConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(func() {
-		c.l.open.Add(-1)
-		c.l.s.wire.release(connectionCost)
-	})
+	c.once.Do(func() { c.l.open.Add(-1) })
 	return err
 }

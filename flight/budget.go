@@ -44,10 +44,11 @@ const DefaultBudgetWait = time.Minute
 // window, each message while it is received — so that a full memory budget (uploads stored
 // up to it) still leaves room to list, delete and fetch.
 type budget struct {
-	name   string // "memory budget"
-	option string // "serve --memory-budget"
-	size   int64
-	wait   time.Duration
+	name     string // "memory budget"
+	option   string // "serve --memory-budget"
+	size     int64
+	headroom int64 // what reservations that wait leave to tryReserve's (the wire budget's calls)
+	wait     time.Duration
 
 	mu      sync.Mutex
 	used    int64
@@ -90,8 +91,8 @@ func (b *budget) grant(n int64) {
 	}
 }
 
-// tryReserve reserves n bytes if they fit now, ahead of any reservation waiting: what a
-// connection or a stream takes when it starts, on a goroutine that must not wait.
+// tryReserve reserves n bytes if they fit now, ahead of any reservation waiting and within the
+// headroom those leave: what a call takes when it starts, on a goroutine that must not wait.
 func (b *budget) tryReserve(n int64) bool {
 	if b == nil || n <= 0 {
 		return true
@@ -105,18 +106,18 @@ func (b *budget) tryReserve(n int64) bool {
 	return true
 }
 
-// reserve reserves n bytes for what (a tensor, a call), waiting for them as the budget says.
-// n larger than the whole budget fails at once.
+// reserve reserves n bytes for what (a tensor, a call), waiting for them as the budget says,
+// within all of it but its headroom. n larger than that fails at once.
 func (b *budget) reserve(ctx context.Context, what string, n int64) error {
 	if b == nil || n <= 0 {
 		return nil
 	}
-	if n > b.size {
+	if n > b.size-b.headroom {
 		return fmt.Errorf("flight: %s: %d bytes, more than the server's whole %s of %d bytes (%s): %w",
 			what, n, b.name, b.size, b.option, limits.ErrExceeded)
 	}
 	b.mu.Lock()
-	if len(b.queue) == 0 && b.used+n <= b.size {
+	if len(b.queue) == 0 && b.used+n <= b.size-b.headroom {
 		b.grant(n)
 		b.mu.Unlock()
 		return nil
@@ -171,7 +172,7 @@ func (b *budget) release(n int64) {
 
 // grantWaiting grants the waiting reservations that fit, in order; the caller holds mu.
 func (b *budget) grantWaiting() {
-	for len(b.queue) > 0 && b.used+b.queue[0].n <= b.size {
+	for len(b.queue) > 0 && b.used+b.queue[0].n <= b.size-b.headroom {
 		w := b.queue[0]
 		b.queue = b.queue[1:]
 		b.grant(w.n)

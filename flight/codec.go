@@ -205,6 +205,9 @@ func (s *payloadSender) WritePayload(p arrowipc.Payload) error {
 // data.
 func (c serverCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	if m, ok := v.(*putMessage); ok {
+		if m.arrived != nil {
+			m.arrived()
+		}
 		m.err = decodeFrames(data, m.decode)
 		return nil
 	}

@@ -192,6 +192,11 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", arrowStreamType)
 		return
 	}
+	if !s.wire.tryReserve(dataStreamCost) {
+		fail(w, status.Errorf(codes.ResourceExhausted, "flight: the server's wire budget of %d bytes (serve --wire-budget) is held by other connections and calls; retry later", s.wire.size))
+		return
+	}
+	defer s.wire.release(dataStreamCost)
 	sw = &streamWriter{srv: s, w: w, tls: r.TLS != nil || s.opts.TLS != nil}
 	err = dataset.Guard(func() error { return s.sendEntry(r.Context(), e, sw) })
 	if err == nil && e.source != nil {

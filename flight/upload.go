@@ -91,8 +91,9 @@ func (s *Server) DoPut(stream arrowflight.FlightService_DoPutServer) error {
 // putMessage is what DoPut receives each message into: serverCodec hands the FlightData, as
 // the frames gRPC received it in, to decode, and keeps its error (which is a status).
 type putMessage struct {
-	decode func(desc, header []byte, body [][]byte) error
-	err    error
+	decode  func(desc, header []byte, body [][]byte) error
+	arrived func() // called when the message has arrived, before it is decoded
+	err     error
 }
 
 // upload is one DoPut under way.
