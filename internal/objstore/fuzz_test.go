@@ -45,6 +45,10 @@ func FuzzHTTPObject(f *testing.F) {
 	f.Add(200, "", "", "", []byte{})
 	f.Add(416, "bytes */0", "", "W/\"x\"", []byte("x"))
 	f.Add(206, "bytes 0-0/-1", "bytes 2-5/x", "", []byte("0"))
+	f.Add(206, "bytes 0-0/10", "bytes 3-6/10", `"e"`, []byte("3456"))   // another range
+	f.Add(206, "bytes 0-0/10", "bytes 2-5/*", `"e"`, []byte("2345"))    // no size
+	f.Add(206, "bytes 0-0/10", "bytes 2-5/10", `"e"`, []byte("234567")) // a longer body
+	f.Add(200, "bytes 0-0/4", "", `"e"`, []byte("0123"))                // the whole object
 	f.Fuzz(func(t *testing.T, status int, openRange, readRange, etag string, body []byte) {
 		if status < 200 || status > 599 {
 			status = 206

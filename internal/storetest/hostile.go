@@ -59,6 +59,7 @@ type Hostile struct {
 	objects   map[string]*HostileObject // by BUCKET/KEY
 	started   map[string]int
 	abandoned map[string]int
+	events    []string
 }
 
 // StartHostile starts a Hostile store for the test, closed when it ends.
@@ -126,6 +127,14 @@ func (h *Hostile) Abandoned(bucket, key string) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.abandoned[bucket+"/"+key]
+}
+
+// Events returns what the store did, in order: "served BUCKET/KEY" for each honest answer to
+// a ranged read sent whole, "abandoned BUCKET/KEY" for each answer whose client went away.
+func (h *Hostile) Events() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.events)
 }
 
 // modTime is every object's modification time.
@@ -349,13 +358,18 @@ func (h *Hostile) read(w http.ResponseWriter, r *http.Request, name string, o *H
 	}
 	hd.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusPartialContent)
-	w.Write(body)
+	if _, err := w.Write(body); err == nil && fault == Honest {
+		h.mu.Lock()
+		h.events = append(h.events, "served "+name)
+		h.mu.Unlock()
+	}
 }
 
 // gone counts an answer about name whose client went away.
 func (h *Hostile) gone(name string) {
 	h.mu.Lock()
 	h.abandoned[name]++
+	h.events = append(h.events, "abandoned "+name)
 	h.mu.Unlock()
 }
 
