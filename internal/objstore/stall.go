@@ -74,8 +74,8 @@ func (g *stallGuard) tick() {
 	g.cancel(fmt.Errorf("fewer than %d bytes in %v: %w", stallBytes, g.window, ErrStalled))
 }
 
-// answer starts a new window when the store's answer (its status and headers) arrives.
-func (g *stallGuard) answer() {
+// began starts a new window when the store's answer (its status and headers) arrives.
+func (g *stallGuard) began() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.answered = true
@@ -200,7 +200,7 @@ func bounded(req *http.Request, send func(*http.Request) (*http.Response, error)
 		return resp, err
 	}
 	if g != nil {
-		g.answer()
+		g.began()
 	}
 	b := &boundedBody{ReadCloser: resp.Body, g: g, tooLong: &answerTooLong{status: resp.StatusCode, limit: maxAnswer}}
 	switch first, last, ok := rangeAsked(req.Header.Get("Range")); {
