@@ -79,10 +79,10 @@ func TestRescanFollowsTheDirectory(t *testing.T) {
 	assert.False(t, source(t, d1, "t.emb").SameAs(source(t, d2, "t.emb")), "a part joined")
 
 	// d1 still reads the versions it had, although b was replaced and a removed.
-	old, err := source(t, d1, "b").Read()
+	old, err := source(t, d1, "b").Read(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, float32(2), old.Dense.(*ndarray.Dense[float32]).Get(3, 255))
-	gone, err := source(t, d1, "a").Read()
+	gone, err := source(t, d1, "a").Read(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, float32(1), gone.Dense.(*ndarray.Dense[float32]).Get(0, 0))
 	d0.Release()
@@ -104,7 +104,7 @@ func TestRescanFollowsTheDirectory(t *testing.T) {
 	d4, err := d3.Rescan()
 	require.NoError(t, err)
 	assert.Empty(t, d4.Skipped)
-	got, err := source(t, d4, "c").Read()
+	got, err := source(t, d4, "c").Read(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, float32(5), got.Dense.(*ndarray.Dense[float32]).Get(1, 1))
 	d3.Release()
@@ -129,7 +129,7 @@ func TestFileChangedWhileRead(t *testing.T) {
 
 	require.NoError(t, os.Truncate(a, 4096))
 	require.NoError(t, os.Truncate(p, 4096))
-	view, err := resident.Read() // the view itself: nothing read yet
+	view, err := resident.Read(t.Context()) // the view itself: nothing read yet
 	require.NoError(t, err)
 	err = dataset.Guard(func() error {
 		sum := float32(0)
@@ -144,7 +144,7 @@ func TestFileChangedWhileRead(t *testing.T) {
 	assert.ErrorIs(t, err, dataset.ErrFileChanged)
 	assert.Contains(t, err.Error(), a+": file changed while being read")
 
-	_, err = parquet.Read()
+	_, err = parquet.Read(t.Context())
 	require.ErrorAs(t, err, &fe)
 	assert.Equal(t, p, fe.Path)
 	assert.ErrorIs(t, err, dataset.ErrFileChanged)

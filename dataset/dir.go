@@ -1,15 +1,18 @@
 package dataset
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/tfrecord"
 )
 
 // Dir is the tensors of the tensor files under one directory, read as one dataset — the
@@ -59,12 +62,15 @@ type fileScan struct {
 // and read as a directory: a Parquet object's footer is fetched and each row group's column
 // chunk as it is read, an Arrow IPC file's footer and batch metadata and each record batch as
 // it is read, a .npy file's header and each run of rows as it is read; any other object is
-// fetched whole, all of them together within lim.MaxCopySize (the rest in Skipped). Every read
-// is of the version listed: an object replaced since is an error wrapping ErrFileChanged.
+// fetched whole, all of them together within lim.MaxCopySize (the rest in Skipped, as if the
+// objects were read one at a time in path order). The prefix is listed first and its objects
+// then read 8 at a time, so that one slow object holds no other: it is skipped, named, at the
+// stall deadline (see objstore.StallTimeout). Every read is of the version listed: an object
+// replaced since is an error wrapping ErrFileChanged.
 //
 // Release the Dir when the Sources are no longer used (a user that outlives it retains them).
 func ScanDir(dir string, lim limits.Limits) (*Dir, error) {
-	return scanDir(dir, lim.WithDefaults(), nil)
+	return scanDir(context.Background(), dir, lim.WithDefaults(), nil)
 }
 
 // Rescan returns the directory as it is now, d left as it was: a file whose identity, size and
@@ -78,33 +84,62 @@ func ScanDir(dir string, lim limits.Limits) (*Dir, error) {
 //
 // Call Rescan before releasing d.
 func (d *Dir) Rescan() (*Dir, error) {
-	return scanDir(d.Path, d.lim, d.scans)
+	return scanDir(context.Background(), d.Path, d.lim, d.scans)
 }
 
-// scanDir reads dir as ScanDir does, reusing the scans of prev whose files are unchanged.
-func scanDir(dir string, lim limits.Limits, prev map[string]*fileScan) (*Dir, error) {
+// scansInFlight is how many objects of a prefix a scan reads at once.
+const scansInFlight = 8
+
+// scanDir reads dir as ScanDir does, reusing the scans of prev whose files are unchanged. The
+// objects of a prefix, listed first, are read scansInFlight at a time, so that one slow object
+// holds no other (it fails alone, as the stall rule of objstore says); the files of a
+// directory one at a time.
+func scanDir(ctx context.Context, dir string, lim limits.Limits, prev map[string]*fileScan) (*Dir, error) {
 	d := &Dir{Path: dir, scans: map[string]*fileScan{}, lim: lim}
-	var order []*fileScan
-	entries, skipped, err := walk(dir)
+	entries, skipped, err := walk(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
 	d.Skipped = append(d.Skipped, skipped...)
-	budget := &objectBudget{}
-	for _, e := range entries {
+	order := make([]*fileScan, len(entries))
+	budget := newObjectBudget(len(entries), lim.MaxCopySize)
+	slots := make(chan struct{}, scansInFlight)
+	var wg sync.WaitGroup
+	for i, e := range entries {
 		sc := prev[e.path]
 		switch {
 		case sc == nil || !sameVersion(sc.info, e.info):
-			sc = scanFile(dir, e.path, e.info, lim, budget) // holds the mapping's first reference: d's
+			share := budget.share(i, objectMost(e, lim))
+			scan := func() {
+				order[i] = scanFile(ctx, dir, e.path, e.info, lim, share) // holds the mapping's first reference: d's
+				budget.finish(i, 0)
+			}
+			if !IsURI(dir) {
+				scan()
+				continue
+			}
+			slots <- struct{}{} // in path order: an object waits only for those before it
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-slots }()
+				scan()
+			}()
+			continue
 		case sc.file != nil:
 			sc.file.Retain() // d's reference to a file an earlier Dir read
-			budget.held += sc.file.held()
+			budget.finish(i, sc.file.held())
+		default:
+			budget.finish(i, 0)
 		}
+		order[i] = sc
+	}
+	wg.Wait()
+	for i, sc := range order {
 		if sc.file != nil {
 			d.files = append(d.files, sc.file)
 		}
-		d.scans[e.path] = sc
-		order = append(order, sc)
+		d.scans[entries[i].path] = sc
 	}
 	partsOf := rootTable(dir, order)
 	byName := map[string]*Source{}
@@ -143,9 +178,9 @@ type entry struct {
 // starting with "." or "_" (and what is under such folders) and not following symbolic links;
 // skipped says which subdirectories could not be listed. dir may be a prefix of objects
 // (IsURI): its objects are listed, with the same rules for the parts of their keys under it.
-func walk(dir string) (entries []entry, skipped []error, err error) {
+func walk(ctx context.Context, dir string) (entries []entry, skipped []error, err error) {
 	if IsURI(dir) {
-		return walkObjects(dir)
+		return walkObjects(ctx, dir)
 	}
 	err = filepath.WalkDir(dir, func(path string, de fs.DirEntry, err error) error {
 		if err != nil {
@@ -234,13 +269,26 @@ func isPartName(name string) bool {
 	return false
 }
 
+// objectMost returns the most the object of a directory dataset's entry e may hold of its
+// objectBudget: its size, or, for a compressed TFRecord object (its records decompressed),
+// MaxCopySize; nothing for a file.
+func objectMost(e entry, lim limits.Limits) int64 {
+	if _, ok := e.info.(objectInfo); !ok {
+		return 0
+	}
+	if IsTFRecordName(e.path) && tfrecord.CompressionOf(withoutQuery(e.path)) != tfrecord.None {
+		return lim.MaxCopySize
+	}
+	return e.info.Size()
+}
+
 // scanFile opens the file at path, under dir, whose directory entry said info.
-func scanFile(dir, path string, info fs.FileInfo, lim limits.Limits, budget *objectBudget) *fileScan {
+func scanFile(ctx context.Context, dir, path string, info fs.FileInfo, lim limits.Limits, budget *objectShare) *fileScan {
 	base := tableName(dir, path)
 	if base == "" {
 		base = BaseName(path)
 	}
-	f, sources, format, err := scanNamed(path, info, base, lim, budget)
+	f, sources, format, err := scanNamed(ctx, path, info, base, lim, budget)
 	switch {
 	case errors.Is(err, ErrNotTensors):
 		return &fileScan{info: info}
@@ -268,7 +316,7 @@ func OpenDir(dir string, lim limits.Limits) (*Dir, error) {
 	}
 	sources := d.Sources[:0]
 	for _, src := range d.Sources {
-		t, err := src.Read()
+		t, err := src.Read(context.Background())
 		if err != nil {
 			d.Skipped = append(d.Skipped, err)
 			continue

@@ -161,7 +161,7 @@ func TestScanDirReadsRowGroupsOnDemand(t *testing.T) {
 
 	var got []float32
 	chunks := 0
-	for c, err := range emb.Chunks() {
+	for c, err := range emb.Chunks(t.Context()) {
 		require.NoError(t, err)
 		assert.Equal(t, "big.emb", c.Name)
 		assert.Equal(t, int64(4), c.Shape()[1])
@@ -174,14 +174,14 @@ func TestScanDirReadsRowGroupsOnDemand(t *testing.T) {
 		require.Equal(t, float32(i), v, "value %d", i)
 	}
 	var vals []int64
-	for c, err := range ids.Chunks() {
+	for c, err := range ids.Chunks(t.Context()) {
 		require.NoError(t, err)
 		vals = append(vals, c.Ragged.(*ragged.Array[int64]).FlatValues()...)
 	}
 	require.Len(t, vals, rows)
 	assert.Equal(t, int64(rows-1), vals[rows-1])
 
-	_, err = emb.Read()
+	_, err = emb.Read(t.Context())
 	assert.ErrorIs(t, err, limits.ErrExceeded, "whole, it is more than MaxCopySize")
 }
 
@@ -199,7 +199,7 @@ func TestSourceChunkErrors(t *testing.T) {
 	require.Len(t, d.Sources, 1)
 	good := int64(0)
 	var failed error
-	for c, err := range d.Sources[0].Chunks() {
+	for c, err := range d.Sources[0].Chunks(t.Context()) {
 		if err != nil {
 			failed = err
 			break

@@ -1,6 +1,7 @@
 package dataset_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -97,7 +98,7 @@ func ExampleScanDir() {
 	defer d.Release()
 	src := d.Sources[0]
 	fmt.Println(src.Name, src.Kind, src.DType(), src.Shape(), src.NumChunks(), "chunks")
-	for chunk, err := range src.Chunks() {
+	for chunk, err := range src.Chunks(context.Background()) {
 		if err != nil {
 			panic(err)
 		}
@@ -145,7 +146,7 @@ func ExampleScanDir_objects() {
 	}
 	defer d.Release()
 	for _, src := range d.Sources {
-		for chunk, err := range src.Chunks() {
+		for chunk, err := range src.Chunks(context.Background()) {
 			if err != nil {
 				fmt.Println(err) // an object replaced since it was listed, say
 				break

@@ -86,7 +86,7 @@ func TestObjectParquetFetchesOnlyWhatItReads(t *testing.T) {
 	chunk := rl.ChunkRanges(0)
 	require.Len(t, chunk, 1)
 	before := obj.Stats().Bytes()
-	for chunk0, err := range src.Chunks() {
+	for chunk0, err := range src.Chunks(t.Context()) {
 		require.NoError(t, err)
 		want, err := rl.ReadRowGroup(0)
 		require.NoError(t, err)
@@ -98,12 +98,12 @@ func TestObjectParquetFetchesOnlyWhatItReads(t *testing.T) {
 	assert.Equal(t, int64(4), obj.Stats().Requests())
 
 	// The whole column, chunk by chunk, reads as the local file's.
-	got, err := src.Read()
+	got, err := src.Read(t.Context())
 	require.NoError(t, err)
 	ld, err := ScanDir(filepath.Dir(path), limits.Limits{})
 	require.NoError(t, err)
 	defer ld.Release()
-	want, err := ld.Sources[2].Read()
+	want, err := ld.Sources[2].Read(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, ld.Sources[2].DecodeBytes()[0]/decodeFactor*(decodeFactor+1), src.DecodeBytes()[0], "the fetched chunk counted too")
 	assert.True(t, want.Dense.(*ndarray.Dense[float32]).Equal(got.Dense.(*ndarray.Dense[float32])))
@@ -154,7 +154,7 @@ func BenchmarkObjectParquet(b *testing.B) {
 		for range b.N {
 			d, err := ScanDir("s3://bench/t", limits.Limits{})
 			require.NoError(b, err)
-			for _, err := range d.Sources[1].Chunks() {
+			for _, err := range d.Sources[1].Chunks(b.Context()) {
 				require.NoError(b, err)
 				break
 			}
@@ -216,7 +216,7 @@ func TestSourceShare(t *testing.T) {
 	defer d.Release()
 	require.Len(t, d.Sources, 1)
 	src := d.Sources[0]
-	whole, err := src.Read()
+	whole, err := src.Read(t.Context())
 	require.NoError(t, err)
 	total := src.NumChunks()
 	require.Greater(t, total, 10, "row groups of the first file, and the second file whole")
@@ -232,7 +232,7 @@ func TestSourceShare(t *testing.T) {
 			}
 			rows += share.Rows()
 			chunks += share.NumChunks()
-			got, err := share.Read()
+			got, err := share.Read(t.Context())
 			require.NoError(t, err)
 			assert.Equal(t, share.Rows(), got.Rows())
 			parts = append(parts, got.Dense.(*ndarray.Dense[float32]))
@@ -364,28 +364,28 @@ func TestObjectArrowFileFetchesBlockByBlock(t *testing.T) {
 		assert.False(t, resident)
 		assert.Equal(t, int64(4000), src.Rows())
 		before := obj.Stats().Bytes()
-		for _, err := range src.Chunks() {
+		for _, err := range src.Chunks(t.Context()) {
 			require.NoError(t, err)
 			break
 		}
 		assert.Equal(t, d.Sources[i].DecodeBytes()[0], obj.Stats().Bytes()-before, "one block")
-		got, err := src.Read()
+		got, err := src.Read(t.Context())
 		require.NoError(t, err)
-		want, err := local.Sources[i].Read()
+		want, err := local.Sources[i].Read(t.Context())
 		require.NoError(t, err)
 		assert.Equal(t, want.Name, got.Name)
 		assert.Equal(t, want.Shape(), got.Shape())
 		assertSameValues(t, want, got, src.Name)
 		share, ok := src.Share(1, 2)
 		require.True(t, ok)
-		half, err := share.Read()
+		half, err := share.Read(t.Context())
 		require.NoError(t, err)
 		assert.Equal(t, int64(2000), half.Rows())
 	}
 
 	// The object replaced: the next batch fetched names it.
 	srv.PutFile(t, "arrows", "d/t.arrow", "../arrowtensor/testdata/arrow-cpp-17/batch_tensors.arrow")
-	_, err = d.Sources[0].Read()
+	_, err = d.Sources[0].Read(t.Context())
 	assert.ErrorIs(t, err, ErrFileChanged)
 	assert.True(t, strings.HasPrefix(err.Error(), "s3://arrows/d/t.arrow: "), err.Error())
 }
@@ -423,9 +423,9 @@ func TestObjectNpyFetchesRows(t *testing.T) {
 	defer ld.Release()
 	require.Equal(t, len(ld.Sources), len(rd.Sources))
 	for i, src := range rd.Sources {
-		want, err := ld.Sources[i].Read()
+		want, err := ld.Sources[i].Read(t.Context())
 		require.NoError(t, err)
-		got, err := src.Read()
+		got, err := src.Read(t.Context())
 		require.NoError(t, err, src.Name)
 		assert.Equal(t, want.Name, got.Name)
 		assert.Equal(t, want.Shape(), got.Shape(), src.Name)
@@ -448,7 +448,7 @@ func TestObjectNpyFetchesRows(t *testing.T) {
 	}
 	require.NotNil(t, obj)
 	before := obj.Stats().Bytes()
-	for _, err := range x.Chunks() {
+	for _, err := range x.Chunks(t.Context()) {
 		require.NoError(t, err)
 		break
 	}
@@ -464,7 +464,7 @@ func TestPartialReadFallsBackToWhole(t *testing.T) {
 	obj, err := objstore.Open(context.Background(), "s3://fallback/x.parquet")
 	require.NoError(t, err)
 	var calls []bool
-	f, err := fetched(obj, limits.Limits{}, false, &objectBudget{}, func(b []byte, partial bool) ([]Tensor, error) {
+	f, err := fetched(t.Context(), obj, limits.Limits{}, false, newObjectBudget(1, limits.Limits{}.WithDefaults().MaxCopySize).share(0, obj.Size), func(b []byte, partial bool) ([]Tensor, error) {
 		calls = append(calls, partial)
 		if b[20000] != 'P' { // not fetched in part: a fault the first time
 			return nil, fmt.Errorf("byte 20000 is %q", b[20000])
@@ -520,9 +520,9 @@ func TestObjectNpzFetchesMembersByRows(t *testing.T) {
 	require.Empty(t, rd.Skipped)
 	require.Equal(t, len(ld.Sources), len(rd.Sources))
 	for i, src := range rd.Sources {
-		want, err := ld.Sources[i].Read()
+		want, err := ld.Sources[i].Read(t.Context())
 		require.NoError(t, err)
-		got, err := src.Read()
+		got, err := src.Read(t.Context())
 		require.NoError(t, err, src.Name)
 		assert.Equal(t, want.Name, got.Name)
 		assert.Equal(t, want.Column, got.Column)

@@ -122,9 +122,9 @@ func Open(path string, lim limits.Limits) (*File, error) {
 // openNamed opens the file at path as Open does, naming its tensors after base.
 func openNamed(path, base string, lim limits.Limits) (*File, error) {
 	if IsURI(path) && IsTFRecordName(path) {
-		return streamedTFRecord(path, nil, base, tfrecord.CompressionOf(withoutQuery(path)), lim, nil)
+		return streamedTFRecord(context.Background(), path, nil, base, tfrecord.CompressionOf(withoutQuery(path)), lim, nil)
 	}
-	return mapped(path, lim, true, func(b []byte) ([]Tensor, error) { return readNamed(path, b, base, lim) })
+	return mapped(context.Background(), path, lim, true, func(b []byte) ([]Tensor, error) { return readNamed(path, b, base, lim) })
 }
 
 // readNamed reads the tensors of b, the bytes of the file at path, as Open does.
@@ -139,7 +139,7 @@ func readNamed(path string, b []byte, base string, lim limits.Limits) ([]Tensor,
 // scanNamed opens the file at path for a directory dataset, naming its tensors after base:
 // a Parquet file's columns as Sources that read each row group on demand, any other file's
 // tensors as Open reads them.
-func scanNamed(path string, info fs.FileInfo, base string, lim limits.Limits, budget *objectBudget) (*File, []*Source, Format, error) {
+func scanNamed(ctx context.Context, path string, info fs.FileInfo, base string, lim limits.Limits, budget *objectShare) (*File, []*Source, Format, error) {
 	var sources []*Source
 	var file File // the Sources' file, filled in once mapped returns it
 	format := FormatTFRecord
@@ -167,11 +167,11 @@ func scanNamed(path string, info fs.FileInfo, base string, lim limits.Limits, bu
 	listed, remote := info.(objectInfo)
 	switch {
 	case remote && IsTFRecordName(path): // streamed, records decoded as they arrive
-		f, err = streamedTFRecord(path, listed.obj, base, tfrecord.CompressionOf(withoutQuery(path)), lim, budget)
+		f, err = streamedTFRecord(ctx, path, listed.obj, base, tfrecord.CompressionOf(withoutQuery(path)), lim, budget)
 	case remote:
-		f, err = fetched(listed.obj, lim, IsTFRecordName(path), budget, read) // the version listed
+		f, err = fetched(ctx, listed.obj, lim, IsTFRecordName(path), budget, read) // the version listed
 	default:
-		f, err = mapped(path, lim, IsTFRecordName(path), func(b []byte) ([]Tensor, error) { return read(b, false) })
+		f, err = mapped(ctx, path, lim, IsTFRecordName(path), func(b []byte) ([]Tensor, error) { return read(b, false) })
 	}
 	if err != nil {
 		return nil, nil, "", err
@@ -187,13 +187,13 @@ func scanNamed(path string, info fs.FileInfo, base string, lim limits.Limits, bu
 // the one place the package opens a file. path may name an object (IsURI): it is fetched
 // (see fetched), whole or, unless whole, only a Parquet object's footer. Its errors past
 // opening are *FileError.
-func mapped(path string, lim limits.Limits, whole bool, read func(b []byte) ([]Tensor, error)) (*File, error) {
+func mapped(ctx context.Context, path string, lim limits.Limits, whole bool, read func(b []byte) ([]Tensor, error)) (*File, error) {
 	if IsURI(path) {
-		obj, err := objstore.Open(context.Background(), path)
+		obj, err := objstore.Open(ctx, path)
 		if err != nil {
 			return nil, err
 		}
-		return fetched(obj, lim, whole, nil, func(b []byte, _ bool) ([]Tensor, error) { return read(b) })
+		return fetched(ctx, obj, lim, whole, nil, func(b []byte, _ bool) ([]Tensor, error) { return read(b) })
 	}
 	m, err := mmap.Open(path)
 	if err != nil {

@@ -326,7 +326,7 @@ func scanAgrees(t *testing.T, b []byte, lim limits.Limits, tensors []dataset.Ten
 	var values [][]byte
 	for _, src := range d.Sources {
 		var buf bytes.Buffer
-		for c, err := range src.Chunks() {
+		for c, err := range src.Chunks(t.Context()) {
 			if err != nil {
 				failed = true
 				break

@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -49,23 +50,17 @@ func withoutQuery(path string) string {
 // .npy or .npz file's headers), and read is told the object was fetched in part; its Sources
 // fetch the rest as they are read. A read that needs more than the part fetched is handed the
 // whole object. Its errors past opening are *FileError.
-func fetched(obj *objstore.Object, lim limits.Limits, whole bool, budget *objectBudget, read func(b []byte, partial bool) ([]Tensor, error)) (*File, error) {
+func fetched(ctx context.Context, obj *objstore.Object, lim limits.Limits, whole bool, budget *objectShare, read func(b []byte, partial bool) ([]Tensor, error)) (*File, error) {
 	lim = lim.WithDefaults()
-	ctx := context.Background()
 	buf, err := obj.NewBuffer()
 	if err != nil {
 		return nil, err
 	}
 	f := &File{Path: obj.URI.String(), mapping: buf.Mapping(), remote: buf}
-	var was int64
-	if budget != nil {
-		was = budget.held
-	}
+	was := budget.held()
 	fail := func(err error) (*File, error) {
 		buf.Mapping().Release()
-		if budget != nil {
-			budget.held = was // nothing of it is held
-		}
+		budget.restore(was) // nothing of it is held
 		err = objectError(err)
 		var fe *FileError
 		if errors.As(err, &fe) && fe.Path == f.Path {
@@ -107,7 +102,7 @@ func fetched(obj *objstore.Object, lim limits.Limits, whole bool, budget *object
 // headers (fetchNpzHeaders), nothing more of an object that is
 // no tensor file (ErrNotTensors), any other object whole. It reports whether the object was
 // fetched in part.
-func fetchFor(ctx context.Context, buf *objstore.Buffer, lim limits.Limits, whole bool, budget *objectBudget) (partial bool, err error) {
+func fetchFor(ctx context.Context, buf *objstore.Buffer, lim limits.Limits, whole bool, budget *objectShare) (partial bool, err error) {
 	size := buf.Object().Size
 	if !whole {
 		if err := buf.Fetch(ctx, objstore.Range{Off: 0, Len: probeSize}, objstore.Range{Off: size - 10, Len: 10}); err != nil {
@@ -300,9 +295,8 @@ func isArrowFileEnds(b []byte) bool {
 // decoding records as they arrive into tensors named after base, as ReadTFRecord reads a
 // file; the records, decompressed, within lim.MaxCopySize (and budget). The tensors are Go
 // memory: nothing of the object is held after. Its errors past opening are *FileError.
-func streamedTFRecord(uri string, obj *objstore.Object, base string, c tfrecord.Compression, lim limits.Limits, budget *objectBudget) (*File, error) {
+func streamedTFRecord(ctx context.Context, uri string, obj *objstore.Object, base string, c tfrecord.Compression, lim limits.Limits, budget *objectShare) (*File, error) {
 	lim = lim.WithDefaults()
-	ctx := context.Background()
 	if obj == nil {
 		var err error
 		if obj, err = objstore.Open(ctx, uri); err != nil {
@@ -357,19 +351,105 @@ func streamedTFRecord(uri string, obj *objstore.Object, base string, c tfrecord.
 
 // objectBudget is what the objects of one directory dataset may hold in memory together: an
 // object other than Parquet is fetched whole and held while it is served, and all of them stay
-// within MaxCopySize (a Parquet object holds its footer alone). nil is no bound (one object).
-type objectBudget struct{ held int64 }
+// within MaxCopySize (a Parquet object holds its footer alone), granted as if the objects were
+// read one at a time in path order — each takes its bytes if those the objects before it hold
+// leave room — although they are read concurrently: an object whose bytes would not fit if
+// every object before it still being read took all it may (its size) waits for them to be
+// read. The result is the same whatever the order the reads end in.
+type objectBudget struct {
+	mu      sync.Mutex
+	changed *sync.Cond
+	max     int64
+	took    []int64 // by object: what it holds
+	most    []int64 // by object: the most it may hold, until it is read (done)
+	done    []bool
+	settled int   // the objects before it are all done
+	before  int64 // what they hold
+}
+
+// newObjectBudget returns the budget of n objects within max bytes.
+func newObjectBudget(n int, max int64) *objectBudget {
+	b := &objectBudget{max: max, took: make([]int64, n), most: make([]int64, n), done: make([]bool, n)}
+	b.changed = sync.NewCond(&b.mu)
+	return b
+}
+
+// share returns the account of object i, which may hold at most most bytes.
+func (b *objectBudget) share(i int, most int64) *objectShare {
+	b.mu.Lock()
+	b.most[i] = most
+	b.mu.Unlock()
+	return &objectShare{b, i}
+}
+
+// finish marks object i read, holding what it took (or, for an object an earlier scan read,
+// held bytes more).
+func (b *objectBudget) finish(i int, held int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.took[i] += held
+	b.done[i] = true
+	for b.settled < len(b.done) && b.done[b.settled] {
+		b.before += b.took[b.settled]
+		b.settled++
+	}
+	b.changed.Broadcast()
+}
+
+// objectShare is one object's account in its directory's objectBudget; nil is no bound (one
+// object, read alone).
+type objectShare struct {
+	b *objectBudget
+	i int
+}
 
 // take counts n bytes more, or says why they do not fit.
-func (b *objectBudget) take(n int64, lim limits.Limits) error {
-	if b == nil {
+func (s *objectShare) take(n int64, lim limits.Limits) error {
+	if s == nil {
 		return nil
 	}
-	if n > lim.MaxCopySize-b.held {
-		return fmt.Errorf("fetching its %d bytes would hold %d bytes of objects in memory, more than MaxCopySize %d (a Parquet object holds only its footer): %w", n, b.held+n, lim.MaxCopySize, limits.ErrExceeded)
+	b := s.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for {
+		held, known := b.before, true // what the objects before this one hold, or may
+		for j := b.settled; j < s.i; j++ {
+			held += b.took[j]
+			if !b.done[j] {
+				held += max(b.most[j]-b.took[j], 0)
+				known = false
+			}
+		}
+		if n <= b.max-held {
+			b.took[s.i] += n
+			return nil
+		}
+		if known {
+			return fmt.Errorf("fetching its %d bytes would hold %d bytes of objects in memory, more than MaxCopySize %d (a Parquet object holds only its footer): %w", n, held+n, lim.MaxCopySize, limits.ErrExceeded)
+		}
+		b.changed.Wait()
 	}
-	b.held += n
-	return nil
+}
+
+// held returns what the object holds so far.
+func (s *objectShare) held() int64 {
+	if s == nil {
+		return 0
+	}
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	return s.b.took[s.i]
+}
+
+// restore sets what the object holds back to n, what held said before a read that failed.
+func (s *objectShare) restore(n int64) {
+	if s == nil {
+		return
+	}
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	s.b.took[s.i] = n
+	s.b.changed.Broadcast()
 }
 
 // held returns the bytes f holds of its object (0 for a file).
@@ -440,8 +520,8 @@ func (o objectInfo) Sys() any           { return o.obj.Info }
 
 // walkObjects lists the objects under the prefix dir (a directory: dir/…), as walk lists
 // files.
-func walkObjects(dir string) ([]entry, []error, error) {
-	objs, err := objstore.List(context.Background(), dir)
+func walkObjects(ctx context.Context, dir string) ([]entry, []error, error) {
+	objs, err := objstore.List(ctx, dir)
 	if err != nil {
 		return nil, nil, err
 	}

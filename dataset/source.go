@@ -286,17 +286,23 @@ func (s *Source) NumChunks() int {
 // file), a Parquet row group decoded into Go memory the garbage collector reclaims, within
 // the limits the directory was opened with. A chunk that cannot be read (a file changed or
 // corrupt past its footer, a row group whose rows differ from what the footer says) is
-// yielded as an error naming the file, and the iteration ends there.
-func (s *Source) Chunks() iter.Seq2[Tensor, error] {
+// yielded as an error naming the file, and the iteration ends there. ctx is the iteration's:
+// once it is done, a fetch under way from object storage ends, and the next chunk is an
+// error wrapping its cause.
+func (s *Source) Chunks(ctx context.Context) iter.Seq2[Tensor, error] {
 	return func(yield func(Tensor, error) bool) {
-		s.chunks(func(_ *File, t Tensor, err error) bool { return yield(t, err) })
+		s.chunks(ctx, func(_ *File, t Tensor, err error) bool { return yield(t, err) })
 	}
 }
 
 // chunks yields the chunks as Chunks does, each with the file it comes from.
-func (s *Source) chunks(yield func(*File, Tensor, error) bool) {
+func (s *Source) chunks(ctx context.Context, yield func(*File, Tensor, error) bool) {
 	for _, p := range s.parts {
 		if p.resident != nil {
+			if err := context.Cause(ctx); err != nil {
+				s.failer(p, func(t Tensor, err error) bool { return yield(p.file, t, err) })(err)
+				return
+			}
 			if !yield(p.file, s.named(*p.resident), nil) {
 				return
 			}
@@ -309,7 +315,7 @@ func (s *Source) chunks(yield func(*File, Tensor, error) bool) {
 		case p.npy != nil:
 			read = s.npyChunks
 		}
-		if !read(p, func(t Tensor, err error) bool { return yield(p.file, t, err) }) {
+		if !read(ctx, p, func(t Tensor, err error) bool { return yield(p.file, t, err) }) {
 			return
 		}
 	}
@@ -317,7 +323,7 @@ func (s *Source) chunks(yield func(*File, Tensor, error) bool) {
 
 // parquetChunks yields the row groups of a Parquet part, reporting whether the iteration
 // goes on.
-func (s *Source) parquetChunks(p sourcePart, yield func(Tensor, error) bool) bool {
+func (s *Source) parquetChunks(ctx context.Context, p sourcePart, yield func(Tensor, error) bool) bool {
 	fail := s.failer(p, yield)
 	b := p.file.mapping.Bytes()
 	var buf *objstore.Buffer // an object's: this iteration's own, holding one row group at a time
@@ -345,9 +351,12 @@ func (s *Source) parquetChunks(p sourcePart, yield func(Tensor, error) bool) boo
 	}
 	for j, want := range p.rowRows {
 		i := p.rowFirst + j
+		if err := context.Cause(ctx); err != nil {
+			return fail(err)
+		}
 		var ranges []objstore.Range
 		if buf != nil {
-			if ranges, err = s.fetchRowGroup(buf, r, i); err != nil {
+			if ranges, err = s.fetchRowGroup(ctx, buf, r, i); err != nil {
 				return fail(err)
 			}
 		}
@@ -374,7 +383,7 @@ func (s *Source) parquetChunks(p sourcePart, yield func(Tensor, error) bool) boo
 
 // fetchRowGroup fetches into buf the column chunks r reads of row group i, at most the
 // limits' MaxCopySize bytes, and returns their ranges.
-func (s *Source) fetchRowGroup(buf *objstore.Buffer, r *parquet.Reader, i int) ([]objstore.Range, error) {
+func (s *Source) fetchRowGroup(ctx context.Context, buf *objstore.Buffer, r *parquet.Reader, i int) ([]objstore.Range, error) {
 	var ranges []objstore.Range
 	total := int64(0)
 	for _, c := range r.ChunkRanges(i) {
@@ -384,7 +393,7 @@ func (s *Source) fetchRowGroup(buf *objstore.Buffer, r *parquet.Reader, i int) (
 	if total > s.lim.MaxCopySize {
 		return nil, fmt.Errorf("parquet: row group %d: fetching %d bytes, more than MaxCopySize %d: %w", i, total, s.lim.MaxCopySize, limits.ErrExceeded)
 	}
-	return ranges, objectError(buf.Fetch(context.Background(), ranges...))
+	return ranges, objectError(buf.Fetch(ctx, ranges...))
 }
 
 // failer returns the function that ends a part's iteration with err, named after the part's
@@ -439,7 +448,7 @@ func scanArrowFile(f *File, b []byte, base string, lim limits.Limits) ([]*Source
 // arrowChunks yields the record batches of an Arrow IPC file part in object storage, each
 // fetched whole into Go memory (that the tensor views) and decoded, reporting whether the
 // iteration goes on.
-func (s *Source) arrowChunks(p sourcePart, yield func(Tensor, error) bool) bool {
+func (s *Source) arrowChunks(ctx context.Context, p sourcePart, yield func(Tensor, error) bool) bool {
 	fail := s.failer(p, yield)
 	var r *ipc.BatchReader
 	err := Guard(func() error { // the footer and the batches' metadata: fetched when scanned
@@ -453,13 +462,16 @@ func (s *Source) arrowChunks(p sourcePart, yield func(Tensor, error) bool) bool 
 	defer r.Release()
 	for j, want := range p.rowRows {
 		i := p.rowFirst + j
+		if err := context.Cause(ctx); err != nil {
+			return fail(err)
+		}
 		blk := p.blocks[i]
 		size := blk.MetaLen + blk.BodyLen
 		if size > s.lim.MaxCopySize {
 			return fail(fmt.Errorf("ipc: record batch %d: fetching %d bytes, more than MaxCopySize %d: %w", i, size, s.lim.MaxCopySize, limits.ErrExceeded))
 		}
 		data := make([]byte, size)
-		if err := p.file.remote.Object().ReadFull(context.Background(), data, blk.Offset); err != nil {
+		if err := p.file.remote.Object().ReadFull(ctx, data, blk.Offset); err != nil {
 			return fail(objectError(err))
 		}
 		rec, err := r.DecodeBlock(i, data)
@@ -552,16 +564,19 @@ func rowsSource(f *File, h npy.Info, name, column string, lim limits.Limits) (*S
 
 // npyChunks yields the runs of rows of a .npy part in object storage, each fetched into Go
 // memory (that the tensor views), reporting whether the iteration goes on.
-func (s *Source) npyChunks(p sourcePart, yield func(Tensor, error) bool) bool {
+func (s *Source) npyChunks(ctx context.Context, p sourcePart, yield func(Tensor, error) bool) bool {
 	fail := s.failer(p, yield)
 	for j, want := range p.rowRows {
 		i := p.rowFirst + j
+		if err := context.Cause(ctx); err != nil {
+			return fail(err)
+		}
 		if p.rowBytes[j] > s.lim.MaxCopySize {
 			return fail(fmt.Errorf("npy: rows %d to %d: fetching %d bytes, more than MaxCopySize %d: %w", int64(i)*p.chunkRows, int64(i)*p.chunkRows+want, p.rowBytes[j], s.lim.MaxCopySize, limits.ErrExceeded))
 		}
 		data := make([]byte, p.rowBytes[j])
 		off := p.npy.DataOffset + int64(i)*p.chunkRows*p.npy.RowBytes()
-		if err := p.file.remote.Object().ReadFull(context.Background(), data, off); err != nil {
+		if err := p.file.remote.Object().ReadFull(ctx, data, off); err != nil {
 			return fail(objectError(err))
 		}
 		a, err := p.npy.Rows(want, data)
@@ -619,15 +634,15 @@ func (s *Source) named(t Tensor) Tensor {
 // Read returns the whole tensor: the chunk itself when there is one resident chunk (a view of
 // its file), else every chunk read and joined by Concat into a copy, failing with an error
 // wrapping limits.ErrExceeded past the MaxCopySize bytes of the limits the directory was
-// opened with.
-func (s *Source) Read() (Tensor, error) {
+// opened with. ctx ends the reading as it ends Chunks.
+func (s *Source) Read(ctx context.Context) (Tensor, error) {
 	if t, ok := s.Resident(); ok {
 		return t, nil
 	}
 	var chunks []Tensor
 	total := int64(0)
 	var failed error
-	s.chunks(func(f *File, t Tensor, err error) bool {
+	s.chunks(ctx, func(f *File, t Tensor, err error) bool {
 		if err == nil && total+tensorBytes(t) > s.lim.MaxCopySize {
 			err = &FileError{Path: f.Path, Err: fmt.Errorf("%s: reading it takes %s past MaxCopySize %d bytes: %w", s.Name, s.Name, s.lim.MaxCopySize, limits.ErrExceeded)}
 		}

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -37,9 +38,9 @@ func IsTFRecordName(path string) bool {
 // c, within lim: see ReadTFRecord. Open calls it for names IsTFRecordName accepts.
 func OpenTFRecord(path string, c tfrecord.Compression, lim limits.Limits) (*File, error) {
 	if IsURI(path) {
-		return streamedTFRecord(path, nil, BaseName(path), c, lim, nil)
+		return streamedTFRecord(context.Background(), path, nil, BaseName(path), c, lim, nil)
 	}
-	return mapped(path, lim, true, func(b []byte) ([]Tensor, error) { return ReadTFRecord(b, BaseName(path), c, lim) })
+	return mapped(context.Background(), path, lim, true, func(b []byte) ([]Tensor, error) { return ReadTFRecord(b, BaseName(path), c, lim) })
 }
 
 // ReadTFRecord reads the records of a TFRecord file b, compressed as c, into tensors named

@@ -677,7 +677,7 @@ func (s *Server) sendEntry(ctx context.Context, e *entry, pw arrowipc.PayloadWri
 	}
 	defer func() { release() }()
 	chunk := 0
-	for t, err := range e.source.Chunks() {
+	for t, err := range e.source.Chunks(ctx) {
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package flight
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -410,7 +411,7 @@ func (s *Store) Get(name string) (dataset.Tensor, error) {
 	}
 	defer e.release()
 	if e.record == nil {
-		t, err := e.source.Read()
+		t, err := e.source.Read(context.Background())
 		if err != nil {
 			return dataset.Tensor{}, fmt.Errorf("flight: %s: %w", name, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -44,6 +45,10 @@ func FuzzHTTPObject(f *testing.F) {
 	f.Add(200, "", "", "", []byte{})
 	f.Add(416, "bytes */0", "", "W/\"x\"", []byte("x"))
 	f.Add(206, "bytes 0-0/-1", "bytes 2-5/x", "", []byte("0"))
+	f.Add(206, "bytes 0-0/10", "bytes 3-6/10", `"e"`, []byte("3456"))   // another range
+	f.Add(206, "bytes 0-0/10", "bytes 2-5/*", `"e"`, []byte("2345"))    // no size
+	f.Add(206, "bytes 0-0/10", "bytes 2-5/10", `"e"`, []byte("234567")) // a longer body
+	f.Add(200, "bytes 0-0/4", "", `"e"`, []byte("0123"))                // the whole object
 	f.Fuzz(func(t *testing.T, status int, openRange, readRange, etag string, body []byte) {
 		if status < 200 || status > 599 {
 			status = 206
@@ -80,6 +85,40 @@ func FuzzHTTPObject(f *testing.F) {
 		}
 		if err == nil && len(p) > 0 && !strings.Contains(string(body), string(p)) {
 			t.Fatalf("read %q, which the server never sent (%q)", p, body)
+		}
+	})
+}
+
+// FuzzContentRange: parseContentRange accepts only what it can give back: a range within the
+// size, or no range and a size, that formats back to a header parsing to the same values.
+func FuzzContentRange(f *testing.F) {
+	for _, s := range []string{"bytes 0-0/1", "bytes 2-5/10", "bytes */0", "bytes 0-9/*", "bytes 5-4/10", "bytes 0-10/10",
+		"bytes -1-2/3", "bytes 0-1/ 2", "bytes=0-1/2", "bytes 01-2/3", "bytes 0-9223372036854775807/*", "bytes */*", "bytes 1-2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		cr, ok := parseContentRange(s)
+		if !ok {
+			return
+		}
+		total := "*"
+		if cr.total >= 0 {
+			total = strconv.FormatInt(cr.total, 10)
+		}
+		var again string
+		switch {
+		case cr.first < 0:
+			if cr.last != -1 || cr.total < 0 {
+				t.Fatalf("%q: no range, %+v", s, cr)
+			}
+			again = "bytes */" + total
+		case cr.last < cr.first || (cr.total >= 0 && cr.last >= cr.total):
+			t.Fatalf("%q: %+v is no range of the size", s, cr)
+		default:
+			again = "bytes " + strconv.FormatInt(cr.first, 10) + "-" + strconv.FormatInt(cr.last, 10) + "/" + total
+		}
+		if back, ok := parseContentRange(again); !ok || back != cr {
+			t.Fatalf("%q → %+v → %q → %+v, %v", s, cr, again, back, ok)
 		}
 	})
 }

@@ -85,7 +85,7 @@ func (g gcsObjects) do(ctx context.Context, u URI, what, method, target string, 
 	req, err := http.NewRequestWithContext(wctx, method, target, rd)
 	if err != nil {
 		guard.stop()
-		return nil, nil, nil, named(u, fmt.Errorf("%s: %w", what, err))
+		return nil, nil, nil, named(u, fmt.Errorf("%s: %w", what, requestError(err)))
 	}
 	if body != nil {
 		req.ContentLength = int64(len(body))
@@ -100,15 +100,10 @@ func (g gcsObjects) do(ctx context.Context, u URI, what, method, target string, 
 		if cause != nil {
 			return nil, nil, nil, named(u, fmt.Errorf("%s: %w", what, cause))
 		}
-		var ue *url.Error
-		if errorsAs(err, &ue) {
-			err = ue.Err // its text repeats the URL
-		}
-		return nil, nil, nil, named(u, fmt.Errorf("%s: %w", what, err))
+		return nil, nil, nil, named(u, fmt.Errorf("%s: %w", what, requestError(err)))
 	}
 	for _, code := range ok {
 		if resp.StatusCode == code {
-			guard.progress()
 			return resp, guard, wctx, nil
 		}
 	}
@@ -167,23 +162,14 @@ func (g gcsObjects) read(ctx context.Context, info Info, off int64, p []byte) er
 	}
 	defer guard.stop()
 	defer resp.Body.Close()
-	// The store answers 412 to a read of another generation; its emulators may not, but they
-	// say which generation they send.
-	if gen := resp.Header.Get("X-Goog-Generation"); gen != "" && gen != info.Version {
-		return named(info.URI, fmt.Errorf("%w (generation %s, %s when opened)", ErrChanged, gen, info.Version))
+	// The store answers 412 to a read of another generation; one that does not is caught by
+	// the generation its answer says it sends.
+	a := answer{status: resp.StatusCode, contentRange: resp.Header.Get("Content-Range"), length: resp.ContentLength,
+		version: resp.Header.Get("X-Goog-Generation"), versionName: "generation"}
+	if err := a.check(info, off, int64(len(p))); err != nil {
+		return named(info.URI, err)
 	}
-	if size, ok := totalOf(resp.Header.Get("Content-Range")); ok && size != info.Size {
-		return named(info.URI, fmt.Errorf("%w (%d bytes, %d when opened)", ErrChanged, size, info.Size))
-	}
-	if resp.StatusCode == http.StatusOK && (off != 0 || int64(len(p)) != info.Size) {
-		return named(info.URI, fmt.Errorf("read of bytes %d-%d: the store sent the whole object", off, end))
-	}
-	if resp.StatusCode == http.StatusPartialContent {
-		if got := resp.Header.Get("Content-Range"); !strings.HasPrefix(got, fmt.Sprintf("bytes %d-%d/", off, end)) {
-			return named(info.URI, fmt.Errorf("read of bytes %d-%d: the store sent %q", off, end, got))
-		}
-	}
-	if err := guard.readFull(wctx, resp.Body, p); err != nil {
+	if err := readFull(wctx, resp.Body, p); err != nil {
 		return readError(info.URI, off, len(p), err)
 	}
 	return nil

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 )
 
@@ -33,7 +32,7 @@ func (httpStore) do(ctx context.Context, method string, u URI, what string, head
 	req, err := http.NewRequestWithContext(ctx, method, u.url(), nil)
 	if err != nil {
 		g.stop()
-		return nil, nil, nil, named(u, fmt.Errorf("%s: %w", what, err))
+		return nil, nil, nil, named(u, fmt.Errorf("%s: %w", what, requestError(err)))
 	}
 	for k, v := range headers {
 		req.Header.Set(k, v)
@@ -45,15 +44,10 @@ func (httpStore) do(ctx context.Context, method string, u URI, what string, head
 		if cause != nil {
 			return nil, nil, nil, named(u, fmt.Errorf("%s: %w", what, cause))
 		}
-		var ue interface{ Unwrap() error }
-		if errors.As(err, &ue) { // *url.Error repeats the URL, query included
-			err = ue.Unwrap()
-		}
-		return nil, nil, nil, named(u, fmt.Errorf("%s: %w", what, err))
+		return nil, nil, nil, named(u, fmt.Errorf("%s: %w", what, requestError(err)))
 	}
 	for _, code := range ok {
 		if resp.StatusCode == code {
-			g.progress()
 			return resp, g, ctx, nil
 		}
 	}
@@ -75,15 +69,15 @@ func (s httpStore) head(ctx context.Context, u URI) (Info, error) {
 	if t, err := http.ParseTime(resp.Header.Get("Last-Modified")); err == nil {
 		info.ModTime = t
 	}
+	cr, crOK := parseContentRange(resp.Header.Get("Content-Range"))
 	switch resp.StatusCode {
 	case http.StatusPartialContent:
-		size, ok := totalOf(resp.Header.Get("Content-Range"))
-		if !ok {
-			return Info{}, named(u, fmt.Errorf("open: the server's Content-Range %q says no size", resp.Header.Get("Content-Range")))
+		if !crOK || cr.first != 0 || cr.last != 0 || cr.total < 0 {
+			return Info{}, named(u, fmt.Errorf("open: the server's Content-Range is %s, not bytes 0-0 of a size: %w", shown(resp.Header.Get("Content-Range")), ErrBadAnswer))
 		}
-		info.Size = size
+		info.Size = cr.total
 	case http.StatusRequestedRangeNotSatisfiable: // an empty object
-		if size, ok := totalOf(resp.Header.Get("Content-Range")); ok && size == 0 {
+		if crOK && cr.first < 0 && cr.total == 0 {
 			return info, nil
 		}
 		return Info{}, named(u, fmt.Errorf("open: the server refused the range bytes=0-0"))
@@ -101,39 +95,37 @@ func (s httpStore) head(ctx context.Context, u URI) (Info, error) {
 	return info, nil
 }
 
-// totalOf returns the complete length a Content-Range header ("bytes 0-0/1234",
-// "bytes */1234") states.
-func totalOf(cr string) (int64, bool) {
-	i := strings.LastIndexByte(cr, '/')
-	if !strings.HasPrefix(cr, "bytes ") || i < 0 {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(cr[i+1:], 10, 64)
-	return n, err == nil && n >= 0
-}
-
 func (s httpStore) read(ctx context.Context, info Info, off int64, p []byte) error {
 	end := off + int64(len(p)) - 1
 	headers := map[string]string{"Range": fmt.Sprintf("bytes=%d-%d", off, end)}
+	a := answer{length: -1}
 	switch {
 	case strings.HasPrefix(info.Version, `"`):
 		headers["If-Match"] = info.Version
+		a.versionName = "ETag"
 	case info.Version != "":
 		headers["If-Unmodified-Since"] = info.Version
+		a.versionName = "Last-Modified"
 	}
-	resp, g, rctx, err := s.do(ctx, http.MethodGet, info.URI, "read", headers, http.StatusPartialContent)
+	resp, g, rctx, err := s.do(ctx, http.MethodGet, info.URI, "read", headers, http.StatusPartialContent, http.StatusOK)
 	if err != nil {
 		return err
 	}
 	defer g.stop()
 	defer resp.Body.Close()
-	if got := resp.Header.Get("Content-Range"); !strings.HasPrefix(got, fmt.Sprintf("bytes %d-%d/", off, end)) {
-		return named(info.URI, fmt.Errorf("read of bytes %d-%d: the server sent %q", off, end, got))
+	a.status, a.contentRange, a.length = resp.StatusCode, resp.Header.Get("Content-Range"), resp.ContentLength
+	switch a.versionName {
+	case "ETag":
+		a.version = resp.Header.Get("ETag")
+	case "Last-Modified":
+		if t, err := http.ParseTime(resp.Header.Get("Last-Modified")); err == nil {
+			a.version = t.UTC().Format(http.TimeFormat)
+		}
 	}
-	if size, ok := totalOf(resp.Header.Get("Content-Range")); ok && size != info.Size {
-		return named(info.URI, fmt.Errorf("%w (%d bytes, %d when opened)", ErrChanged, size, info.Size))
+	if err := a.check(info, off, int64(len(p))); err != nil {
+		return named(info.URI, err)
 	}
-	if err := g.readFull(rctx, resp.Body, p); err != nil {
+	if err := readFull(rctx, resp.Body, p); err != nil {
 		return readError(info.URI, off, len(p), err)
 	}
 	return nil

@@ -5,10 +5,18 @@
 // complete.
 //
 // Every read after Open is conditional on the version Open saw (S3's ETag through If-Match,
-// GCS's generation through ifGenerationMatch, an HTTP server's ETag or Last-Modified), so an object replaced while it is read is an error
-// wrapping ErrChanged naming it, never a mix of two versions. Errors name the object by its
-// URI without query or credentials: a presigned https:// URL's signature never appears in
-// them.
+// GCS's generation through ifGenerationMatch, an HTTP server's ETag or Last-Modified), and
+// every answer is checked against the question — a ranged read's status (206, or 200 for a
+// read of the whole object), Content-Range (its first and last byte those asked for, its size
+// the object's), Content-Length and body (the range's length exactly) and the version the
+// answer says it is of (ETag, X-Goog-Generation, Last-Modified) — so an object replaced while
+// it is read, or a store that ignores the condition, is an error wrapping ErrChanged naming
+// it, never a mix of two versions, and any other answer is an error wrapping ErrBadAnswer,
+// never data. Every answer's body is bounded before anything reads it (the range asked for;
+// 64 KiB for an error; 16 MiB for anything else), and every request follows the stall rule
+// (see StallTimeout). Errors name the object by its URI without query or credentials: a
+// presigned https:// URL's signature, or the user information of an endpoint's URL, never
+// appears in them.
 //
 // Buffer lays an object out in memory as the file it is — a mapping from mmap.Reserve that
 // no memory backs until a range is fetched into it — so that the readers of mapped files read
@@ -38,17 +46,25 @@ var (
 	// ErrTruncated is wrapped by the error of a read that ended before the bytes it asked
 	// for, from a store that cut its answer short.
 	ErrTruncated = errors.New("the object ended before the bytes asked for")
-	// ErrStalled is wrapped by the error of a request the store stopped answering: no byte
-	// for StallTimeout.
+	// ErrStalled is wrapped by the error of a request the store stopped answering, as the
+	// stall rule says (see StallTimeout).
 	ErrStalled = errors.New("the store stopped answering")
+	// ErrBadAnswer is wrapped by the error of a store's answer that is not one to the
+	// request: a ranged read answered with another status, range or length, or a body past
+	// its bound (the range asked for, 64 KiB for an error, 16 MiB for anything else).
+	// Typically this indicates a broken or hostile store, or something posing as one.
+	ErrBadAnswer = errors.New("the store's answer is not one to the request")
 	// ErrNotWritable is returned by Create for a URI that names nothing writable (https://).
 	ErrNotWritable = errors.New("objects cannot be written there")
 	// ErrNotListable is returned by List for a URI whose store lists nothing (https://).
 	ErrNotListable = errors.New("objects cannot be listed there")
 )
 
-// StallTimeout is how long a request may go without the store sending a byte before it is
-// abandoned with an error wrapping ErrStalled. Tests shorten it.
+// StallTimeout is the window of the stall rule: a request is abandoned with an error wrapping
+// ErrStalled when its answer has not begun StallTimeout after it was sent, or when, once it
+// began, any StallTimeout passes in which fewer than 1 MiB of the answer's body (or of the
+// request's own body) moved and the answer did not end — a minimum rate, which a store that
+// sends a byte at a time does not meet. Tests shorten it.
 var StallTimeout = 30 * time.Second
 
 // IsURI reports whether s names an object or a prefix of objects rather than a local path:

@@ -6,19 +6,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/logging"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
 // s3Objects is the store of s3:// URIs: the AWS SDK's S3 client, configured as every AWS
@@ -49,9 +54,14 @@ func s3Store(ctx context.Context) (store, error) {
 	if c := s3Clients.byEnv[key.String()]; c != nil {
 		return s3Objects{c}, nil
 	}
+	for _, name := range []string{"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"} {
+		if err := checkEndpoint(name, os.Getenv(name)); err != nil {
+			return nil, err
+		}
+	}
 	cfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("s3: configuration: %w", err)
+		return nil, fmt.Errorf("s3: configuration: %w", redacted(err))
 	}
 	cfg.HTTPClient = boundedDoer{cfg.HTTPClient} // the SDK's client, AWS_CA_BUNDLE's roots and all
 	cfg.Logger = logging.Nop{}                   // what goes wrong is in the errors, one line each
@@ -73,17 +83,35 @@ func s3Store(ctx context.Context) (store, error) {
 	return s3Objects{c}, nil
 }
 
+// checkEndpoint returns why the value v of the environment variable name is not an
+// endpoint's URL (http:// or https://, a host, no user information), or nil. The error
+// shows no more of v than its scheme and host.
+func checkEndpoint(name, v string) error {
+	if v == "" {
+		return nil
+	}
+	u, err := url.Parse(v)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return fmt.Errorf("s3: %s is not an http:// or https:// URL of a host: %w", name, fs.ErrInvalid)
+	case u.User != nil:
+		return fmt.Errorf("s3: %s=%s://%s…: user information in the URL (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY hold credentials): %w", name, u.Scheme, u.Host, fs.ErrInvalid)
+	}
+	return nil
+}
+
 // s3Error returns the error of a failed S3 call about u (what: open, read, list, write).
 func s3Error(u URI, what string, ctx context.Context, err error) error {
 	if cause := context.Cause(ctx); cause != nil {
 		return named(u, fmt.Errorf("%s: %w", what, cause))
 	}
-	if errors.Is(err, errAnswerTooLong) {
-		return named(u, fmt.Errorf("%s: %w", what, errAnswerTooLong))
+	var tooLong *answerTooLong
+	if errors.As(err, &tooLong) { // the SDK's decoders read no further than the bound
+		return named(u, fmt.Errorf("%s: %w", what, tooLong))
 	}
 	var re *awshttp.ResponseError
 	if errors.As(err, &re) && re.HTTPStatusCode()/100 == 2 { // an answer that does not decode
-		return named(u, fmt.Errorf("%s: the store's answer: %w", what, re.Err))
+		return named(u, fmt.Errorf("%s: the store's answer: %w", what, redacted(re.Err)))
 	}
 	if errors.As(err, &re) && re.HTTPStatusCode() != 0 {
 		code := ""
@@ -101,7 +129,7 @@ func s3Error(u URI, what string, ctx context.Context, err error) error {
 	if errors.As(err, &oe) {
 		err = oe.Err // its text repeats the service and operation
 	}
-	return named(u, fmt.Errorf("%s: %w", what, err))
+	return named(u, fmt.Errorf("%s: %w", what, redacted(err))) // the SDK's text may hold the endpoint's URL
 }
 
 func (s s3Objects) head(ctx context.Context, u URI) (Info, error) {
@@ -137,16 +165,17 @@ func (s s3Objects) read(ctx context.Context, info Info, off int64, p []byte) err
 		return s3Error(info.URI, "read", wctx, err)
 	}
 	defer out.Body.Close()
-	g.progress()
-	if n := aws.ToInt64(out.ContentLength); n != int64(len(p)) {
-		return named(info.URI, fmt.Errorf("read of bytes [%d, +%d): the store sends %d bytes", off, len(p), n))
+	a := answer{status: http.StatusPartialContent, contentRange: aws.ToString(out.ContentRange), length: -1, version: aws.ToString(out.ETag), versionName: "ETag"}
+	if raw, ok := awsmiddleware.GetRawResponse(out.ResultMetadata).(*smithyhttp.Response); ok {
+		a.status = raw.StatusCode
 	}
-	if got := aws.ToString(out.ContentRange); got != "" {
-		if size, ok := totalOf(got); ok && size != info.Size {
-			return named(info.URI, fmt.Errorf("%w (%d bytes, %d when opened)", ErrChanged, size, info.Size))
-		}
+	if out.ContentLength != nil {
+		a.length = *out.ContentLength
 	}
-	if err := g.readFull(wctx, out.Body, p); err != nil {
+	if err := a.check(info, off, int64(len(p))); err != nil {
+		return named(info.URI, err)
+	}
+	if err := readFull(wctx, out.Body, p); err != nil {
 		return readError(info.URI, off, len(p), err)
 	}
 	return nil
