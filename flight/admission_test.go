@@ -26,6 +26,7 @@ import (
 	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/internal/childtest"
 	"github.com/ndarrow/ndarrow/limits"
+	"github.com/ndarrow/ndarrow/ndarray"
 )
 
 // TestConcurrentUploadsWithinTheBudget reproduces four concurrent uploads, each within
@@ -95,6 +96,27 @@ func TestConcurrentUploadsWithinTheBudgetChild(t *testing.T) {
 	assert.True(t, sameBits(back, up))
 	// Held once: the result grows in place (mmap.Region), not by copies.
 	assert.Less(t, s.budget.inUse(), int64(up.Size()*4)+1<<20, "the stored upload is held once")
+	require.NoError(t, c.Delete(context.Background(), "again"))
+
+	// A flood of uploads under distinct names, one after the other (2.3 GiB in all, more than
+	// the child's address space): what is stored counts until deleted, so those past the
+	// budget are refused and the server lives.
+	half, err := up.Slice(ndarray.Range(0, 24<<10)) // 96 MiB
+	require.NoError(t, err)
+	stored = 0
+	for i := range 24 {
+		switch err := c.Put(context.Background(), fmt.Sprintf("flood%d", i), dataset.Tensor{Dense: half}); {
+		case err == nil:
+			stored++
+		default:
+			require.Equal(t, codes.ResourceExhausted, status.Code(err), "flood%d: %v", i, err)
+		}
+	}
+	t.Logf("child: %d of 24 uploads of 96 MiB stored under a budget of %d MiB", stored, budget>>20)
+	assert.Equal(t, 2, stored)
+	got, err = GetDense[float64](context.Background(), dial(t, s.uri, ClientOptions{}), "keep")
+	require.NoError(t, err)
+	assert.Equal(t, keep.Data(), got.Data(), "and serves its tensors")
 }
 
 // TestStoredUploadsCountUntilDeleted reproduces uploads under distinct names, one after the

@@ -173,7 +173,7 @@ func TestServerUnderLoadChild(t *testing.T) {
 }
 
 // openFiles counts the process's open descriptors.
-func openFiles(t *testing.T) int {
+func openFiles(t testing.TB) int {
 	entries, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
 		t.Skipf("no /proc/self/fd: %v", err)
@@ -183,7 +183,7 @@ func openFiles(t *testing.T) int {
 
 // anonResident returns the process's resident anonymous memory (the heap, the frames, the
 // uploads' regions; not the served files' pages), from /proc/self/status.
-func anonResident(t *testing.T) int64 {
+func anonResident(t testing.TB) int64 {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		t.Skipf("no /proc/self/status: %v", err)
