@@ -213,8 +213,10 @@ func (e *FaultError) Unwrap() error {
 // (debug.SetPanicOnFault) and returns what f returns, or a *FaultError when f touched a page
 // of a live mapping whose file shrank — whether the fault's panic reached Guard or a
 // dependency recovered it and returned it wrapped in an error (arrow-go's IPC writer does).
-// Any other panic, a fault outside every mapping among them, goes on. Guard may be nested;
-// the goroutine's setting is restored when it returns.
+// The file is the one mapped, measured through the mapping's descriptor whatever its path
+// names now; one that is no longer as it was mapped explains a fault too (it was truncated
+// and written again since). Any other panic, a fault outside every mapping among them, goes
+// on. Guard may be nested; the goroutine's setting is restored when it returns.
 func Guard(f func() error) (err error) {
 	old := debug.SetPanicOnFault(true)
 	defer func() {
@@ -315,8 +317,7 @@ func (r *registry) remove(m *Mapping) {
 }
 
 // fault returns the FaultError of a fault at addr: in a mapping, live or recently unmapped,
-// whose file is now shorter than the faulting byte (see shrankBelow). It returns nil for a
-// fault no changed file explains.
+// whose file explains it (see faultedAt). It returns nil for a fault no changed file explains.
 func (r *registry) fault(addr uintptr) *FaultError {
 	r.mu.Lock()
 	var candidates []unmapped
@@ -337,7 +338,7 @@ func (r *registry) fault(addr uintptr) *FaultError {
 		if c.reserved {
 			return &FaultError{Path: c.path, Offset: off, NotFetched: true}
 		}
-		if c.shrankBelow(off) {
+		if c.faultedAt(off) {
 			return &FaultError{Path: c.path, Offset: off}
 		}
 	}
@@ -363,39 +364,35 @@ func (r *registry) shrunk() *FaultError {
 		if c.reserved {
 			continue
 		}
-		if size, ok := c.size(); ok && c.info != nil && size < c.info.Size() {
-			return &FaultError{Path: c.path, Offset: size}
+		if st := c.now(); st != nil && c.info != nil && st.Size() < c.info.Size() {
+			return &FaultError{Path: c.path, Offset: st.Size()}
 		}
 	}
 	return nil
 }
 
-// size returns the size of the file mapped now — through the kept descriptor, else its path
-// when the path still names it — and whether it could be told.
-func (c unmapped) size() (int64, bool) {
+// now returns what the file mapped is now — through the kept descriptor, else by its path
+// when the path still names it — or nil when that cannot be told.
+func (c unmapped) now() fs.FileInfo {
 	if c.file != nil {
 		st, err := c.file.Stat()
-		return sizeOf(st), err == nil
+		if err != nil {
+			return nil
+		}
+		return st
 	}
 	st, err := os.Stat(c.path)
 	if err != nil || c.info == nil || !os.SameFile(st, c.info) {
-		return 0, false
+		return nil
 	}
-	return st.Size(), true
+	return st
 }
 
-// sizeOf returns st's size, 0 for nil.
-func sizeOf(st fs.FileInfo) int64 {
-	if st == nil {
-		return 0
-	}
-	return st.Size()
-}
-
-// shrankBelow reports whether the file mapped is now shorter than off — or, when its size
-// cannot be told (a mapping without its descriptor whose path names another file or none),
-// whether it may be.
-func (c unmapped) shrankBelow(off int64) bool {
-	size, ok := c.size()
-	return !ok || size <= off
+// faultedAt reports whether the mapping's file explains a fault at its byte off: it is now
+// shorter than off, or no longer as it was mapped (a file truncated and written again faults
+// in between), or what it is cannot be told (a mapping without its descriptor whose path
+// names another file, or none).
+func (c unmapped) faultedAt(off int64) bool {
+	st := c.now()
+	return st == nil || c.info == nil || st.Size() <= off || st.Size() != c.info.Size() || !st.ModTime().Equal(c.info.ModTime())
 }

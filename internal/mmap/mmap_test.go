@@ -344,3 +344,29 @@ func TestFaultsFollowTheFile(t *testing.T) {
 	assert.Equal(t, int64(size-4096), fe.Offset&^4095, "the faulting page")
 	assert.False(t, m.Unchanged())
 }
+
+// TestFaultOnAFileWrittenAgain: a fault on a page of a file truncated and written whole again
+// before the fault reaches Guard (a dependency recovered it first) is the file's change: the
+// file is no longer as it was mapped.
+func TestFaultOnAFileWrittenAgain(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	const size = 1 << 20
+	require.NoError(t, os.WriteFile(path, make([]byte, size), 0o644))
+	aged(t, path)
+	m, err := Open(path)
+	require.NoError(t, err)
+	defer m.Release()
+	require.NoError(t, os.Truncate(path, 4096))
+	err = Guard(func() error {
+		defer func() {
+			if p := recover(); p != nil {
+				require.NoError(t, os.WriteFile(path, bytes.Repeat([]byte{1}, size), 0o644))
+				panic(p)
+			}
+		}()
+		return fmt.Errorf("not reached: %d", m.Bytes()[size-1])
+	})
+	var fe *FaultError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, path, fe.Path)
+}
