@@ -1,6 +1,7 @@
 package flight
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -10,6 +11,7 @@ import (
 	"errors"
 	"io"
 	mrand "math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -430,4 +432,30 @@ func TestDataURLWithToken(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+// TestDataStreamEndsWithAStatus: a data stream the server took over ends as a well-formed
+// response with its status in the trailer however it failed (a handler's panic among the
+// ways), and is cut — which no client takes for an end — only when a chunk is left incomplete.
+func TestDataStreamEndsWithAStatus(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		inChunk bool
+		want    string
+	}{
+		{"between chunks", false, "0\r\n" + statusHeader + ": 13 GET /arrow-flight/v1/get: internal error\r\n\r\n"},
+		{"inside a chunk", true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			server, client := net.Pipe()
+			got := make(chan string, 1)
+			go func() {
+				b, _ := io.ReadAll(client)
+				got <- string(b)
+			}()
+			sw := &streamWriter{srv: &Server{}, started: true, conn: server, bw: bufio.NewWriter(server), inChunk: tc.inChunk}
+			sw.finish(status.Error(codes.Internal, "GET "+dataPath+": internal error"))
+			require.Equal(t, tc.want, <-got)
+		})
+	}
 }
