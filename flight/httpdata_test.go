@@ -225,7 +225,8 @@ func ipcStreamOf(t testing.TB, x dataset.Tensor, batchBytes int64) []byte {
 
 // TestDataURLHostilePeers: an HTTP server a FlightInfo points at sends streams that lie, stop
 // or exceed the limits: each is one error, nothing panics, and what is not a stream at all
-// falls back to DoGet when there is a gRPC location.
+// falls back to DoGet when there is a gRPC location. A stream is whole only when the response
+// ends right after its end-of-stream marker with no failure in its trailer.
 func TestDataURLHostilePeers(t *testing.T) {
 	x := dataset.Tensor{Dense: randomDense[float32](mrand.New(mrand.NewPCG(7, 8)), 1000, 64)}
 	good := ipcStreamOf(t, x, 64<<10)
@@ -246,15 +247,19 @@ func TestDataURLHostilePeers(t *testing.T) {
 		code    int
 		trailer string
 		want    string
+		cut     bool // the connection closed without the response's last chunk
 	}{
-		{"truncated", good[:len(good)/2], arrowStreamType, 200, "", "unexpected EOF"},
-		{"no end marker", good[:len(good)-8], arrowStreamType, 200, "", "unexpected EOF"},
-		{"status in trailer", good[:len(good)/2], arrowStreamType, 200, "15 x.npy: file changed while being read", "file changed while being read"},
-		{"garbage", bytes.Repeat([]byte{0xff, 0xff, 0xff, 0xff, 0x10, 0, 0, 0}, 8), arrowStreamType, 200, "", "ipc"},
-		{"huge metadata length", []byte{0xff, 0xff, 0xff, 0xff, 0xf0, 0xff, 0xff, 0x7f}, "application/octet-stream", 200, "", "exceeds the limit"},
-		{"body length lie", lied, arrowStreamType, 200, "", "exceeds the limit"},
-		{"not arrow", []byte("<html>"), "text/html", 200, "", "<fallback>"},
-		{"http error", []byte("no"), "text/plain", 500, "", "<fallback>"},
+		{"truncated", good[:len(good)/2], arrowStreamType, 200, "", "unexpected EOF", false},
+		{"no end marker", good[:len(good)-8], arrowStreamType, 200, "", "unexpected EOF", false},
+		{"status in trailer", good[:len(good)/2], arrowStreamType, 200, "15 x.npy: file changed while being read", "file changed while being read", false},
+		{"status in trailer after the end marker", good, arrowStreamType, 200, "15 x.npy: file changed while being read", "file changed while being read", false},
+		{"bytes after the end marker", append(bytes.Clone(good), 0), arrowStreamType, 200, "", "bytes after the end-of-stream marker", false},
+		{"cut after the end marker", good, arrowStreamType, 200, "", "unexpected EOF", true},
+		{"garbage", bytes.Repeat([]byte{0xff, 0xff, 0xff, 0xff, 0x10, 0, 0, 0}, 8), arrowStreamType, 200, "", "ipc", false},
+		{"huge metadata length", []byte{0xff, 0xff, 0xff, 0xff, 0xf0, 0xff, 0xff, 0x7f}, "application/octet-stream", 200, "", "exceeds the limit", false},
+		{"body length lie", lied, arrowStreamType, 200, "", "exceeds the limit", false},
+		{"not arrow", []byte("<html>"), "text/html", 200, "", "<fallback>", false},
+		{"http error", []byte("no"), "text/plain", 500, "", "<fallback>", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -266,6 +271,10 @@ func TestDataURLHostilePeers(t *testing.T) {
 				}
 				w.WriteHeader(tc.code)
 				w.Write(tc.body)
+				if tc.cut {
+					http.NewResponseController(w).Flush()
+					panic(http.ErrAbortHandler)
+				}
 				if tc.trailer != "" {
 					w.Header().Set(statusHeader, tc.trailer)
 				}
