@@ -5,7 +5,8 @@
 // past its new end raises SIGBUS, which Go turns into a fatal error that kills the process.
 // Guard runs a function that reads mappings so that such a fault becomes an error naming the
 // file (a *FaultError, wrapping ErrChanged) instead. Every goroutine that reads a mapping
-// must do so inside Guard.
+// must do so inside Guard. A mapping keeps its file open, so that what became of the file is
+// asked of the file itself, not of the path it was opened by (Unchanged).
 package mmap
 
 import (
