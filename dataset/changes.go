@@ -31,10 +31,10 @@ func (e *FileError) Unwrap() error { return e.Err }
 // when a file shrank under its mapping while f read it, a *FileError naming the file that
 // wraps ErrFileChanged (the file mapped is the one measured, through the descriptor its
 // mapping keeps, whatever its path names now). Without Guard such a read is a fault that ends
-// the process (Go's "fatal error: fault"). Guard does not see a file modified in place that
-// did not shrink: Source.CheckUnchanged does. The fault unwinds f like a panic: f must hold no lock it releases
-// other than by defer. Guard works on the calling goroutine only: a goroutine f starts
-// needs a Guard of its own.
+// the process (Go's "fatal error: fault"). A file modified in place without shrinking faults
+// nowhere: Source.CheckUnchanged tells it. The fault unwinds f like a panic: f must hold no
+// lock it releases other than by defer. Guard works on the calling goroutine only: a
+// goroutine f starts needs a Guard of its own.
 func Guard(f func() error) error {
 	err := mmap.Guard(f)
 	var fault *mmap.FaultError
