@@ -29,10 +29,12 @@ func (e *FileError) Unwrap() error { return e.Err }
 
 // Guard runs f, which reads tensors that view mapped files, and returns what f returns — or,
 // when a file shrank under its mapping while f read it, a *FileError naming the file that
-// wraps ErrFileChanged. Without Guard such a read is a fault that ends the process (Go's
-// "fatal error: fault"). The fault unwinds f like a panic: f must hold no lock it releases
-// other than by defer. Guard works on the calling goroutine only: a goroutine f starts
-// needs a Guard of its own.
+// wraps ErrFileChanged (the file mapped is the one measured, through the descriptor its
+// mapping keeps, whatever its path names now). Without Guard such a read is a fault that ends
+// the process (Go's "fatal error: fault"). A file modified in place without shrinking faults
+// nowhere: Source.CheckUnchanged tells it. The fault unwinds f like a panic: f must hold no
+// lock it releases other than by defer. Guard works on the calling goroutine only: a
+// goroutine f starts needs a Guard of its own.
 func Guard(f func() error) error {
 	err := mmap.Guard(f)
 	var fault *mmap.FaultError
@@ -46,7 +48,8 @@ func Guard(f func() error) error {
 }
 
 // sameVersion reports whether the file info now describes the same file as was, unchanged:
-// the same file (device and inode), size and modification time.
+// the same file (device and inode), size and modification time (to the nanosecond, as the
+// file system keeps it); for an object, the same URI, version and size.
 func sameVersion(was, now fs.FileInfo) bool {
 	if w, ok := was.(objectInfo); ok {
 		n, ok := now.(objectInfo)
@@ -55,24 +58,23 @@ func sameVersion(was, now fs.FileInfo) bool {
 	return was != nil && now != nil && os.SameFile(was, now) && was.Size() == now.Size() && was.ModTime().Equal(now.ModTime())
 }
 
-// modifiedInPlace reports whether the file mapped at f.Path was modified in place since it
-// was mapped: the path still names the same file, whose size or modification time differ. A
-// file replaced (renamed over) or removed is not: its old contents stay whole under the
-// mapping.
-func (f *File) modifiedInPlace() bool {
-	was := f.mapping.Info()
-	now, err := os.Lstat(f.Path)
-	if err != nil || was == nil || !os.SameFile(was, now) {
-		return false
-	}
-	return !sameVersion(was, now)
-}
+// modifiedInPlace reports whether the file f maps was modified in place since it was mapped:
+// the file itself — not what its path names now — has another size or modification time
+// (mmap.Mapping.Unchanged). A file replaced (renamed over) or removed and not written to is
+// not: its contents stay whole under the mapping; one written to and then replaced or
+// removed is. An object's reads are checked against the version listed instead.
+func (f *File) modifiedInPlace() bool { return !f.mapping.Unchanged() }
 
 // CheckUnchanged returns a *FileError wrapping ErrFileChanged for the first file of the
 // Source's chunks that was modified in place (truncated, overwritten, appended to) since it
-// was opened, or nil. A reader that sent or copied the Source calls it at the end: what it
-// read then came from one version of every file. A file replaced by a rename, or removed,
-// is not a change: the mapping keeps its old contents whole.
+// was opened, or nil. It looks at each file mapped, through the descriptor its mapping keeps,
+// whatever its path names now: a file written to and then replaced by a rename or removed is
+// changed; one only replaced or removed is not, the mapping keeping its old contents whole. A
+// reader that sent or copied the Source calls it once it has read every chunk, before it
+// tells its client the end: what it read then came from one version of every file. A write
+// that keeps the size within the file system's timestamp tick may not be seen (see
+// mmap.Mapping.Unchanged); a mapping past the descriptor budget (mmap.Open) whose path
+// names another file, or none, counts as changed.
 func (s *Source) CheckUnchanged() error {
 	for _, p := range s.parts {
 		if p.file.modifiedInPlace() {

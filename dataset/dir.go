@@ -73,14 +73,19 @@ func ScanDir(dir string, lim limits.Limits) (*Dir, error) {
 	return scanDir(context.Background(), dir, lim.WithDefaults(), nil)
 }
 
-// Rescan returns the directory as it is now, d left as it was: a file whose identity, size and
-// modification time are those it had when d read it gives the same Sources as in d (its
-// mapping shared, not read again; Source.SameAs tells them), any other file is opened anew,
-// and files no longer there are gone. Only a file that changed is read, so a rescan costs a
+// Rescan returns the directory as it is now, d left as it was: a file whose identity (device
+// and inode), size and modification time are those it had when d read it gives the same
+// Sources as in d (its mapping shared, not read again; Source.SameAs tells them), any other
+// file is opened anew, and files no longer there are gone. A file renamed over is another
+// file even with the same size and modification time: d's mapping holds the old one, whose
+// inode number no new file can take. Only a file that changed is read, so a rescan costs a
 // walk and a stat per file. Both Dirs hold their own references: release d when its Sources
 // are no longer used. A file being written is served once a complete read of it succeeds
 // (until then it is in Skipped); one that changes in place after that is read again by the
-// next Rescan.
+// next Rescan — unless the write kept its size and its modification time, which a file
+// system whose timestamps tick (Linux before 6.13, see mmap.Mapping.Unchanged) does for a
+// write in the tick of the modification before d read it, and a writer that restores the
+// time does too.
 //
 // Call Rescan before releasing d.
 func (d *Dir) Rescan() (*Dir, error) {

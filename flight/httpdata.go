@@ -28,7 +28,6 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/internal/memcopy"
 )
 
@@ -147,7 +146,9 @@ func httpStatus(c codes.Code) int {
 // serveData answers a GET of a data URL with the flight's Arrow IPC stream: the stream DoGet
 // sends, read under Guard on this goroutine, within the memory budget. A failure before the
 // stream starts is an HTTP error with the status in statusHeader; after, the stream stops
-// without its end-of-stream marker and the status is the response's trailer.
+// without its end-of-stream marker and the status is the response's trailer. The marker is
+// written only once the stream is known whole (its files unchanged, see sendEntry), and
+// then the response ends with no status: the one ending a client takes as success.
 func (s *Server) serveData(w http.ResponseWriter, r *http.Request) {
 	// Shutdown waits for the streams, which net/http does not once they own their
 	// connection (Hijack).
@@ -159,13 +160,15 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request) {
 			if v == http.ErrAbortHandler {
 				panic(v)
 			}
-			s.panicStatus("GET "+dataPath, v)
-			if sw != nil && sw.conn != nil { // taken over: net/http no longer closes it
-				s.track(sw.conn, true)
-				sw.conn.Close()
-				return
+			err := s.panicStatus("GET "+dataPath, v)
+			switch {
+			case sw == nil || !sw.started: // nothing written yet
+				fail(w, err)
+			case sw.conn != nil: // taken over: ended here, with the status if it can be
+				sw.finish(err)
+			default:
+				panic(http.ErrAbortHandler) // the client sees the stream cut, without its marker
 			}
-			panic(http.ErrAbortHandler) // the client sees the stream cut, without its marker
 		}
 	}()
 	if r.URL.Path != dataPath {
@@ -198,11 +201,7 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request) {
 	}
 	defer s.wire.release(dataStreamCost)
 	sw = &streamWriter{srv: s, w: w, tls: r.TLS != nil || s.opts.TLS != nil}
-	err = dataset.Guard(func() error { return s.sendEntry(r.Context(), e, sw) })
-	if err == nil && e.source != nil {
-		err = e.source.CheckUnchanged()
-	}
-	if err != nil {
+	if err = s.streamEntry(r.Context(), e, sw); err != nil {
 		err = s.fileStatus(e, "GET", err)
 	}
 	if !sw.started {
@@ -253,6 +252,7 @@ type streamWriter struct {
 	bw      *bufio.Writer
 	scratch []byte
 	broken  error // the connection failed: nothing more is sent
+	inChunk bool  // a chunk is begun and not completed: the response cannot end well
 }
 
 // directWrite is the size from which a plaintext buffer is written straight to the socket.
@@ -301,6 +301,7 @@ func (s *streamWriter) Write(p []byte) (int, error) {
 		return s.writeCopied(p)
 	}
 	s.deadline()
+	s.inChunk = true
 	fmt.Fprintf(s.bw, "%x\r\n", len(p))
 	if err := s.bw.Flush(); err != nil {
 		return 0, s.fail(err)
@@ -328,6 +329,7 @@ func (s *streamWriter) Write(p []byte) (int, error) {
 	if _, werr := s.bw.WriteString("\r\n"); werr != nil {
 		return n, s.fail(werr)
 	}
+	s.inChunk = false
 	if err != nil {
 		// The kernel does not say where: reading the pages from p[n] on faults where it
 		// stopped, and the fault's address names the file to Guard.
@@ -403,14 +405,16 @@ func (s *streamWriter) Close() error {
 }
 
 // finish ends a started response: the last chunk, with err's status as the trailer when the
-// stream failed, and closes the connection.
+// stream failed, and closes the connection. A connection that failed, or a chunk left
+// incomplete, can only be cut: the client then sees the response end early, which it never
+// takes as success.
 func (s *streamWriter) finish(err error) {
 	if s.conn == nil {
 		return
 	}
 	defer s.srv.track(s.conn, true)
 	defer s.conn.Close()
-	if s.broken != nil {
+	if s.broken != nil || s.inChunk {
 		return
 	}
 	s.deadline()

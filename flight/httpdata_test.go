@@ -1,6 +1,7 @@
 package flight
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -10,6 +11,7 @@ import (
 	"errors"
 	"io"
 	mrand "math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -223,7 +225,8 @@ func ipcStreamOf(t testing.TB, x dataset.Tensor, batchBytes int64) []byte {
 
 // TestDataURLHostilePeers: an HTTP server a FlightInfo points at sends streams that lie, stop
 // or exceed the limits: each is one error, nothing panics, and what is not a stream at all
-// falls back to DoGet when there is a gRPC location.
+// falls back to DoGet when there is a gRPC location. A stream is whole only when the response
+// ends right after its end-of-stream marker with no failure in its trailer.
 func TestDataURLHostilePeers(t *testing.T) {
 	x := dataset.Tensor{Dense: randomDense[float32](mrand.New(mrand.NewPCG(7, 8)), 1000, 64)}
 	good := ipcStreamOf(t, x, 64<<10)
@@ -244,15 +247,19 @@ func TestDataURLHostilePeers(t *testing.T) {
 		code    int
 		trailer string
 		want    string
+		cut     bool // the connection closed without the response's last chunk
 	}{
-		{"truncated", good[:len(good)/2], arrowStreamType, 200, "", "unexpected EOF"},
-		{"no end marker", good[:len(good)-8], arrowStreamType, 200, "", "unexpected EOF"},
-		{"status in trailer", good[:len(good)/2], arrowStreamType, 200, "15 x.npy: file changed while being read", "file changed while being read"},
-		{"garbage", bytes.Repeat([]byte{0xff, 0xff, 0xff, 0xff, 0x10, 0, 0, 0}, 8), arrowStreamType, 200, "", "ipc"},
-		{"huge metadata length", []byte{0xff, 0xff, 0xff, 0xff, 0xf0, 0xff, 0xff, 0x7f}, "application/octet-stream", 200, "", "exceeds the limit"},
-		{"body length lie", lied, arrowStreamType, 200, "", "exceeds the limit"},
-		{"not arrow", []byte("<html>"), "text/html", 200, "", "<fallback>"},
-		{"http error", []byte("no"), "text/plain", 500, "", "<fallback>"},
+		{"truncated", good[:len(good)/2], arrowStreamType, 200, "", "unexpected EOF", false},
+		{"no end marker", good[:len(good)-8], arrowStreamType, 200, "", "unexpected EOF", false},
+		{"status in trailer", good[:len(good)/2], arrowStreamType, 200, "15 x.npy: file changed while being read", "file changed while being read", false},
+		{"status in trailer after the end marker", good, arrowStreamType, 200, "15 x.npy: file changed while being read", "file changed while being read", false},
+		{"bytes after the end marker", append(bytes.Clone(good), 0), arrowStreamType, 200, "", "bytes after the end-of-stream marker", false},
+		{"cut after the end marker", good, arrowStreamType, 200, "", "unexpected EOF", true},
+		{"garbage", bytes.Repeat([]byte{0xff, 0xff, 0xff, 0xff, 0x10, 0, 0, 0}, 8), arrowStreamType, 200, "", "ipc", false},
+		{"huge metadata length", []byte{0xff, 0xff, 0xff, 0xff, 0xf0, 0xff, 0xff, 0x7f}, "application/octet-stream", 200, "", "exceeds the limit", false},
+		{"body length lie", lied, arrowStreamType, 200, "", "exceeds the limit", false},
+		{"not arrow", []byte("<html>"), "text/html", 200, "", "<fallback>", false},
+		{"http error", []byte("no"), "text/plain", 500, "", "<fallback>", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -264,6 +271,10 @@ func TestDataURLHostilePeers(t *testing.T) {
 				}
 				w.WriteHeader(tc.code)
 				w.Write(tc.body)
+				if tc.cut {
+					http.NewResponseController(w).Flush()
+					panic(http.ErrAbortHandler)
+				}
 				if tc.trailer != "" {
 					w.Header().Set(statusHeader, tc.trailer)
 				}
@@ -430,4 +441,30 @@ func TestDataURLWithToken(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+// TestDataStreamEndsWithAStatus: a data stream the server took over ends as a well-formed
+// response with its status in the trailer however it failed (a handler's panic among the
+// ways), and is cut — which no client takes for an end — only when a chunk is left incomplete.
+func TestDataStreamEndsWithAStatus(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		inChunk bool
+		want    string
+	}{
+		{"between chunks", false, "0\r\n" + statusHeader + ": 13 GET /arrow-flight/v1/get: internal error\r\n\r\n"},
+		{"inside a chunk", true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			server, client := net.Pipe()
+			got := make(chan string, 1)
+			go func() {
+				b, _ := io.ReadAll(client)
+				got <- string(b)
+			}()
+			sw := &streamWriter{srv: &Server{}, started: true, conn: server, bw: bufio.NewWriter(server), inChunk: tc.inChunk}
+			sw.finish(status.Error(codes.Internal, "GET "+dataPath+": internal error"))
+			require.Equal(t, tc.want, <-got)
+		})
+	}
 }

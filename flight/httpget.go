@@ -54,6 +54,11 @@ func (c *Client) split(locs []*arrowflight.Location) (grpcLocs []*arrowflight.Lo
 // fetchURL reads the Arrow IPC stream a GET of u returns, each message decoded as it
 // arrives, through the same decoder, limits and checks as a DoGet stream; a dense column's
 // values are read from the socket straight into the result (streamDecoder.addFrom).
+//
+// A stream succeeds only when it ends as the data endpoint ends a whole one: its
+// end-of-stream marker, then the end of the response (the last chunk: a connection cut
+// after the marker is not an end) with no failure in statusHeader (endOfResponse). A stream
+// without its marker fails, with the status of the response's trailer when it has one.
 func (g *getter) fetchURL(ctx context.Context, c *Client, u string, block *dataset.Stacker) ([]dataset.Tensor, error) {
 	where := redactURL(u)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
@@ -84,7 +89,13 @@ func (g *getter) fetchURL(ctx context.Context, c *Client, u string, block *datas
 	}
 	ts, err := g.readStream(resp.Body, int64(c.opts.MaxRecvMessageBytes), block)
 	if err == nil {
-		return ts, nil
+		if err = endOfResponse(resp); err == nil {
+			return ts, nil
+		}
+		if st := statusIn(resp.Trailer); st != nil {
+			return nil, st
+		}
+		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		// The server stopped the stream: its trailer says why.
@@ -143,6 +154,26 @@ func (g *getter) readStream(r io.Reader, maxMessage int64, block *dataset.Stacke
 		off += size
 	}
 	return dec.tensors()
+}
+
+// endOfResponse returns nil when the response, read up to its stream's end-of-stream marker,
+// ends there: no byte after the marker, the body's end reached (for a chunked response, its
+// last chunk) and no failure in its trailer. Otherwise it returns the trailer's status, or
+// an error wrapping ipc.ErrInvalid (bytes after the marker) or io.ErrUnexpectedEOF (the
+// response cut).
+func endOfResponse(resp *http.Response) error {
+	var one [1]byte
+	n, err := io.ReadFull(resp.Body, one[:])
+	switch {
+	case n > 0:
+		return fmt.Errorf("bytes after the end-of-stream marker: %w", ipc.ErrInvalid)
+	case err != io.EOF:
+		if !errors.Is(err, io.ErrUnexpectedEOF) {
+			err = fmt.Errorf("%w: %v", io.ErrUnexpectedEOF, err)
+		}
+		return fmt.Errorf("the response ends early, after the end-of-stream marker: %w", err)
+	}
+	return statusIn(resp.Trailer)
 }
 
 // statusIn returns the gRPC status a data endpoint's header or trailer gives, nil when it

@@ -9,12 +9,18 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"math/big"
 	mrand "math/rand/v2"
 	"net"
+	"net/http"
+	"net/url"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -157,6 +163,17 @@ func TestRecoverPanic(t *testing.T) {
 	require.Contains(t, log.String(), "goroutine", "the stack is logged on the server")
 	_, err = raw.GetFlightInfo(context.Background(), pathDescriptor("boom"))
 	require.Equal(t, codes.Internal, status.Code(err), "%v", err)
+
+	// The data URL's handler panics before its stream starts: an HTTP error with the status.
+	exp := time.Now().Add(time.Minute).Unix()
+	q := url.Values{"ticket": {base64.RawURLEncoding.EncodeToString([]byte("boom"))}, "expires": {strconv.FormatInt(exp, 10)},
+		"signature": {hex.EncodeToString(s.signer.sign([]byte("boom"), exp))}}
+	resp, err := http.Get("http://" + strings.TrimPrefix(s.uri, "grpc://") + dataPath + "?" + q.Encode())
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusInternalServerError, resp.StatusCode)
+	require.Equal(t, codes.Internal, status.Code(statusIn(resp.Header)), resp.Header.Get(statusHeader))
+
 	c := dial(t, s.uri, ClientOptions{})
 	_, err = c.Get(context.Background(), "ok")
 	require.NoError(t, err)

@@ -632,8 +632,9 @@ func (s *Server) ListFlights(c *arrowflight.Criteria, stream arrowflight.FlightS
 // DoGet sends a tensor as record batches, each under the message limit: a tensor added whole
 // from its record batch, a Source chunk by chunk, each read as the stream reaches it. Every
 // read of a mapped file happens on the handler's goroutine, under dataset.Guard: a file that
-// shrinks under the stream, or (checked when it ends) was modified in place while it was
-// sent, fails this stream with codes.DataLoss naming the file; every other stream goes on.
+// shrinks under the stream, or (checked once every chunk is sent) was modified in place while
+// it was sent — whatever its path names by then — fails this stream with codes.DataLoss naming
+// the file; every other stream goes on.
 func (s *Server) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_DoGetServer) error {
 	e, err := s.store.get(string(t.GetTicket()))
 	if err != nil {
@@ -642,25 +643,38 @@ func (s *Server) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_D
 	defer e.release()
 	frames.begin() // its messages are marshaled into frame buffers (serverCodec)
 	defer frames.end()
-	err = dataset.Guard(func() error { return s.sendEntry(stream.Context(), e, &payloadSender{stream: stream}) })
-	if err == nil && e.source != nil {
-		err = e.source.CheckUnchanged()
-	}
-	if err != nil {
+	if err := s.streamEntry(stream.Context(), e, &payloadSender{stream: stream}); err != nil {
 		return s.fileStatus(e, "DoGet", err)
 	}
 	return nil
 }
 
+// streamEntry writes the stream of the tensor of e to pw under dataset.Guard (sendEntry). When
+// the stream fails and a file of e's Source was modified in place meanwhile, the error is
+// that change (dataset.ErrFileChanged, naming the file): it explains whatever else failed (a
+// Parquet row group that no longer decodes, a write that met a page with no bytes under it).
+func (s *Server) streamEntry(ctx context.Context, e *entry, pw arrowipc.PayloadWriter) error {
+	err := dataset.Guard(func() error { return s.sendEntry(ctx, e, pw) })
+	if err != nil && e.source != nil && !errors.Is(err, dataset.ErrFileChanged) {
+		if changed := e.source.CheckUnchanged(); changed != nil {
+			s.opts.Logger.Debug("flight: a stream failed on a changed file", "err", err.Error())
+			return changed
+		}
+	}
+	return err
+}
+
 // sendEntry writes the stream of the tensor of e to pw: DoGet's FlightData, or the data
-// endpoint's Arrow IPC stream.
+// endpoint's Arrow IPC stream. A Source's files are checked (CheckUnchanged) once every chunk
+// is written and before the stream's end (the data endpoint's end-of-stream marker), so that
+// a stream whose file was modified in place under it never ends as whole.
 func (s *Server) sendEntry(ctx context.Context, e *entry, pw arrowipc.PayloadWriter) error {
 	w := arrowipc.NewWriterWithPayloadWriter(pw, arrowipc.WithSchema(e.schema), arrowipc.WithAllocator(s.opts.Allocator))
-	if e.record != nil {
+	if e.record != nil { // its Source, when it has one, is its file's: the record views it
 		if err := s.send(ctx, w, e.schema, e.record); err != nil {
 			return err
 		}
-		return w.Close()
+		return s.closeWhole(w, e)
 	}
 	// Each chunk is decoded (as the iteration reaches it) under its share of the memory
 	// budget, reserved before and given back once it is sent.
@@ -695,6 +709,17 @@ func (s *Server) sendEntry(ctx context.Context, e *entry, pw arrowipc.PayloadWri
 		chunk++
 		if release, err = reserve(chunk); err != nil {
 			release = func() {}
+			return err
+		}
+	}
+	return s.closeWhole(w, e)
+}
+
+// closeWhole ends the stream w wrote of e once e's Source, if any, is known to have been sent
+// from one version of every file (CheckUnchanged).
+func (s *Server) closeWhole(w *arrowipc.Writer, e *entry) error {
+	if e.source != nil {
+		if err := e.source.CheckUnchanged(); err != nil {
 			return err
 		}
 	}

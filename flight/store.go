@@ -258,9 +258,9 @@ func (c Changes) Empty() bool { return len(c.Added)+len(c.Changed)+len(c.Removed
 // one removed is no longer served, and only the files that changed are read again
 // (dataset.Dir.Rescan). A file that does not read whole (one still being written, say) is not
 // served until a later Rescan reads it whole. A stream already sending a tensor goes on with
-// the version it started with: the mapping it reads keeps the old file, unless the file was
-// modified in place, which fails that stream with dataset.ErrFileChanged. Uploaded tensors
-// are not touched.
+// the version it started with: the mapping it reads keeps the old file, unless that file was
+// modified in place (whatever its path names afterwards), which fails that stream with
+// dataset.ErrFileChanged. Uploaded tensors are not touched.
 //
 // Rescan returns what changed, and the problems not reported by the Rescan before it (files
 // that cannot be read, parts that do not join, tensors Flight cannot carry), joined.

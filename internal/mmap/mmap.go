@@ -5,7 +5,8 @@
 // past its new end raises SIGBUS, which Go turns into a fatal error that kills the process.
 // Guard runs a function that reads mappings so that such a fault becomes an error naming the
 // file (a *FaultError, wrapping ErrChanged) instead. Every goroutine that reads a mapping
-// must do so inside Guard.
+// must do so inside Guard. A mapping keeps its file open, so that what became of the file is
+// asked of the file itself, not of the path it was opened by (Unchanged).
 package mmap
 
 import (
@@ -30,6 +31,10 @@ type Mapping struct {
 	unmap func([]byte) error
 	path  string
 	info  fs.FileInfo
+	// file is the file mapped, kept open while the mapping lives so that Unchanged and the
+	// attribution of faults look at the file itself, whatever its path names now; nil past
+	// the descriptor budget (keepDescriptor) and where nothing is mapped.
+	file *os.File
 	// reserved says the mapping is Reserve's: pages committed one range at a time.
 	reserved bool
 }
@@ -48,12 +53,22 @@ var ErrChanged = errors.New("file changed while being read")
 // Its errors read "PATH: reason", naming the path once, and match the os errors beneath
 // (errors.Is(err, fs.ErrNotExist)) or ErrNotRegular. The mapping holds one reference:
 // Release it (each Retain needs a Release too); the last one unmaps the file.
+//
+// A mapping keeps its file open (one descriptor, closed with the last Release), so that
+// Unchanged follows the file mapped rather than its path — within a budget of half the
+// process's limit of open files (RLIMIT_NOFILE), the rest left to connections; a mapping
+// past it keeps none, and Unchanged can then only look at the path (see Unchanged).
 func Open(path string) (*Mapping, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, reason(err))
 	}
-	defer f.Close()
+	kept := false
+	defer func() {
+		if !kept {
+			f.Close()
+		}
+	}()
 	st, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, reason(err))
@@ -72,9 +87,30 @@ func Open(path string) (*Mapping, error) {
 	m.path, m.info = path, st
 	m.refs.Store(1)
 	if m.unmap != nil {
+		if kept = keepDescriptor(); kept {
+			m.file = f
+		}
 		live.add(m)
 	}
 	return m, nil
+}
+
+// descriptors is how many files mappings keep open; maxDescriptors, their budget: half the
+// process's soft limit of open files, which Go raises to the hard limit at start. A mapping
+// already pins its file in the kernel, and the mappings of a process are bounded
+// (vm.max_map_count, 65530 by default), so the budget binds only under a low hard limit.
+var (
+	descriptors    atomic.Int64
+	maxDescriptors = sync.OnceValue(descriptorBudget)
+)
+
+// keepDescriptor reserves a descriptor of the budget, and reports whether there was one.
+func keepDescriptor() bool {
+	if descriptors.Add(1) <= maxDescriptors() {
+		return true
+	}
+	descriptors.Add(-1)
+	return false
 }
 
 // reason returns what a *fs.PathError wraps (its text names the path and the operation), or
@@ -98,6 +134,34 @@ func (m *Mapping) Path() string { return m.path }
 // identity (os.SameFile).
 func (m *Mapping) Info() fs.FileInfo { return m.info }
 
+// Unchanged reports whether the file mapped still has the size and modification time it had
+// when Open mapped it: the file itself (fstat of the descriptor the mapping keeps), whatever
+// its path names now — a file renamed over or removed keeps its contents under the mapping
+// and is unchanged unless it was written to. A mapping past the descriptor budget looks at
+// its path instead, and reports false when the path no longer names the file (it cannot tell
+// such a file from one modified). A mapping of nothing (an empty file), a copy (where the
+// platform maps nothing) and a reservation have nothing that can change: true.
+//
+// The modification time is the file system's: a write that keeps the size and lands in the
+// same tick of its clock as the modification before Open cannot be told. Linux since 6.13
+// gives a modification that follows a stat of the file a time of its own (multigrain
+// timestamps, on ext4, XFS, Btrfs and tmpfs), and Open's stat is one; earlier kernels and
+// other file systems stamp a write with a clock of a few milliseconds' tick (a second or
+// two on some).
+func (m *Mapping) Unchanged() bool {
+	if m.info == nil || m.unmap == nil || m.reserved {
+		return true
+	}
+	var st fs.FileInfo
+	var err error
+	if m.file != nil {
+		st, err = m.file.Stat()
+	} else {
+		st, err = os.Stat(m.path)
+	}
+	return err == nil && os.SameFile(m.info, st) && st.Size() == m.info.Size() && st.ModTime().Equal(m.info.ModTime())
+}
+
 // Refs returns the number of references held.
 func (m *Mapping) Refs() int64 { return m.refs.Load() }
 
@@ -112,6 +176,10 @@ func (m *Mapping) Release() {
 		if m.unmap != nil {
 			live.remove(m)
 			_ = m.unmap(m.bytes)
+		}
+		if m.file != nil {
+			m.file.Close()
+			descriptors.Add(-1)
 		}
 		m.bytes = nil
 	case n < 0:
@@ -146,8 +214,10 @@ func (e *FaultError) Unwrap() error {
 // (debug.SetPanicOnFault) and returns what f returns, or a *FaultError when f touched a page
 // of a live mapping whose file shrank — whether the fault's panic reached Guard or a
 // dependency recovered it and returned it wrapped in an error (arrow-go's IPC writer does).
-// Any other panic, a fault outside every mapping among them, goes on. Guard may be nested;
-// the goroutine's setting is restored when it returns.
+// The file is the one mapped, measured through the mapping's descriptor whatever its path
+// names now; one that is no longer as it was mapped explains a fault too (it was truncated
+// and written again since). Any other panic, a fault outside every mapping among them, goes
+// on. Guard may be nested; the goroutine's setting is restored when it returns.
 func Guard(f func() error) (err error) {
 	old := debug.SetPanicOnFault(true)
 	defer func() {
@@ -205,12 +275,13 @@ var live = registry{maps: map[*Mapping]span{}}
 // span is the address range of a mapping, whole pages.
 type span struct{ start, end uintptr }
 
-// unmapped is a mapping recently unmapped.
+// unmapped is a mapping recently unmapped, or, with file, a live one.
 type unmapped struct {
 	span
 	path     string
 	info     fs.FileInfo
 	reserved bool
+	file     *os.File // a live mapping's kept descriptor (nil once unmapped)
 }
 
 // graveSize is how many unmapped mappings the registry remembers.
@@ -240,21 +311,20 @@ func (r *registry) add(m *Mapping) {
 
 func (r *registry) remove(m *Mapping) {
 	r.mu.Lock()
-	r.grave[r.next%graveSize] = unmapped{r.maps[m], m.path, m.info, m.reserved}
+	r.grave[r.next%graveSize] = unmapped{r.maps[m], m.path, m.info, m.reserved, nil}
 	r.next++
 	delete(r.maps, m)
 	r.mu.Unlock()
 }
 
 // fault returns the FaultError of a fault at addr: in a mapping, live or recently unmapped,
-// whose file is now shorter than the faulting byte (or no longer the file mapped, so that it
-// cannot be told). It returns nil for a fault no changed file explains.
+// whose file explains it (see faultedAt). It returns nil for a fault no changed file explains.
 func (r *registry) fault(addr uintptr) *FaultError {
 	r.mu.Lock()
 	var candidates []unmapped
 	for m, sp := range r.maps {
 		if addr >= sp.start && addr < sp.end {
-			candidates = append(candidates, unmapped{sp, m.path, m.info, m.reserved})
+			candidates = append(candidates, unmapped{sp, m.path, m.info, m.reserved, m.file})
 		}
 	}
 	for i := range min(r.next, graveSize) {
@@ -269,7 +339,7 @@ func (r *registry) fault(addr uintptr) *FaultError {
 		if c.reserved {
 			return &FaultError{Path: c.path, Offset: off, NotFetched: true}
 		}
-		if shrankBelow(c.path, c.info, off) {
+		if c.faultedAt(off) {
 			return &FaultError{Path: c.path, Offset: off}
 		}
 	}
@@ -284,7 +354,7 @@ func (r *registry) shrunk() *FaultError {
 	var candidates []unmapped
 	for m, sp := range r.maps {
 		if !m.reserved {
-			candidates = append(candidates, unmapped{sp, m.path, m.info, false})
+			candidates = append(candidates, unmapped{sp, m.path, m.info, false, m.file})
 		}
 	}
 	for i := range min(r.next, graveSize) { // released since the call failed, most recent first
@@ -295,20 +365,35 @@ func (r *registry) shrunk() *FaultError {
 		if c.reserved {
 			continue
 		}
-		if st, err := os.Stat(c.path); err == nil && c.info != nil && os.SameFile(st, c.info) && st.Size() < c.info.Size() {
+		if st := c.now(); st != nil && c.info != nil && st.Size() < c.info.Size() {
 			return &FaultError{Path: c.path, Offset: st.Size()}
 		}
 	}
 	return nil
 }
 
-// shrankBelow reports whether the file at path, mapped when it was as info says, is now
-// shorter than off — or is no longer that file (replaced, removed), when its size cannot be
-// told.
-func shrankBelow(path string, info fs.FileInfo, off int64) bool {
-	st, err := os.Stat(path)
-	if err != nil || info == nil || !os.SameFile(st, info) {
-		return true
+// now returns what the file mapped is now — through the kept descriptor, else by its path
+// when the path still names it — or nil when that cannot be told.
+func (c unmapped) now() fs.FileInfo {
+	if c.file != nil {
+		st, err := c.file.Stat()
+		if err != nil {
+			return nil
+		}
+		return st
 	}
-	return st.Size() <= off
+	st, err := os.Stat(c.path)
+	if err != nil || c.info == nil || !os.SameFile(st, c.info) {
+		return nil
+	}
+	return st
+}
+
+// faultedAt reports whether the mapping's file explains a fault at its byte off: it is now
+// shorter than off, or no longer as it was mapped (a file truncated and written again faults
+// in between), or what it is cannot be told (a mapping without its descriptor whose path
+// names another file, or none).
+func (c unmapped) faultedAt(off int64) bool {
+	st := c.now()
+	return st == nil || c.info == nil || st.Size() <= off || st.Size() != c.info.Size() || !st.ModTime().Equal(c.info.ModTime())
 }

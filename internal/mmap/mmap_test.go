@@ -1,12 +1,14 @@
 package mmap
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -157,4 +159,214 @@ func TestAnonymous(t *testing.T) {
 	}
 	b[5000] = 7
 	require.Equal(t, byte(7), b[5000], "still writable")
+}
+
+// aged sets the modification time of the file at path an hour back, so that a write after it
+// gets another whatever the granularity of the platform's file timestamps.
+func aged(t *testing.T, path string) {
+	t.Helper()
+	old := time.Now().Add(-time.Hour)
+	require.NoError(t, os.Chtimes(path, old, old))
+}
+
+// withDescriptorBudget runs f with the descriptor budget set to n.
+func withDescriptorBudget(n int64, f func()) {
+	was := maxDescriptors
+	maxDescriptors = func() int64 { return n }
+	defer func() { maxDescriptors = was }()
+	f()
+}
+
+// TestUnchangedFollowsTheFile: Unchanged looks at the file mapped, not at its path: a file
+// written to in place is changed whether its path is then left alone, renamed over or
+// removed; one only renamed over or removed is unchanged, its old contents whole under the
+// mapping. Past the descriptor budget, a mapping can only look at its path, and a path that
+// names another file, or none, counts as changed.
+func TestUnchangedFollowsTheFile(t *testing.T) {
+	const size = 64 << 10
+	writes := map[string]func(t *testing.T, path string){
+		"overwritten": func(t *testing.T, path string) {
+			f, err := os.OpenFile(path, os.O_WRONLY, 0)
+			require.NoError(t, err)
+			_, err = f.WriteAt(bytes.Repeat([]byte{2}, 100), 5000)
+			require.NoError(t, err)
+			require.NoError(t, f.Close())
+		},
+		"rewritten": func(t *testing.T, path string) { // truncated, then written whole again
+			require.NoError(t, os.WriteFile(path, bytes.Repeat([]byte{2}, size), 0o644))
+		},
+		"appended to": func(t *testing.T, path string) {
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+			require.NoError(t, err)
+			_, err = f.Write([]byte{2})
+			require.NoError(t, err)
+			require.NoError(t, f.Close())
+		},
+		"not written to": func(*testing.T, string) {},
+	}
+	thens := map[string]func(t *testing.T, path string){
+		"left alone": func(*testing.T, string) {},
+		"renamed over": func(t *testing.T, path string) {
+			other := path + ".new"
+			require.NoError(t, os.WriteFile(other, bytes.Repeat([]byte{3}, size), 0o644))
+			require.NoError(t, os.Rename(other, path))
+		},
+		"removed": func(t *testing.T, path string) { require.NoError(t, os.Remove(path)) },
+	}
+	for _, tc := range []struct {
+		write, then string
+		budget      int64 // -1: the process's
+		want        bool
+	}{
+		{"overwritten", "left alone", -1, false},
+		{"overwritten", "renamed over", -1, false},
+		{"overwritten", "removed", -1, false},
+		{"rewritten", "left alone", -1, false},
+		{"rewritten", "renamed over", -1, false},
+		{"rewritten", "removed", -1, false},
+		{"appended to", "renamed over", -1, false},
+		{"not written to", "left alone", -1, true},
+		{"not written to", "renamed over", -1, true},
+		{"not written to", "removed", -1, true},
+		{"overwritten", "left alone", 0, false},
+		{"not written to", "left alone", 0, true},
+		{"not written to", "renamed over", 0, false},
+		{"not written to", "removed", 0, false},
+	} {
+		name := tc.write + ", then " + tc.then
+		if tc.budget == 0 {
+			name = "past the descriptor budget: " + name
+		}
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "f")
+			require.NoError(t, os.WriteFile(path, bytes.Repeat([]byte{1}, size), 0o644))
+			aged(t, path)
+			held := descriptors.Load()
+			var m *Mapping
+			open := func() {
+				var err error
+				m, err = Open(path)
+				require.NoError(t, err)
+			}
+			if tc.budget >= 0 {
+				withDescriptorBudget(tc.budget, open)
+				assert.Nil(t, m.file, "no descriptor kept past the budget")
+			} else {
+				open()
+				assert.NotNil(t, m.file, "the file kept open")
+				assert.Equal(t, held+1, descriptors.Load())
+			}
+			require.True(t, m.Unchanged())
+			writes[tc.write](t, path)
+			thens[tc.then](t, path)
+			assert.Equal(t, tc.want, m.Unchanged())
+			if tc.write == "not written to" {
+				assert.Equal(t, bytes.Repeat([]byte{1}, size), m.Bytes(), "the old contents whole")
+			}
+			m.Release()
+			assert.Equal(t, held, descriptors.Load(), "the descriptor closed with the mapping")
+		})
+	}
+}
+
+// coarseTimestamps reports whether a write right after a stat of a file can keep its
+// modification time: file systems whose timestamps come from a clock with a tick (Linux
+// before 6.13's multigrain timestamps), where Unchanged cannot see such a write.
+func coarseTimestamps(t *testing.T) bool {
+	path := filepath.Join(t.TempDir(), "probe")
+	require.NoError(t, os.WriteFile(path, make([]byte, 8), 0o644))
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	defer f.Close()
+	for i := range 20 {
+		before, err := f.Stat()
+		require.NoError(t, err)
+		_, err = f.WriteAt([]byte{byte(i)}, 0)
+		require.NoError(t, err)
+		after, err := f.Stat()
+		require.NoError(t, err)
+		if after.ModTime().Equal(before.ModTime()) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestUnchangedWithinATick: a file overwritten in place with its size kept, right after it
+// was written and mapped (within one tick of a coarse clock), is changed — where the platform
+// can tell (see Unchanged).
+func TestUnchangedWithinATick(t *testing.T) {
+	if coarseTimestamps(t) {
+		t.Skip("this file system's timestamps are coarse: a write within their tick cannot be told (the documented limit)")
+	}
+	path := filepath.Join(t.TempDir(), "f")
+	require.NoError(t, os.WriteFile(path, make([]byte, 8192), 0o644))
+	m, err := Open(path)
+	require.NoError(t, err)
+	defer m.Release()
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteAt([]byte{1}, 0)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	assert.False(t, m.Unchanged())
+}
+
+// TestFaultsFollowTheFile: a file truncated in place and then renamed over is the mapped
+// file that shrank, for a fault in its pages and for a system call that met them (EFAULT),
+// measured through the mapping's descriptor.
+func TestFaultsFollowTheFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f")
+	const size = 1 << 20
+	require.NoError(t, os.WriteFile(path, make([]byte, size), 0o644))
+	m, err := Open(path)
+	require.NoError(t, err)
+	defer m.Release()
+	require.NoError(t, os.Truncate(path, 4096))
+	require.NoError(t, os.WriteFile(path+".new", make([]byte, 2*size), 0o644))
+	require.NoError(t, os.Rename(path+".new", path))
+
+	out, err := os.Create(filepath.Join(dir, "out"))
+	require.NoError(t, err)
+	defer out.Close()
+	err = Guard(func() error {
+		_, err := out.Write(m.Bytes()) // the kernel meets the missing page: EFAULT
+		return err
+	})
+	var fe *FaultError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, path, fe.Path)
+	assert.Equal(t, int64(4096), fe.Offset, "the mapped file's size now, not the path's")
+
+	err = Guard(func() error { return fmt.Errorf("not reached: %d", m.Bytes()[size-1]) })
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, int64(size-4096), fe.Offset&^4095, "the faulting page")
+	assert.False(t, m.Unchanged())
+}
+
+// TestFaultOnAFileWrittenAgain: a fault on a page of a file truncated and written whole again
+// before the fault reaches Guard (a dependency recovered it first) is the file's change: the
+// file is no longer as it was mapped.
+func TestFaultOnAFileWrittenAgain(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	const size = 1 << 20
+	require.NoError(t, os.WriteFile(path, make([]byte, size), 0o644))
+	aged(t, path)
+	m, err := Open(path)
+	require.NoError(t, err)
+	defer m.Release()
+	require.NoError(t, os.Truncate(path, 4096))
+	err = Guard(func() error {
+		defer func() {
+			if p := recover(); p != nil {
+				require.NoError(t, os.WriteFile(path, bytes.Repeat([]byte{1}, size), 0o644))
+				panic(p)
+			}
+		}()
+		return fmt.Errorf("not reached: %d", m.Bytes()[size-1])
+	})
+	var fe *FaultError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, path, fe.Path)
 }

@@ -4,6 +4,7 @@ package mmap
 
 import (
 	"errors"
+	"math"
 	"os"
 	"syscall"
 )
@@ -26,3 +27,13 @@ func mapFile(f *os.File, size int64) (*Mapping, error) {
 // isEFAULT reports whether err is a system call's EFAULT: memory it was given could not be
 // read.
 func isEFAULT(err error) bool { return errors.Is(err, syscall.EFAULT) }
+
+// descriptorBudget returns how many files mappings may keep open: half the soft limit of
+// open files.
+func descriptorBudget() int64 {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 0
+	}
+	return int64(min(lim.Cur/2, math.MaxInt64))
+}

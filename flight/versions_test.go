@@ -1,0 +1,293 @@
+package flight
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	arrowflight "github.com/apache/arrow/go/v17/arrow/flight"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/ndarrow/ndarrow/limits"
+	"github.com/ndarrow/ndarrow/ndarray"
+)
+
+// smallBuffers is a listener whose connections have small socket buffers: a server writing to
+// a client that stopped reading is held within a few hundred KiB of what the client read.
+type smallBuffers struct{ net.Listener }
+
+func (l smallBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetWriteBuffer(64 << 10)
+		tc.SetReadBuffer(64 << 10)
+	}
+	return c, err
+}
+
+// dialSmall dials with a small receive buffer.
+func dialSmall(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetReadBuffer(64 << 10)
+	}
+	return c, err
+}
+
+// slowRawClient is arrow-go's Flight client with small flow-control windows and socket
+// buffers: a stream it stops reading holds its server within a few messages.
+func slowRawClient(t *testing.T, uri string) arrowflight.Client {
+	c, err := arrowflight.NewClientWithMiddleware(strings.TrimPrefix(uri, "grpc://"), nil, nil,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithInitialWindowSize(64<<10), grpc.WithInitialConnWindowSize(64<<10),
+		grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) { return dialSmall(ctx, "tcp", addr) }))
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// pausingTransport makes an HTTP client that stops reading a response once after bytes of its
+// body, calls pause, and reads on: a client that pauses mid-stream.
+type pausingTransport struct {
+	base  http.RoundTripper
+	after int64
+	pause func()
+}
+
+func (p *pausingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := p.base.RoundTrip(r)
+	if err == nil {
+		resp.Body = &pausingBody{ReadCloser: resp.Body, left: p.after, pause: p.pause}
+	}
+	return resp, err
+}
+
+type pausingBody struct {
+	io.ReadCloser
+	left  int64
+	once  sync.Once
+	pause func()
+}
+
+func (b *pausingBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		b.once.Do(b.pause)
+	} else if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+// pausingHTTP returns an HTTP client over connections with small receive buffers that pauses
+// as pausingTransport says.
+func pausingHTTP(after int64, pause func()) *http.Client {
+	tr := dataClient(nil).Transport.(*http.Transport).Clone()
+	tr.DialContext = dialSmall
+	return &http.Client{Transport: &pausingTransport{base: tr, after: after, pause: pause}}
+}
+
+// eosMarker is the end of a whole Arrow IPC stream.
+var eosMarker = []byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}
+
+// TestAStreamSendsOneVersion: a served file of 8 MiB streamed to a client that pauses after
+// its first messages, while the file is overwritten in place (not truncated: no page goes
+// missing, only the check at the end can tell) and then renamed over, removed or left alone. Whatever its path names when the
+// stream ends, the file the stream started on changed: by DoGet, by ndarrow's client of the
+// data URL and by any HTTP client of it, the stream fails with DataLoss naming the file by its
+// path under the directory — the data URL's response without its end-of-stream marker and
+// with the status in its trailer — and never ends as whole. The server serves on.
+func TestAStreamSendsOneVersion(t *testing.T) {
+	const rows, cols = 2048, 1024
+	for _, via := range []string{"DoGet", "data URL", "data URL, any HTTP client"} {
+		for _, then := range []string{"renamed over", "removed", "left alone"} {
+			t.Run(via+": overwritten in place, then "+then, func(t *testing.T) {
+				dir := t.TempDir()
+				x := filepath.Join(dir, "x.npy")
+				replaceFile(t, x, npyBytes(t, rows, cols, 1))
+				replaceFile(t, filepath.Join(dir, "y.npy"), npyBytes(t, 16, 4, 7))
+				old := time.Now().Add(-time.Hour) // a write after this has another time, whatever the clock's tick
+				require.NoError(t, os.Chtimes(x, old, old))
+				lis, err := net.Listen("tcp", "127.0.0.1:0")
+				require.NoError(t, err)
+				s := serveOn(t, smallBuffers{lis}, Options{MaxMessageBytes: 256 << 10})
+				_, err = s.store.AddDir(dir, limits.Limits{})
+				require.NoError(t, err)
+				c := dial(t, s.uri, ClientOptions{})
+				ctx := context.Background()
+
+				change := func() { // overwritten in place, not truncated: no page goes missing
+					f, err := os.OpenFile(x, os.O_WRONLY, 0)
+					require.NoError(t, err)
+					_, err = f.WriteAt(npyBytes(t, rows, cols, 2), 0)
+					require.NoError(t, err)
+					require.NoError(t, f.Close())
+					switch then {
+					case "renamed over":
+						replaceFile(t, x, npyBytes(t, 16, cols, 3))
+					case "removed":
+						require.NoError(t, os.Remove(x))
+					}
+				}
+				var err2 error
+				switch via {
+				case "DoGet":
+					stream, err := slowRawClient(t, s.uri).DoGet(ctx, &arrowflight.Ticket{Ticket: []byte("x")})
+					require.NoError(t, err)
+					for range 3 { // the schema and two batches of 32
+						_, err := stream.Recv()
+						require.NoError(t, err)
+					}
+					change()
+					err2 = collect(stream.Recv)
+				case "data URL":
+					c.http = pausingHTTP(1<<20, change)
+					before := s.started.Load()
+					_, err2 = c.Get(ctx, "x")
+					require.Equal(t, before+1, s.started.Load(), "the client fetched the data URL")
+				default:
+					resp, err := pausingHTTP(1<<20, change).Get(dataURLOf(t, c, "x"))
+					require.NoError(t, err)
+					body, err := io.ReadAll(resp.Body)
+					require.NoError(t, err, "the response ends well formed")
+					resp.Body.Close()
+					require.Equal(t, http.StatusOK, resp.StatusCode)
+					require.False(t, bytes.HasSuffix(body, eosMarker), "no end-of-stream marker")
+					err2 = statusIn(resp.Trailer)
+					require.Error(t, err2, "the status is in the trailer")
+				}
+				require.Equal(t, codes.DataLoss, status.Code(err2), "%v", err2)
+				assert.Contains(t, status.Convert(err2).Message(), "x.npy: x: file changed while being read (modified in place)")
+				assert.NotContains(t, err2.Error(), dir, "the server's path stays with the server")
+
+				got, err := c.Get(ctx, "y")
+				require.NoError(t, err, "the server serves on")
+				assert.Equal(t, float32(7), got.Dense.(*ndarray.Dense[float32]).Get(15, 3))
+			})
+		}
+	}
+}
+
+// TestChurnServesOneVersion: clients get a served file over and over, by the data URL and by
+// DoGet, while a writer makes a new version of it every few milliseconds, in turn renaming a
+// new file over it (the server rescans then, and serves the new file) and rewriting that file
+// in place with its size kept — overwritten, or truncated and written again — under the
+// streams that run on it, which the next rename leaves behind. Every version is filled with a
+// value of its own: each get that succeeds holds exactly one version whole; the others end in
+// DataLoss, nothing else.
+func TestChurnServesOneVersion(t *testing.T) {
+	dir := t.TempDir()
+	x := filepath.Join(dir, "x.npy")
+	const cols = 1024
+	rowsOf := func(v int) int64 { return int64(448 + 64*((v/2)%2)) } // 1.75 or 2 MiB, the same for a file and its rewrite
+	replaceFile(t, x, npyBytes(t, rowsOf(1), cols, 1))
+	s := serve(t, Options{MaxMessageBytes: 256 << 10}, "grpc")
+	_, err := s.store.AddDir(dir, limits.Limits{})
+	require.NoError(t, err)
+	ctx := context.Background()
+
+	var (
+		wg              sync.WaitGroup
+		done            atomic.Bool
+		written         atomic.Int64 // the last version written
+		whole, dataLoss atomic.Int64
+		failures        = make(chan string, 16)
+	)
+	fail := func(msg string) {
+		select {
+		case failures <- msg:
+		default:
+		}
+	}
+	written.Store(1)
+	for i := range 4 {
+		c := dial(t, s.uri, ClientOptions{GRPCOnly: i%2 == 1}) // two by the data URL, two by DoGet
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !done.Load() {
+				got, err := c.Get(ctx, "x")
+				switch {
+				case status.Code(err) == codes.DataLoss:
+					dataLoss.Add(1)
+					continue
+				case err != nil:
+					fail(fmt.Sprintf("client %d: %v", i, err))
+					continue
+				}
+				vals := got.Dense.(*ndarray.Dense[float32]).Ravel()
+				v := vals[0]
+				other := slices.IndexFunc(vals, func(e float32) bool { return e != v })
+				switch {
+				case v < 1 || int64(v) > written.Load() || float32(int(v)) != v:
+					fail(fmt.Sprintf("client %d: a value %v no version has", i, v))
+				case other >= 0:
+					fail(fmt.Sprintf("client %d: version %v mixed with value %v at %d", i, v, vals[other], other))
+				case got.Rows() != rowsOf(int(v)):
+					fail(fmt.Sprintf("client %d: %d rows of version %v, which has %d", i, got.Rows(), v, rowsOf(int(v))))
+				default:
+					whole.Add(1)
+				}
+			}
+		}()
+	}
+
+	deadline := time.Now().Add(2 * time.Second)
+	for v := 2; time.Now().Before(deadline); v += 2 {
+		written.Store(int64(v))
+		replaceFile(t, x, npyBytes(t, rowsOf(v), cols, float32(v)))
+		_, err := s.store.Rescan()
+		require.NoError(t, err)
+		time.Sleep(2 * time.Millisecond) // streams start on the new file
+		if v%8 == 0 {
+			time.Sleep(20 * time.Millisecond) // and now and then end on it, however slow the machine
+		}
+
+		b := npyBytes(t, rowsOf(v+1), cols, float32(v+1))
+		written.Store(int64(v + 1))
+		if v%4 == 0 { // overwritten: no page of the file goes missing
+			f, err := os.OpenFile(x, os.O_WRONLY, 0)
+			require.NoError(t, err)
+			_, err = f.WriteAt(b, 0)
+			require.NoError(t, err)
+			require.NoError(t, f.Close())
+		} else { // truncated and written again
+			require.NoError(t, os.WriteFile(x, b, 0o644))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	done.Store(true)
+	wg.Wait()
+	close(failures)
+	for f := range failures {
+		t.Error(f)
+	}
+	t.Logf("gets: %d whole, %d DataLoss; %d versions written", whole.Load(), dataLoss.Load(), written.Load())
+	assert.Positive(t, whole.Load())
+
+	// Once the writer stops, the last version is served whole.
+	_, err = s.store.Rescan()
+	require.NoError(t, err)
+	got, err := dial(t, s.uri, ClientOptions{}).Get(ctx, "x")
+	require.NoError(t, err)
+	last := written.Load()
+	assert.Equal(t, rowsOf(int(last)), got.Rows())
+	assert.Equal(t, -1, slices.IndexFunc(got.Dense.(*ndarray.Dense[float32]).Ravel(), func(e float32) bool { return e != float32(last) }))
+}
