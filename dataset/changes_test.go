@@ -2,6 +2,7 @@ package dataset_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -203,7 +204,7 @@ func TestCheckUnchangedFollowsTheFile(t *testing.T) {
 			err = src.CheckUnchanged()
 			if !tc.wantFileChanged {
 				require.NoError(t, err)
-				got, err := src.Read()
+				got, err := src.Read(context.Background())
 				require.NoError(t, err)
 				requireAll(t, got, 64, 1)
 				return
@@ -317,7 +318,7 @@ func TestRescanComparesTheFile(t *testing.T) {
 			require.NoError(t, err)
 			defer d2.Release()
 			assert.Equal(t, tc.reread, !source(t, d, "a").SameAs(source(t, d2, "a")))
-			got, err := source(t, d2, "a").Read()
+			got, err := source(t, d2, "a").Read(context.Background())
 			require.NoError(t, err)
 			want := float32(1)
 			if tc.reread {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ndarrow/ndarrow/internal/memcopy"
 	"github.com/ndarrow/ndarrow/internal/mmap"
+	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 )
 
@@ -268,8 +269,8 @@ func (s *denseStack[T]) grow(rows int64) (int64, error) {
 		size := max(2*int64(cap(s.data)), at+n)
 		if s.region != nil { // remapped in place: only the pages written take memory
 			b, err := s.region.Grow(int(s.bytes(int(size))))
-			if err != nil {
-				return 0, fmt.Errorf("%d rows: %w", rows, err)
+			if err != nil { // the address space is exhausted (a limit on it, say)
+				return 0, fmt.Errorf("%d rows: mapping %d bytes for them: %w: %w", rows, s.bytes(int(size)), limits.ErrExceeded, err)
 			}
 			s.data = unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), int64(len(b))/max(s.bytes(1), 1))[:at]
 		} else {
@@ -349,15 +350,15 @@ const maxSlack = 1 << 20
 
 func (s *denseStack[T]) array() ndarray.Array {
 	shape := append(ndarray.Shape{s.rows}, s.cell...)
-	data := s.data[:len(s.data):len(s.data)]
-	if unused := uintptr(cap(s.data)-len(s.data)) * unsafe.Sizeof(*new(T)); !s.fixed && unused > maxSlack && cap(s.data)-len(s.data) > len(s.data)/8 {
-		// Moved into storage of their size (a mapped stack's unused storage is address space
-		// alone: it stays).
-		if s.region == nil {
-			data = slices.Clone(data)
-		}
+	unused := uintptr(cap(s.data)-len(s.data)) * unsafe.Sizeof(*new(T))
+	switch {
+	case s.region != nil: // the pages past the rows (address space alone) given back
+		s.region.Shrink(int(s.bytes(len(s.data))))
+		s.data = s.data[:len(s.data):len(s.data)] // a later row grows the region again
+	case !s.fixed && unused > maxSlack && cap(s.data)-len(s.data) > len(s.data)/8:
+		s.data = slices.Clone(s.data) // moved into storage of their size
 	}
-	d, err := ndarray.FromSlice(data, shape...)
+	d, err := ndarray.FromSlice(s.data[:len(s.data):len(s.data)], shape...)
 	if err != nil { // the rows added are the data's length: cannot happen
 		panic(err)
 	}

@@ -146,6 +146,14 @@ var sendsData = map[string]bool{
 	"/" + flightgen.FlightService_ServiceDesc.ServiceName + "/DoExchange": true,
 }
 
+// sendsMany are the methods whose clients send a stream of messages (record batches), which
+// wait for the wire budget behind the requests of other calls.
+var sendsMany = map[string]bool{
+	"/" + flightgen.FlightService_ServiceDesc.ServiceName + "/DoPut":      true,
+	"/" + flightgen.FlightService_ServiceDesc.ServiceName + "/DoExchange": true,
+	"/" + flightgen.FlightService_ServiceDesc.ServiceName + "/Handshake":  true,
+}
+
 // admitCall is the Server's gRPC tap: it runs on the connection's reader goroutine, before gRPC
 // creates the call, and must not wait. It reserves the call's flow-control window, refusing the
 // call when the wire budget has no room, and gives the call a context the Server can end.
@@ -190,7 +198,7 @@ func (c *call) end() {
 // StallTimeout, is cut.
 func (c *call) awaitRequest(ctx context.Context) {
 	n := int64(c.s.maxRecv)
-	if err := c.s.wire.reserve(ctx, c.method, n); err != nil {
+	if err := c.s.wire.reserveRequest(ctx, c.method, n); err != nil {
 		c.s.opts.Logger.Warn("flight: a call's request refused", "method", c.method, "err", err.Error())
 		c.cut(err)
 		return
@@ -304,7 +312,8 @@ func (s *Server) admitStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServer
 // sent must be done within StallTimeout.
 type watchedStream struct {
 	grpc.ServerStream
-	c *call
+	c        *call
+	received bool // a message was received: the call's request, for a call that takes one
 }
 
 // recvBounded is a message that bounds its own size: DoPut's, by what is left of MaxPutBytes.
@@ -315,7 +324,12 @@ func (w *watchedStream) RecvMsg(m any) error {
 	if b, ok := m.(recvBounded); ok {
 		n = min(n, b.recvBound())
 	}
-	if err := w.c.s.wire.reserve(w.Context(), w.c.method, n); err != nil {
+	reserve := w.c.s.wire.reserve // the messages of a stream that sends many: an upload's
+	if !w.received && !sendsMany[w.c.method] {
+		reserve = w.c.s.wire.reserveRequest // the request of a call that takes one
+	}
+	w.received = true
+	if err := reserve(w.Context(), w.c.method, n); err != nil {
 		return budgetStatus(w.Context(), err)
 	}
 	defer w.c.s.wire.release(n)

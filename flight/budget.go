@@ -62,8 +62,18 @@ type budget struct {
 // budgetWaiter is a reservation waiting for its bytes: ready is closed once they are granted.
 type budgetWaiter struct {
 	n       int64
+	request bool // a request arriving (reserveRequest): ahead of the others, headroom included
 	ready   chan struct{}
 	granted bool
+}
+
+// fits reports whether w's bytes fit now; the caller holds mu.
+func (b *budget) fits(n int64, request bool) bool {
+	limit := b.size - b.headroom
+	if request {
+		limit = b.size
+	}
+	return b.used+n <= limit
 }
 
 // newBudget returns a budget of size bytes (nil for size ≤ 0: no bound).
@@ -109,6 +119,18 @@ func (b *budget) tryReserve(n int64) bool {
 // reserve reserves n bytes for what (a tensor, a call), waiting for them as the budget says,
 // within all of it but its headroom. n larger than that fails at once.
 func (b *budget) reserve(ctx context.Context, what string, n int64) error {
+	return b.reserveAs(ctx, what, n, false)
+}
+
+// reserveRequest reserves n bytes for a request while it arrives (a call's first and only
+// message, held for as long as it takes to arrive): ahead of the reservations that wait for
+// data, and within the whole budget, headroom included, so that a listing or a delete is not
+// held behind uploads.
+func (b *budget) reserveRequest(ctx context.Context, what string, n int64) error {
+	return b.reserveAs(ctx, what, n, true)
+}
+
+func (b *budget) reserveAs(ctx context.Context, what string, n int64, request bool) error {
 	if b == nil || n <= 0 {
 		return nil
 	}
@@ -117,13 +139,17 @@ func (b *budget) reserve(ctx context.Context, what string, n int64) error {
 			what, n, b.name, b.size, b.option, limits.ErrExceeded)
 	}
 	b.mu.Lock()
-	if len(b.queue) == 0 && b.used+n <= b.size-b.headroom {
+	ahead := 0 // the waiters it queues behind
+	for ahead < len(b.queue) && (!request || b.queue[ahead].request) {
+		ahead++
+	}
+	if ahead == 0 && b.fits(n, request) {
 		b.grant(n)
 		b.mu.Unlock()
 		return nil
 	}
-	w := &budgetWaiter{n: n, ready: make(chan struct{})}
-	b.queue = append(b.queue, w)
+	w := &budgetWaiter{n: n, request: request, ready: make(chan struct{})}
+	b.queue = slices.Insert(b.queue, ahead, w)
 	b.mu.Unlock()
 	b.waits.Add(1)
 
@@ -146,11 +172,8 @@ func (b *budget) reserve(ctx context.Context, what string, n int64) error {
 		b.grantWaiting()
 		return err
 	}
-	for i, q := range b.queue {
-		if q == w {
-			b.queue = append(b.queue[:i], b.queue[i+1:]...)
-			break
-		}
+	if i := slices.Index(b.queue, w); i >= 0 {
+		b.queue = slices.Delete(b.queue, i, i+1)
 	}
 	b.grantWaiting() // the ones behind it may fit now
 	return err
@@ -172,7 +195,7 @@ func (b *budget) release(n int64) {
 
 // grantWaiting grants the waiting reservations that fit, in order; the caller holds mu.
 func (b *budget) grantWaiting() {
-	for len(b.queue) > 0 && b.used+b.queue[0].n <= b.size-b.headroom {
+	for len(b.queue) > 0 && b.fits(b.queue[0].n, b.queue[0].request) {
 		w := b.queue[0]
 		b.queue = b.queue[1:]
 		b.grant(w.n)

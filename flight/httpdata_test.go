@@ -462,7 +462,7 @@ func TestDataStreamEndsWithAStatus(t *testing.T) {
 				b, _ := io.ReadAll(client)
 				got <- string(b)
 			}()
-			sw := &streamWriter{srv: &Server{}, started: true, conn: server, bw: bufio.NewWriter(server), inChunk: tc.inChunk}
+			sw := &streamWriter{srv: &Server{opts: Options{StallTimeout: time.Minute}}, started: true, conn: server, bw: bufio.NewWriter(server), inChunk: tc.inChunk}
 			sw.finish(status.Error(codes.Internal, "GET "+dataPath+": internal error"))
 			require.Equal(t, tc.want, <-got)
 		})

@@ -165,9 +165,11 @@ func TestServerUnderLoadChild(t *testing.T) {
 	after := anonResident(t)
 	t.Logf("child: anonymous memory %d MiB at start, peak %d MiB (budgets %d MiB + %d MiB, constant %d MiB), %d MiB after",
 		baseRSS>>20, peak.Load()>>20, loadMemoryBudget>>20, loadWireBudget>>20, loadConstant>>20, after>>20)
-	assert.LessOrEqual(t, peak.Load()-baseRSS, int64(loadMemoryBudget+loadWireBudget+loadConstant),
-		"the server holds at most its budgets and the constant")
-	assert.LessOrEqual(t, after-baseRSS, int64(32<<20), "memory returns once the clients are gone")
+	if !childtest.RaceEnabled { // whose shadow memory grows with what the program touched
+		assert.LessOrEqual(t, peak.Load()-baseRSS, int64(loadMemoryBudget+loadWireBudget+loadConstant),
+			"the server holds at most its budgets and the constant")
+		assert.LessOrEqual(t, after-baseRSS, int64(32<<20), "memory returns once the clients are gone")
+	}
 	stop()
 	<-watched
 }

@@ -231,10 +231,11 @@ func NewServer(store *Store, opts Options) (*Server, error) {
 		budget: newBudget("memory budget", "serve --memory-budget", opts.MemoryBudget, opts.BudgetWait),
 		wire:   newBudget("wire budget", "serve --wire-budget", opts.WireBudget, opts.BudgetWait)}
 	if s.wire != nil {
-		// Messages and frames, which wait their turn, leave an eighth of the wire budget to
-		// the calls that start (their windows, their connections'), which cannot wait: a
-		// server busy receiving uploads still answers a listing or a delete.
-		s.wire.headroom = s.wire.size / 8
+		// Uploads' messages and DoGets' frames, which wait their turn, leave part of the wire
+		// budget to the calls that start (their windows, their connections'), which cannot
+		// wait, and to requests arriving, which go first: a server busy with uploads still
+		// answers a listing or a delete.
+		s.wire.headroom = max(s.wire.size/8, 2*int64(maxRecv))
 	}
 	if s.wire != nil && s.wire.size-s.wire.headroom < int64(maxRecv)+2*int64(opts.MaxMessageBytes) {
 		return nil, fmt.Errorf("flight: a wire budget of %d bytes holds not even one connection receiving one message of %d bytes", s.wire.size, maxRecv)

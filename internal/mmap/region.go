@@ -28,6 +28,14 @@ func (r *Region) Grow(n int) ([]byte, error) {
 	return b, nil
 }
 
+// Shrink gives back the region's memory past its first n bytes (whole pages), which stays
+// where it is: what was grown ahead of need, once no more is needed.
+func (r *Region) Shrink(n int) {
+	if n < len(r.b) {
+		r.b = shrinkRegion(r.b, n)
+	}
+}
+
 // Free gives the region's memory back; the region is empty after.
 func (r *Region) Free() {
 	if len(r.b) > 0 {

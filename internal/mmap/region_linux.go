@@ -18,3 +18,17 @@ func growRegion(b []byte, n int) ([]byte, error) {
 
 // freeRegion unmaps b.
 func freeRegion(b []byte) { _ = unix.Munmap(b) }
+
+// shrinkRegion gives back the pages of b past its first n bytes, in place.
+func shrinkRegion(b []byte, n int) []byte {
+	pg := os.Getpagesize()
+	n = max((n+pg-1)/pg*pg, pg)
+	if n >= len(b) {
+		return b
+	}
+	s, err := unix.Mremap(b, n, 0)
+	if err != nil { // the pages stay: address space, and memory only where written
+		return b
+	}
+	return s
+}

@@ -98,6 +98,10 @@ func TestRegion(t *testing.T) {
 	same, err := r.Grow(100)
 	require.NoError(t, err)
 	require.Equal(t, len(b), len(same), "no smaller")
+	r.Shrink(20)
+	require.GreaterOrEqual(t, len(r.Bytes()), 20)
+	require.Less(t, len(r.Bytes()), 64<<20)
+	require.Equal(t, []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, r.Bytes()[:10], "kept in place")
 	r.Free()
 	require.Empty(t, r.Bytes())
 }
