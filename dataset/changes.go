@@ -107,3 +107,14 @@ func (s *Source) Files() []string {
 	}
 	return out
 }
+
+// CheckUnchanged returns the error of the first of the directory's Sources whose files were
+// modified in place since they were opened (Source.CheckUnchanged), or nil.
+func (d *Dir) CheckUnchanged() error {
+	for _, src := range d.Sources {
+		if err := src.CheckUnchanged(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

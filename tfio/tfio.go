@@ -87,7 +87,14 @@ type Stream struct {
 	cols      []column
 	rows      int64
 	rowShapes [][]int64
+	check     func() error // SetCheck's
 }
+
+// SetCheck makes WriteTo call check after the last batch, before the end-of-stream marker: an
+// error from it (a mapped file written in place while the stream was sent, say) ends the
+// stream without its marker, which tensorflow-io's reader takes for a failure rather than
+// the whole stream.
+func (s *Stream) SetCheck(check func() error) { s.check = check }
 
 // column gives the Arrow array of rows [lo, hi) of one tensor.
 type column interface {
@@ -154,29 +161,35 @@ func (s *Stream) Rows() int64 { return s.rows }
 func (s *Stream) RowShapes() [][]int64 { return s.rowShapes }
 
 // WriteTo writes the stream to w: the schema, record batches of at most rowsPerBatch rows
-// (≤ 0: 65536) each holding fewer than 2^31 list values, and the end-of-stream marker. The
-// batches view the tensors' memory where Arrow's layout allows and allocate the rest (offsets,
-// bit-packed bools, strings) from mem, released batch by batch. ctx stops it between batches.
+// (≤ 0: 65536) each holding fewer than 2^31 list values, and the end-of-stream marker — only
+// when every batch was written and the check (SetCheck) passed: a stream that failed ends
+// without it, so that no reader takes it for whole. The batches view the tensors' memory
+// where Arrow's layout allows and allocate the rest (offsets, bit-packed bools, strings) from
+// mem, released batch by batch. ctx stops it between batches.
 func (s *Stream) WriteTo(ctx context.Context, w io.Writer, mem memory.Allocator, rowsPerBatch int64) error {
 	if rowsPerBatch <= 0 {
 		rowsPerBatch = 1 << 16
 	}
+	// On failure the writer is dropped, not closed (Close writes the end marker): it holds
+	// nothing but w, the stream having no dictionaries.
 	wr := arrowipc.NewWriter(w, arrowipc.WithSchema(s.schema), arrowipc.WithAllocator(mem))
 	for lo := int64(0); lo < s.rows; {
 		if err := ctx.Err(); err != nil {
-			wr.Close()
 			return err
 		}
 		hi, err := s.batchEnd(lo, rowsPerBatch)
 		if err != nil {
-			wr.Close()
 			return err
 		}
 		if err := s.writeBatch(wr, mem, lo, hi); err != nil {
-			wr.Close()
 			return err
 		}
 		lo = hi
+	}
+	if s.check != nil {
+		if err := s.check(); err != nil {
+			return err
+		}
 	}
 	return wr.Close() // writes the schema too when there were no rows, then the end marker
 }

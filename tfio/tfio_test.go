@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -21,7 +22,9 @@ import (
 
 	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/internal/arrowfb"
+	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/npy"
 	"github.com/ndarrow/ndarrow/ragged"
 	"github.com/ndarrow/ndarrow/sparse"
 	"github.com/ndarrow/ndarrow/tfio"
@@ -262,4 +265,49 @@ func TestCheckTensorFlowIOStatesTheRules(t *testing.T) {
 	assert.ErrorContains(t, err, "b has 3 rows, a 2")
 	_, err = tfio.NewStream([]dataset.Tensor{{Name: "s", Dense: ndarray.New[string](2, 2)}}, 0)
 	assert.ErrorIs(t, err, tfio.ErrRule, "strings only one per row")
+}
+
+// TestFailedStreamHasNoEndMarker: a stream whose file was written in place while it was sent
+// (its check fails), or that fails part way, ends without the end-of-stream marker, which
+// tensorflow-io's reader takes for a failure; the file's change is the error, naming it.
+func TestFailedStreamHasNoEndMarker(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.npy")
+	var b bytes.Buffer
+	_, err := npy.Write(&b, ndarray.Full(float32(1), 64, 8))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
+	d, err := dataset.OpenDir(dir, limits.Limits{})
+	require.NoError(t, err)
+	defer d.Release()
+	s, err := tfio.NewStream(d.Tensors, 0)
+	require.NoError(t, err)
+	s.SetCheck(d.CheckUnchanged)
+
+	var whole bytes.Buffer
+	require.NoError(t, dataset.Guard(func() error { return s.WriteTo(context.Background(), &whole, memory.NewGoAllocator(), 16) }))
+	require.True(t, bytes.HasSuffix(whole.Bytes(), []byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}))
+
+	// Written in place (same size, other values), then renamed over by another file.
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteAt([]byte{1, 2, 3, 4}, int64(b.Len()-4))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	require.NoError(t, os.WriteFile(path+".new", b.Bytes(), 0o644))
+	require.NoError(t, os.Rename(path+".new", path))
+
+	var cut bytes.Buffer
+	err = dataset.Guard(func() error { return s.WriteTo(context.Background(), &cut, memory.NewGoAllocator(), 16) })
+	require.ErrorIs(t, err, dataset.ErrFileChanged)
+	assert.ErrorContains(t, err, path)
+	assert.False(t, bytes.HasSuffix(cut.Bytes(), []byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}), "no end marker")
+	assert.Less(t, cut.Len(), whole.Len())
+
+	// Stopped part way: no end marker either.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stopped bytes.Buffer
+	require.ErrorIs(t, s.WriteTo(ctx, &stopped, memory.NewGoAllocator(), 16), context.Canceled)
+	assert.False(t, bytes.HasSuffix(stopped.Bytes(), []byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}))
 }

@@ -112,6 +112,7 @@ func (ts *tfioStreams) make(gen uint64) (*tfioStream, error) {
 		d.Release()
 		return nil, fmt.Errorf("--tfio: %w (pick tensors of one row count with --tfio-tensors)", err)
 	}
+	s.SetCheck(d.CheckUnchanged) // a file written in place under a connection ends it without its end marker
 	return &tfioStream{stream: s, dir: d, gen: gen, refs: 1}, nil
 }
 
