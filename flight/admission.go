@@ -79,11 +79,12 @@ type call struct {
 	s               *Server
 	method          string
 	unary           bool
-	cost            int64 // reserved for the call's life: its window, what it sends
+	cost            int64 // reserved for the call's life: its window
 	cancel          context.CancelCauseFunc
 
 	mu      sync.Mutex
 	cutBy   error       // why the server ended the call, if it did
+	ended   bool        // its context ended (end ran)
 	request int64       // reserved for a unary call's request while it arrives
 	arrival *time.Timer // cuts a unary call whose request does not arrive
 }
@@ -183,6 +184,7 @@ func (s *Server) admitCall(ctx context.Context, info *tap.Info) (context.Context
 // end gives back what the call holds of the wire budget; it runs once the call's context ends.
 func (c *call) end() {
 	c.mu.Lock()
+	c.ended = true
 	request := c.request
 	c.request = 0
 	if c.arrival != nil {
@@ -204,6 +206,11 @@ func (c *call) awaitRequest(ctx context.Context) {
 		return
 	}
 	c.mu.Lock()
+	if c.ended { // while it waited: end gave back what it held then
+		c.mu.Unlock()
+		c.s.wire.release(n)
+		return
+	}
 	c.request = n
 	c.arrival = time.AfterFunc(c.s.opts.StallTimeout, func() {
 		err := fmt.Errorf("flight: %s: the request did not arrive in %v (serve --stall-timeout)", c.method, c.s.opts.StallTimeout)
@@ -307,23 +314,16 @@ func (s *Server) admitStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServer
 }
 
 // watchedStream is a call's stream as its handler sees it: each message received reserves
-// what it may hold from the wire budget while it arrives (a message received into a
-// recvBounded says how much; any other, MaxRecvMessageBytes), and each message received or
-// sent must be done within StallTimeout.
+// what it may hold from the wire budget (MaxRecvMessageBytes) while it arrives, and each
+// message received or sent must be done within StallTimeout.
 type watchedStream struct {
 	grpc.ServerStream
 	c        *call
 	received bool // a message was received: the call's request, for a call that takes one
 }
 
-// recvBounded is a message that bounds its own size: DoPut's, by what is left of MaxPutBytes.
-type recvBounded interface{ recvBound() int64 }
-
 func (w *watchedStream) RecvMsg(m any) error {
 	n := int64(w.c.s.maxRecv)
-	if b, ok := m.(recvBounded); ok {
-		n = min(n, b.recvBound())
-	}
 	reserve := w.c.s.wire.reserve // the messages of a stream that sends many: an upload's
 	if !w.received && !sendsMany[w.c.method] {
 		reserve = w.c.s.wire.reserveRequest // the request of a call that takes one

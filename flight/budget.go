@@ -285,13 +285,12 @@ func (r *reservation) Reserve(n int64) error {
 	held, seq := r.held, r.seq
 	r.mu.Unlock()
 	switch {
-	case held == 0 || r.b.tryReserve(n):
-		if held == 0 {
-			if err := r.b.reserve(r.ctx, r.what, n); err != nil {
-				return err
-			}
+	case held == 0: // waits its turn
+		if err := r.b.reserve(r.ctx, r.what, n); err != nil {
+			return err
 		}
-	case r.b.eldest(seq):
+	case r.b.tryReserve(n): // fits now
+	case r.b.eldest(seq): // waits, the others giving way
 		if err := r.b.reserve(r.ctx, r.what, n); err != nil {
 			return err
 		}
