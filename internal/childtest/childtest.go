@@ -24,12 +24,27 @@ const envVar = "NDARROW_CHILD_TEST_LIMIT"
 // output unless the child's test passes.
 func Run(t *testing.T, name string, limit int64) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), envVar+"="+strconv.FormatInt(limit, 10))
+	cmd := Command(name, limit)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	text := out.String()
+	Check(t, name, out.String, cmd.Run())
+}
+
+// Command returns the command Run runs: the test named name of this test binary in a child
+// process under a memory limit of limit bytes, for a test that talks to its child (its
+// standard input and output) before it checks how it ended (Check).
+func Command(name string, limit int64) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), envVar+"="+strconv.FormatInt(limit, 10))
+	return cmd
+}
+
+// Check fails t with the child's output unless the child process that ran the test named
+// name (Command) ended, with err, having passed it; output returns what the child printed.
+// The child's lines saying "child:" are logged.
+func Check(t *testing.T, name string, output func() string, err error) {
+	t.Helper()
+	text := output()
 	if err != nil || !strings.Contains(text, "--- PASS: "+name) {
 		t.Fatalf("the child process running %s failed (%v):\n%s", name, err, tail(text, 60))
 	}
