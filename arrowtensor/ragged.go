@@ -318,16 +318,10 @@ func leafValues[T ndarray.Element](leaf arrow.Array) ([]T, error) {
 			v[i] = a.Value(i)
 		}
 		out = v
-	case *array.String:
-		v := make([]string, n)
-		for i := range v {
-			v[i] = a.Value(i)
-		}
-		out = v
-	case *array.LargeString:
-		v := make([]string, n)
-		for i := range v {
-			v[i] = a.Value(i)
+	case *array.String, *array.LargeString, *array.Binary, *array.LargeBinary, *array.FixedSizeBinary:
+		v, err := stringValues(a)
+		if err != nil {
+			return nil, err
 		}
 		out = v
 	default:
@@ -353,7 +347,7 @@ func leafDType(dt arrow.DataType) (ndarray.DType, error) {
 	switch dt.ID() {
 	case arrow.BOOL:
 		return ndarray.Bool, nil
-	case arrow.STRING, arrow.LARGE_STRING:
+	case arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.LARGE_BINARY, arrow.FIXED_SIZE_BINARY:
 		return ndarray.String, nil
 	}
 	return DTypeFromArrow(dt)
@@ -362,18 +356,22 @@ func leafDType(dt arrow.DataType) (ndarray.DType, error) {
 // elementOp is what the ragged conversions need for one element type (view and bytes only for
 // numeric ones), whose type parameter Go cannot pass through ndarray.Element.
 type elementOp struct {
-	view  func(raw []byte) any    // ndarray.ViewBytes, as a []T
-	bytes func(values any) []byte // ndarray.LittleEndianBytes of a []T
-	from  func(arrow.Array) (ragged.Any, error)
-	to    func(mem memory.Allocator, a ragged.Any, list arrow.Type) (arrow.Array, error)
+	view   func(raw []byte) any    // ndarray.ViewBytes, as a []T
+	bytes  func(values any) []byte // ndarray.LittleEndianBytes of a []T
+	from   func(arrow.Array) (ragged.Any, error)
+	to     func(mem memory.Allocator, a ragged.Any, list arrow.Type) (arrow.Array, error)
+	column func(arrow.Array) (ndarray.Array, error)                             // columnOf
+	plain  func(mem memory.Allocator, a ndarray.Array) (arrow.ArrayData, error) // plainOf
 }
 
 func opsOf[T ndarray.Numeric]() elementOp {
 	return elementOp{
-		view:  func(raw []byte) any { v, _ := ndarray.ViewBytes[T](raw); return v },
-		bytes: func(values any) []byte { return ndarray.LittleEndianBytes(values.([]T)) },
-		from:  fromList[T],
-		to:    toList[T],
+		view:   func(raw []byte) any { v, _ := ndarray.ViewBytes[T](raw); return v },
+		bytes:  func(values any) []byte { return ndarray.LittleEndianBytes(values.([]T)) },
+		from:   fromList[T],
+		to:     toList[T],
+		column: columnOf[T],
+		plain:  plainOf[T],
 	}
 }
 
@@ -394,8 +392,8 @@ func init() {
 		ndarray.Int8: opsOf[int8](), ndarray.Int16: opsOf[int16](), ndarray.Int32: opsOf[int32](), ndarray.Int64: opsOf[int64](),
 		ndarray.Uint8: opsOf[uint8](), ndarray.Uint16: opsOf[uint16](), ndarray.Uint32: opsOf[uint32](), ndarray.Uint64: opsOf[uint64](),
 		ndarray.Float16: opsOf[float16.Num](), ndarray.Float32: opsOf[float32](), ndarray.Float64: opsOf[float64](),
-		ndarray.Bool:   {from: fromList[bool], to: toList[bool]},
-		ndarray.String: {from: fromList[string], to: toList[string]},
+		ndarray.Bool:   {from: fromList[bool], to: toList[bool], column: columnOf[bool], plain: plainOf[bool]},
+		ndarray.String: {from: fromList[string], to: toList[string], column: columnOf[string], plain: plainOf[string]},
 	}
 }
 
@@ -509,16 +507,7 @@ func leafData[T ndarray.Element](mem memory.Allocator, values []T) (arrow.ArrayD
 		defer buf.Release()
 		return array.NewData(arrow.FixedWidthTypes.Boolean, len(v), []*memory.Buffer{nil, buf}, nil, 0, 0), nil
 	case []string:
-		b := array.NewStringBuilder(mem)
-		defer b.Release()
-		for _, s := range v {
-			b.Append(s)
-		}
-		arr := b.NewArray()
-		defer arr.Release()
-		data := arr.Data()
-		data.Retain()
-		return data, nil
+		return stringData(mem, v), nil
 	}
 	dt := ndarray.DTypeOf[T]()
 	raw := elementOps[dt].bytes(values)

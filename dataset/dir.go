@@ -34,6 +34,7 @@ type Dir struct {
 	Sources []*Source // one per name, in the order the names first appear in path order
 	Tensors []Tensor  // OpenDir only: each Source read whole, in the same order
 	Skipped []error   // one per file that could not be read and per part that could not be joined
+	LeftOut []LeftOut // the columns of its tables that have no tensor form, once each, named as a tensor of them would be
 	files   []*File
 	scans   map[string]*fileScan // by path: what each file under Path gave, for Rescan
 	lim     limits.Limits
@@ -149,9 +150,21 @@ func scanDir(ctx context.Context, dir string, lim limits.Limits, prev map[string
 	partsOf := rootTable(dir, order)
 	byName := map[string]*Source{}
 	firstPath := map[string]string{}
+	leftOut := map[string]bool{}
 	for _, sc := range order {
 		if sc.err != nil {
 			d.Skipped = append(d.Skipped, sc.err)
+		}
+		if sc.file != nil {
+			for _, l := range sc.file.LeftOut {
+				if partsOf != "" && filepath.Dir(sc.file.Path) == filepath.Clean(dir) {
+					l.Name = partsOf + "." + l.Column
+				}
+				if !leftOut[l.Name] {
+					leftOut[l.Name] = true
+					d.LeftOut = append(d.LeftOut, l)
+				}
+			}
 		}
 		for _, src := range sc.sources {
 			path := src.parts[0].file.Path

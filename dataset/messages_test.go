@@ -19,7 +19,7 @@ func TestTensorMessagesKeepWhatTheyCan(t *testing.T) {
 
 	var buf bytes.Buffer
 	require.NoError(t, x.WriteTensorMessage(&buf))
-	back, err := dataset.Read(buf.Bytes(), "f", limits.Limits{})
+	back, _, err := dataset.Read(buf.Bytes(), "f", limits.Limits{})
 	require.NoError(t, err)
 	require.Len(t, back, 1)
 	assert.Equal(t, dataset.KindFixedShape, back[0].Kind, "the kind rides in the message's metadata")
@@ -29,7 +29,7 @@ func TestTensorMessagesKeepWhatTheyCan(t *testing.T) {
 
 	buf.Reset()
 	require.NoError(t, x.WriteSparseMessage(&buf, sparse.FormatCSR))
-	back, err = dataset.Read(buf.Bytes(), "f", limits.Limits{})
+	back, _, err = dataset.Read(buf.Bytes(), "f", limits.Limits{})
 	require.NoError(t, err)
 	require.Len(t, back, 1)
 	assert.Equal(t, dataset.SparseKind(sparse.FormatCSR), back[0].Kind)

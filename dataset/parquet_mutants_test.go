@@ -48,7 +48,7 @@ func TestParquetFilesAndMutantsDoNotPanic(t *testing.T) {
 					t.Fatalf("%s: %s: panic: %v", f, what, r)
 				}
 			}()
-			_, _ = Read(b, "x", lim)
+			_, _, _ = Read(b, "x", lim)
 		}
 		read(orig, "the file")
 		for range mutants {

@@ -102,6 +102,7 @@ func Detect(b []byte) Format {
 type File struct {
 	Path    string
 	Tensors []Tensor
+	LeftOut []LeftOut // the columns of its table that have no tensor form, named
 	mapping *mmap.Mapping
 	remote  *objstore.Buffer // an object's: what was fetched of it, nil for a file
 	decoded int64            // a streamed object's: the bytes its tensors were decoded from
@@ -124,14 +125,26 @@ func openNamed(path, base string, lim limits.Limits) (*File, error) {
 	if IsURI(path) && IsTFRecordName(path) {
 		return streamedTFRecord(context.Background(), path, nil, base, tfrecord.CompressionOf(withoutQuery(path)), lim, nil)
 	}
-	return mapped(context.Background(), path, lim, true, func(b []byte) ([]Tensor, error) { return readNamed(path, b, base, lim) })
+	var left []LeftOut
+	f, err := mapped(context.Background(), path, lim, true, func(b []byte) ([]Tensor, error) {
+		ts, l, err := readNamed(path, b, base, lim)
+		left = l
+		return ts, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	f.LeftOut = left
+	return f, nil
 }
 
-// readNamed reads the tensors of b, the bytes of the file at path, as Open does.
-func readNamed(path string, b []byte, base string, lim limits.Limits) ([]Tensor, error) {
+// readNamed reads the tensors of b, the bytes of the file at path, as Open does, and names
+// the columns it leaves out.
+func readNamed(path string, b []byte, base string, lim limits.Limits) ([]Tensor, []LeftOut, error) {
 	path = withoutQuery(path)
 	if IsTFRecordName(path) {
-		return ReadTFRecord(b, base, tfrecord.CompressionOf(path), lim)
+		ts, err := ReadTFRecord(b, base, tfrecord.CompressionOf(path), lim)
+		return ts, nil, err
 	}
 	return Read(b, base, lim)
 }
@@ -142,6 +155,7 @@ func readNamed(path string, b []byte, base string, lim limits.Limits) ([]Tensor,
 func scanNamed(ctx context.Context, path string, info fs.FileInfo, base string, lim limits.Limits, budget *objectShare) (*File, []*Source, Format, error) {
 	var sources []*Source
 	var file File // the Sources' file, filled in once mapped returns it
+	var left []LeftOut
 	format := FormatTFRecord
 	read := func(b []byte, partial bool) ([]Tensor, error) {
 		if !IsTFRecordName(path) {
@@ -150,15 +164,17 @@ func scanNamed(ctx context.Context, path string, info fs.FileInfo, base string, 
 		var err error
 		switch {
 		case format == FormatParquet:
-			sources, err = scanParquet(&file, b, base, lim)
+			sources, left, err = scanParquet(&file, b, base, lim)
 		case format == FormatArrow && partial: // an object's footer, fetched alone
-			sources, err = scanArrowFile(&file, b, base, lim)
+			sources, left, err = scanArrowFile(&file, b, base, lim)
 		case format == FormatNpy && partial: // an object's header, fetched alone
 			sources, err = scanNpy(&file, b, base, lim)
 		case format == FormatNpz && partial: // an object's directory and headers
 			sources, err = scanNpz(&file, b, base, lim)
 		default:
-			return readNamed(path, b, base, lim)
+			var ts []Tensor
+			ts, left, err = readNamed(path, b, base, lim)
+			return ts, err
 		}
 		return nil, err
 	}
@@ -177,6 +193,7 @@ func scanNamed(ctx context.Context, path string, info fs.FileInfo, base string, 
 		return nil, nil, "", err
 	}
 	file = *f
+	file.LeftOut = left
 	for _, t := range f.Tensors {
 		sources = append(sources, residentSource(&file, t, lim))
 	}
@@ -233,24 +250,32 @@ func BaseName(path string) string {
 }
 
 // Read reads every tensor in b within lim, naming them after base (see the package
-// documentation). Tensors view b, which must outlive them and stay unchanged, except where a
+// documentation), and names the columns of a table that have no tensor form (see
+// FromRecords). Tensors view b, which must outlive them and stay unchanged, except where a
 // copy cannot be avoided (compressed or big-endian input); copies are garbage-collected.
-func Read(b []byte, base string, lim limits.Limits) ([]Tensor, error) {
+func Read(b []byte, base string, lim limits.Limits) ([]Tensor, []LeftOut, error) {
+	var ts []Tensor
+	var err error
 	switch Detect(b) {
 	case FormatTensor, FormatSparse:
-		return readMessages(b, base, lim)
+		ts, err = readMessages(b, base, lim)
 	case FormatNpy:
-		return readNpy(b, base, lim)
+		ts, err = readNpy(b, base, lim)
 	case FormatNpz:
-		return readNpz(b, base, lim)
+		ts, err = readNpz(b, base, lim)
 	case FormatArrow, FormatArrows:
 		return readBatches(b, base, lim)
 	case FormatParquet:
 		return readParquet(b, base, lim)
 	case FormatTFRecord:
-		return ReadTFRecord(b, base, tfrecord.None, lim)
+		ts, err = ReadTFRecord(b, base, tfrecord.None, lim)
+	default:
+		err = unknownFormat(b)
 	}
-	return nil, unknownFormat(b)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ts, nil, nil
 }
 
 // unknownFormat says why b is none of the formats: it is empty (ErrEmpty), it ends inside
@@ -356,17 +381,42 @@ func readNpz(b []byte, base string, lim limits.Limits) ([]Tensor, error) {
 // views of b, and copies from a Go allocator (whose memory the garbage collector reclaims once
 // no tensor views it) where a view is impossible. Columns of types the decoder builds no
 // arrays for are skipped.
-func readBatches(b []byte, base string, lim limits.Limits) ([]Tensor, error) {
-	schema, records, err := ipc.ReadRecordBatches(b, ipc.BatchOptions{Limits: lim, Allocator: memory.NewGoAllocator(), SkipUnsupported: true})
+func readBatches(b []byte, base string, lim limits.Limits) ([]Tensor, []LeftOut, error) {
+	r, err := ipc.NewBatchReader(b, ipc.BatchOptions{Limits: lim, Allocator: memory.NewGoAllocator(), SkipUnsupported: true})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	defer r.Release()
+	var records []arrow.Record
 	defer func() {
 		for _, r := range records {
 			r.Release()
 		}
 	}()
-	return FromRecords(schema, records, base)
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		records = append(records, rec)
+	}
+	tensors, left, err := FromRecords(r.Schema(), records, base)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tensors, append(skippedColumns(r.Skipped(), base), left...), nil
+}
+
+// skippedColumns names the columns ipc's decoder built no arrays for as left out.
+func skippedColumns(skipped []ipc.SkippedColumn, base string) []LeftOut {
+	out := make([]LeftOut, len(skipped))
+	for i, c := range skipped {
+		out[i] = LeftOut{Name: base + "." + c.Name, Column: c.Name, Type: c.Type, Why: "ndarrow reads no arrays of this type"}
+	}
+	return out
 }
 
 // parquetMagic starts (and ends) a Parquet file.
@@ -377,11 +427,11 @@ const parquetMagic = "PAR1"
 // lim.MaxCopySize bytes over all row groups.
 // Columns the reader cannot read (structs inside lists, maps) are left out, as are columns
 // that are not tensors.
-func readParquet(b []byte, base string, lim limits.Limits) ([]Tensor, error) {
+func readParquet(b []byte, base string, lim limits.Limits) ([]Tensor, []LeftOut, error) {
 	lim = lim.WithDefaults()
 	r, err := parquet.NewReader(b, parquet.ReaderOptions{Allocator: memory.NewGoAllocator(), Limits: lim})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var records []arrow.Record
 	defer func() {
@@ -402,48 +452,103 @@ func readParquet(b []byte, base string, lim limits.Limits) ([]Tensor, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return FromRecords(r.Schema(), records, base)
+	tensors, left, err := FromRecords(r.Schema(), records, base)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tensors, append(left, parquetSkipped(r, base)...), nil
+}
+
+// parquetSkipped names the columns a Parquet reader cannot read safely as left out.
+func parquetSkipped(r *parquet.Reader, base string) []LeftOut {
+	var out []LeftOut
+	for _, c := range r.Skipped() {
+		out = append(out, LeftOut{Name: base + "." + c.Name, Column: c.Name, Type: c.Type, Why: c.Err.Error()})
+	}
+	return out
 }
 
 // FromRecords returns the tensors the columns of records hold (record batches of schema,
-// as a file, a stream or a Flight stream brings them), named base.COLUMN: each
-// arrow.fixed_shape_tensor column a dense tensor of shape [rows, cell...] (and so each plain
-// fixed_size_list column of numbers or bools: shape [rows, n], an embedding), each list,
+// as a file, a stream or a Flight stream brings them), named base.COLUMN, and the columns that
+// have none, named (LeftOut): each arrow.fixed_shape_tensor column a dense tensor of shape
+// [rows, cell...] (and so each plain fixed_size_list column of numbers or bools: shape
+// [rows, n], an embedding; of strings or bytes: a string tensor [rows, n]), each list,
 // large_list, fixed_size_list or arrow.variable_shape_tensor column of numbers, bools or
-// strings a ragged one (see arrowtensor.IsRaggedType), and a sparse COO record batch (see
-// arrowtensor.COORecord) one sparse tensor named base. Other columns are not tensors and are
-// left out. With no records, every tensor has zero rows (a sparse one, no stored values).
+// strings a ragged one (see arrowtensor.IsRaggedType), each plain column — numbers, bools,
+// strings or bytes, plain or dictionary-encoded (arrowtensor.IsPlainType) — a tensor of shape
+// [rows] whose null rows Valid says, and a sparse COO record batch (see arrowtensor.COORecord)
+// one sparse tensor named base. Other columns (structs, maps, unions, timestamps…) have no
+// tensor form. With no records, every tensor has zero rows (a sparse one, no stored values).
 //
-// The tensors view the records' buffers where they can (a dense column of one batch, the
-// values and offsets of a large_list); columns of several batches are copied into one
-// tensor. Views do not retain the records: the caller keeps their memory alive. A null row or
-// element of a fixed_shape_tensor column is an error wrapping arrowtensor.ErrNull that names
-// the column and the row.
-func FromRecords(schema *arrow.Schema, records []arrow.Record, base string) ([]Tensor, error) {
+// The tensors view the records' buffers where they can (a dense column of one batch, a plain
+// column of numbers, the values and offsets of a large_list); columns of several batches, and
+// bools and strings, are copied. Views do not retain the records: the caller keeps their
+// memory alive. A null row or element of a fixed_shape_tensor column is an error wrapping
+// arrowtensor.ErrNull that names the column and the row.
+func FromRecords(schema *arrow.Schema, records []arrow.Record, base string) ([]Tensor, []LeftOut, error) {
 	if arrowtensor.IsSparseSchema(schema) {
-		return sparseFromRecords(schema, records, base)
+		ts, err := sparseFromRecords(schema, records, base)
+		return ts, nil, err
 	}
 	var out []Tensor
+	var left []LeftOut
 	for c, field := range schema.Fields() {
 		var cols []arrow.Array
 		for _, rec := range records {
 			cols = append(cols, rec.Column(c))
 		}
-		t, ok, err := columnTensor(field, cols)
-		if err == nil && ok {
+		t, why, err := columnTensor(field, cols)
+		if err == nil && why == "" {
 			err = t.readFieldMetadata(field.Metadata)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("column %s: %w", field.Name, err)
+			return nil, nil, fmt.Errorf("column %s: %w", field.Name, err)
 		}
-		if ok {
-			t.Name, t.Column = base+"."+field.Name, field.Name
-			out = append(out, t)
+		if why != "" {
+			left = append(left, LeftOut{Name: base + "." + field.Name, Column: field.Name, Type: field.Type.String(), Why: why})
+			continue
 		}
+		t.Name, t.Column = base+"."+field.Name, field.Name
+		out = append(out, t)
 	}
-	return out, nil
+	return out, left, nil
+}
+
+// LeftOut is a column of a table that has no tensor form — a struct, a map, a union, a
+// timestamp — named so that nothing is dropped in silence: what inspect lists, and convert,
+// serve and the API report, beside the tensors.
+type LeftOut struct {
+	Name   string // TABLE.COLUMN, as a tensor of it would be named
+	Column string // the column's name
+	Type   string // its Arrow type, as Arrow writes it: "struct<a: int32>"
+	Why    string // why it has no tensor form
+}
+
+// String says what was left out and why: "t.s: struct<a: int32> left out: …".
+func (l LeftOut) String() string { return fmt.Sprintf("%s: %s left out: %s", l.Name, l.Type, l.Why) }
+
+// whyNoTensor says why a column of type dt has no tensor form.
+func whyNoTensor(dt arrow.DataType) string {
+	switch dt.ID() {
+	case arrow.STRUCT:
+		return "a struct has no tensor form (read its fields as columns of their own)"
+	case arrow.MAP:
+		return "a map has no tensor form"
+	case arrow.SPARSE_UNION, arrow.DENSE_UNION:
+		return "a union has no tensor form"
+	case arrow.TIMESTAMP, arrow.DATE32, arrow.DATE64, arrow.TIME32, arrow.TIME64, arrow.DURATION, arrow.INTERVAL_MONTHS,
+		arrow.INTERVAL_DAY_TIME, arrow.INTERVAL_MONTH_DAY_NANO:
+		return "times and dates are not mapped to tensors (cast them to int64 to read them as numbers)"
+	case arrow.DECIMAL128, arrow.DECIMAL256:
+		return "decimals are not mapped to tensors (cast them to float64 or a string)"
+	case arrow.NULL:
+		return "a column of nulls holds no values"
+	case arrow.LIST, arrow.LARGE_LIST, arrow.FIXED_SIZE_LIST:
+		return "its list values are not numbers, bools or strings"
+	}
+	return "no tensor form"
 }
 
 // ErrMetadata reports ndarrow field metadata (KindKey, DimNamesKey) that does not fit its
@@ -471,19 +576,27 @@ func (t *Tensor) readFieldMetadata(md arrow.Metadata) error {
 	return nil
 }
 
-// reshapeCells gives a bool tensor read from a plain fixed_size_list column, [rows, n], the
-// cell shape CellShapeKey holds (JSON).
+// reshapeCells gives a bool or string tensor read from a plain fixed_size_list column,
+// [rows, n], the cell shape CellShapeKey holds (JSON).
 func (t *Tensor) reshapeCells(text string) error {
 	var cell []int64
-	d, ok := t.Dense.(*ndarray.Dense[bool])
-	if json.Unmarshal([]byte(text), &cell) != nil || !ok || d.Rank() != 2 {
+	dt := t.DType()
+	if json.Unmarshal([]byte(text), &cell) != nil || t.Dense == nil || t.Dense.Rank() != 2 || (dt != ndarray.Bool && dt != ndarray.String) {
 		return fmt.Errorf("%s %q on a %v column: %w", CellShapeKey, text, t.Shape(), ErrMetadata)
 	}
-	shape := append(ndarray.Shape{d.Dim(0)}, cell...)
-	if err := shape.Validate(); err != nil || shape[1:].Size() != d.Dim(1) {
-		return fmt.Errorf("%s %q for cells of %d values: %w", CellShapeKey, text, d.Dim(1), ErrMetadata)
+	rows, n := t.Dense.Shape()[0], t.Dense.Shape()[1]
+	shape := append(ndarray.Shape{rows}, cell...)
+	if err := shape.Validate(); err != nil || shape[1:].Size() != n {
+		return fmt.Errorf("%s %q for cells of %d values: %w", CellShapeKey, text, n, ErrMetadata)
 	}
-	r, err := d.Reshape(shape...)
+	var r ndarray.Array
+	var err error
+	switch d := t.Dense.(type) {
+	case *ndarray.Dense[bool]:
+		r, err = d.Reshape(shape...)
+	case *ndarray.Dense[string]:
+		r, err = d.Reshape(shape...)
+	}
 	if err != nil {
 		return fmt.Errorf("%s %q: %w", CellShapeKey, text, err)
 	}
@@ -517,10 +630,13 @@ func (t *Tensor) readKind(md arrow.Metadata, from, to Kind, where string) error 
 	return nil
 }
 
-// columnTensor returns the tensor of one column, given as one array per record batch, and
-// whether the column is a tensor at all.
-func columnTensor(field arrow.Field, cols []arrow.Array) (Tensor, bool, error) {
+// columnTensor returns the tensor a column holds, one array per batch, or why it holds none.
+func columnTensor(field arrow.Field, cols []arrow.Array) (Tensor, string, error) {
 	if fsl, ok := field.Type.(*arrow.FixedSizeListType); ok {
+		if dt, err := arrowtensor.PlainDType(fsl.Elem()); err == nil && dt == ndarray.String {
+			t, err := stringCells(fsl, cols)
+			return t, "", err
+		}
 		if typ, err := arrowtensor.NewFixedShapeTensorType(fsl.Elem(), []int64{int64(fsl.Len())}, nil, nil); err == nil {
 			// a plain fixed-size list of numbers is a tensor of one dimension per row: viewed
 			// as an arrow.fixed_shape_tensor column of that shape
@@ -539,29 +655,98 @@ func columnTensor(field arrow.Field, cols []arrow.Array) (Tensor, bool, error) {
 	}
 	_, isVarShape := field.Type.(*arrowtensor.VariableShapeTensorType)
 	typ, isFixed := field.Type.(*arrowtensor.FixedShapeTensorType)
-	if !isFixed && !isVarShape && !arrowtensor.IsRaggedType(field.Type) {
-		return Tensor{}, false, nil
+	plain := arrowtensor.IsPlainType(field.Type)
+	if !isFixed && !isVarShape && !plain && !arrowtensor.IsRaggedType(field.Type) {
+		return Tensor{}, whyNoTensor(field.Type), nil
 	}
 	if len(cols) == 0 { // no batches: one of no rows
 		empty := array.MakeArrayOfNull(memory.DefaultAllocator, field.Type, 0)
 		defer empty.Release()
 		cols = []arrow.Array{empty}
 	}
-	if isFixed {
+	switch {
+	case plain:
+		t, err := plainColumn(cols)
+		return t, "", err
+	case isFixed:
 		chunks := make([]*arrowtensor.FixedShapeTensorArray, len(cols))
 		rows := 0
 		for i, c := range cols {
 			chunks[i] = c.(*arrowtensor.FixedShapeTensorArray)
 			if r := arrowtensor.NullRow(chunks[i]); r >= 0 {
-				return Tensor{}, true, fmt.Errorf("row %d is null or holds a null element: %w", rows+r, arrowtensor.ErrNull)
+				return Tensor{}, "", fmt.Errorf("row %d is null or holds a null element: %w", rows+r, arrowtensor.ErrNull)
 			}
 			rows += c.Len()
 		}
 		t, err := fixedShapeTensor(chunks, typ)
-		return t, true, err
+		return t, "", err
 	}
 	t, err := raggedColumn(cols)
-	return t, true, err
+	return t, "", err
+}
+
+// plainColumn reads a plain column (arrowtensor.IsPlainType), one array per batch, as a tensor
+// of shape [rows] and its rows' validity.
+func plainColumn(cols []arrow.Array) (Tensor, error) {
+	parts := make([]Tensor, len(cols))
+	for i, c := range cols {
+		a, valid, err := arrowtensor.ColumnValues(c)
+		if err != nil {
+			return Tensor{}, err
+		}
+		parts[i] = Tensor{Dense: a, Valid: valid}
+	}
+	t, err := Concat(parts)
+	if err != nil {
+		return Tensor{}, err
+	}
+	t.Kind = KindDense
+	return t, nil
+}
+
+// stringCells reads a fixed_size_list column of strings or bytes as a string tensor of shape
+// [rows, n]. A null row or value is an error wrapping arrowtensor.ErrNull, as in a tensor
+// column.
+func stringCells(fsl *arrow.FixedSizeListType, cols []arrow.Array) (Tensor, error) {
+	n := int64(fsl.Len())
+	var parts []Tensor
+	rows := int64(0)
+	for _, c := range cols {
+		l := c.(*array.FixedSizeList)
+		if l.NullN() > 0 {
+			for r := range l.Len() {
+				if l.IsNull(r) {
+					return Tensor{}, fmt.Errorf("row %d is null: %w", rows+int64(r), arrowtensor.ErrNull)
+				}
+			}
+		}
+		o := int64(l.Data().Offset())
+		values := array.NewSlice(l.ListValues(), o*n, (o+int64(l.Len()))*n)
+		a, valid, err := arrowtensor.ColumnValues(values)
+		values.Release()
+		if err != nil {
+			return Tensor{}, err
+		}
+		if valid != nil {
+			for i, v := range valid {
+				if !v {
+					return Tensor{}, fmt.Errorf("row %d holds a null value: %w", rows+int64(i)/max(n, 1), arrowtensor.ErrNull)
+				}
+			}
+		}
+		d, err := a.(*ndarray.Dense[string]).Reshape(int64(l.Len()), n)
+		if err != nil {
+			return Tensor{}, err
+		}
+		parts = append(parts, Tensor{Dense: d})
+		rows += int64(l.Len())
+	}
+	if len(parts) == 0 {
+		return Tensor{Kind: KindFixedShape, Dense: ndarray.New[string](0, n)}, nil
+	}
+	t, err := Concat(parts)
+	t.Kind = KindFixedShape
+	return t, err
 }
 
 // raggedColumn reads a column, one array per batch, as one ragged array, checking every

@@ -117,14 +117,14 @@ func TestNoBatchesGiveTensorsOfNoRows(t *testing.T) {
 	require.NoError(t, err)
 	schema := recs[0].Schema()
 	recs[0].Release()
-	got, err := dataset.Read(stream(t, schema), "x", limits.Limits{})
+	got, _, err := dataset.Read(stream(t, schema), "x", limits.Limits{})
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	assert.Equal(t, ndarray.Shape{0, 2, 4}, got[0].Shape())
 	assert.Equal(t, dataset.KindFixedShape, got[0].Kind)
 
 	ragged := arrow.NewSchema([]arrow.Field{{Name: "r", Type: arrow.ListOf(arrow.ListOf(arrow.PrimitiveTypes.Int16))}}, nil)
-	got, err = dataset.Read(stream(t, ragged), "x", limits.Limits{})
+	got, _, err = dataset.Read(stream(t, ragged), "x", limits.Limits{})
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	assert.Equal(t, int64(0), got[0].Rows())
@@ -135,7 +135,7 @@ func TestNoBatchesGiveTensorsOfNoRows(t *testing.T) {
 	require.NoError(t, err)
 	sch := rec.Schema()
 	rec.Release()
-	got, err = dataset.Read(stream(t, sch), "x", limits.Limits{})
+	got, _, err = dataset.Read(stream(t, sch), "x", limits.Limits{})
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	assert.Equal(t, ndarray.Shape{5, 7}, got[0].Shape(), "the dense shape comes from the schema")
@@ -152,8 +152,8 @@ func TestNullsNameTheColumnAndRow(t *testing.T) {
 	}
 }
 
-// TestColumnsThatAreNotTensors: plain columns, structs and columns of types the decoder does
-// not build (run-end encoded) are left out; the tensors beside them read.
+// TestColumnsThatAreNotTensors: columns of types the decoder does not build (run-end encoded)
+// are left out, named with their type; plain columns and tensors beside them read.
 func TestColumnsThatAreNotTensors(t *testing.T) {
 	mem := memory.DefaultAllocator
 	ree := arrow.RunEndEncodedOf(arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Float32)
@@ -171,11 +171,17 @@ func TestColumnsThatAreNotTensors(t *testing.T) {
 	runs.Release()
 	ints.Release()
 	lists.Release()
-	got, err := dataset.Read(stream(t, schema, rec), "x", limits.Limits{})
+	got, left, err := dataset.Read(stream(t, schema, rec), "x", limits.Limits{})
 	require.NoError(t, err)
-	require.Len(t, got, 1)
-	assert.Equal(t, "x.l", got[0].Name)
-	assert.Equal(t, [][]int64{{0, 1, 3}}, got[0].Ragged.RowSplits())
+	require.Len(t, got, 2)
+	assert.Equal(t, "x.i", got[0].Name)
+	ids, err := dataset.DenseOf[int64](got[0])
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1, 2}, ids.Data())
+	assert.Equal(t, "x.l", got[1].Name)
+	assert.Equal(t, [][]int64{{0, 1, 3}}, got[1].Ragged.RowSplits())
+	require.Len(t, left, 1)
+	assert.Equal(t, dataset.LeftOut{Name: "x.runs", Column: "runs", Type: "run-end encoded", Why: "ndarrow reads no arrays of this type"}, left[0])
 }
 
 // TestLimitsReachTheDecoder: the limits given to Read bound what the input may claim.
@@ -183,13 +189,13 @@ func TestLimitsReachTheDecoder(t *testing.T) {
 	recs, err := arrowtensor.Records(memory.DefaultAllocator, "images", ndarray.New[float32](100, 10), nil, 100)
 	require.NoError(t, err)
 	b := stream(t, recs[0].Schema(), recs...)
-	_, err = dataset.Read(b, "x", limits.Limits{MaxElements: 500})
+	_, _, err = dataset.Read(b, "x", limits.Limits{MaxElements: 500})
 	assert.ErrorIs(t, err, ipc.ErrLimit)
 	assert.ErrorIs(t, err, limits.ErrExceeded)
-	_, err = dataset.Read(b, "x", limits.Limits{MaxElements: 1000})
+	_, _, err = dataset.Read(b, "x", limits.Limits{MaxElements: 1000})
 	assert.NoError(t, err)
 
-	_, err = dataset.Read([]byte("neither here nor there"), "x", limits.Limits{})
+	_, _, err = dataset.Read([]byte("neither here nor there"), "x", limits.Limits{})
 	assert.True(t, errors.Is(err, dataset.ErrNotTensors))
 }
 
@@ -221,7 +227,7 @@ func ExampleRead() {
 	_ = w.Close()
 	recs[0].Release()
 
-	tensors, err := dataset.Read(buf.Bytes(), "batch", limits.Limits{})
+	tensors, _, err := dataset.Read(buf.Bytes(), "batch", limits.Limits{})
 	if err != nil {
 		panic(err)
 	}
@@ -267,7 +273,7 @@ func FuzzRead(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		lim := limits.Limits{MaxElements: 1 << 20, MaxCopySize: 64 << 20, MaxDenseElements: 1 << 20}
-		tensors, err := dataset.Read(b, "f", lim)
+		tensors, _, err := dataset.Read(b, "f", lim)
 		if dataset.Detect(b) == dataset.FormatParquet {
 			scanAgrees(t, b, lim, tensors, err)
 		}
@@ -299,7 +305,7 @@ func FuzzRead(f *testing.F) {
 			require.NoError(t, w.Write(rec))
 			require.NoError(t, w.Close())
 			rec.Release()
-			back, err := dataset.Read(enc.Bytes(), "f", lim)
+			back, _, err := dataset.Read(enc.Bytes(), "f", lim)
 			require.NoError(t, err, "%s: what the Flight server would send does not read back", x.Name)
 			require.Len(t, back, 1)
 			var got bytes.Buffer
@@ -363,7 +369,7 @@ func TestMetadataKeepsWhatTypesCannot(t *testing.T) {
 	dense := dataset.Tensor{Name: "m", Kind: dataset.KindDense, DimNames: []string{"batch", "feat"}, Dense: d}
 	rec, err := dataset.Batch(memory.DefaultAllocator, []dataset.Tensor{dense})
 	require.NoError(t, err)
-	got, err := dataset.Read(stream(t, rec.Schema(), rec), "x", limits.Limits{})
+	got, _, err := dataset.Read(stream(t, rec.Schema(), rec), "x", limits.Limits{})
 	rec.Release()
 	require.NoError(t, err)
 	require.Len(t, got, 1)
@@ -375,7 +381,7 @@ func TestMetadataKeepsWhatTypesCannot(t *testing.T) {
 	var buf bytes.Buffer
 	_, err = ipc.WriteTensor(&buf, d, nil, ipc.WithMetadata(column.MessageMetadata()))
 	require.NoError(t, err)
-	got, err = dataset.Read(buf.Bytes(), "x", limits.Limits{})
+	got, _, err = dataset.Read(buf.Bytes(), "x", limits.Limits{})
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	assert.Equal(t, dataset.KindFixedShape, got[0].Kind)
@@ -389,7 +395,7 @@ func TestMetadataKeepsWhatTypesCannot(t *testing.T) {
 		buf.Reset()
 		_, err = ipc.WriteTensor(&buf, d, nil, ipc.WithMetadata(md))
 		require.NoError(t, err)
-		_, err = dataset.Read(buf.Bytes(), "x", limits.Limits{})
+		_, _, err = dataset.Read(buf.Bytes(), "x", limits.Limits{})
 		assert.ErrorIs(t, err, dataset.ErrMetadata, name)
 	}
 	lists, _, err := array.FromJSON(memory.DefaultAllocator, arrow.ListOf(arrow.PrimitiveTypes.Uint8), strings.NewReader("[[1], [2, 3]]"))
@@ -402,7 +408,7 @@ func TestMetadataKeepsWhatTypesCannot(t *testing.T) {
 	} {
 		schema := arrow.NewSchema([]arrow.Field{{Name: "l", Type: lists.DataType(), Metadata: md}}, nil)
 		rec := array.NewRecord(schema, []arrow.Array{lists}, 2)
-		_, err := dataset.Read(stream(t, schema, rec), "x", limits.Limits{})
+		_, _, err := dataset.Read(stream(t, schema, rec), "x", limits.Limits{})
 		rec.Release()
 		assert.ErrorIs(t, err, dataset.ErrMetadata, name)
 		assert.ErrorContains(t, err, "column l", name)
@@ -448,7 +454,7 @@ func TestNpzArchives(t *testing.T) {
 		}
 		file.Release()
 	}
-	_, err = dataset.Read([]byte("PK\x03"), "x", limits.Limits{})
+	_, _, err = dataset.Read([]byte("PK\x03"), "x", limits.Limits{})
 	assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "cut inside the magic")
 }
 
@@ -505,12 +511,12 @@ func TestOpenDir(t *testing.T) {
 func TestArrowRSParquet(t *testing.T) {
 	want, err := os.ReadFile("../ipc/testdata/arrow-cpp-17/batch_tensors.arrows")
 	require.NoError(t, err)
-	wantTensors, err := dataset.Read(want, "batch_tensors", limits.Limits{})
+	wantTensors, _, err := dataset.Read(want, "batch_tensors", limits.Limits{})
 	require.NoError(t, err)
 	for _, name := range []string{"batch_tensors.zstd.parquet", "batch_tensors.snappy.parquet"} {
 		b, err := os.ReadFile(filepath.Join("../parquet/testdata/arrow-rs", name))
 		require.NoError(t, err)
-		got, err := dataset.Read(b, "batch_tensors", limits.Limits{})
+		got, _, err := dataset.Read(b, "batch_tensors", limits.Limits{})
 		require.NoError(t, err, name)
 		require.Len(t, got, len(wantTensors), name)
 		for i, w := range wantTensors {

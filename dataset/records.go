@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -138,7 +139,11 @@ func Batch(mem memory.Allocator, tensors []Tensor) (arrow.Record, error) {
 	return array.NewRecord(arrow.NewSchema(fields, nil), cols, rows), nil
 }
 
-// column returns t, dense or ragged, as one Arrow column.
+// column returns t, dense or ragged, as one Arrow column: a tensor of shape [rows] as a plain
+// column (numbers, bools, strings: arrowtensor.PlainColumn), its null rows (Valid) as nulls;
+// cells of bools or strings as a plain fixed_size_list of each row's values (Arrow C++ makes
+// no arrow.fixed_shape_tensor of them), their shape in the field (CellShapeKey); cells of
+// numbers as an arrow.fixed_shape_tensor column; a ragged tensor as a list column.
 func (t Tensor) column(mem memory.Allocator) (arrow.Array, error) {
 	if t.Ragged != nil {
 		list := arrow.LARGE_LIST
@@ -150,10 +155,14 @@ func (t Tensor) column(mem memory.Allocator) (arrow.Array, error) {
 	if t.Dense.Rank() == 0 {
 		return nil, fmt.Errorf("a scalar: a tensor column needs a first dimension of rows: %w", ndarray.ErrShape)
 	}
-	if d, ok := t.Dense.(*ndarray.Dense[bool]); ok {
-		// Arrow C++ makes no arrow.fixed_shape_tensor of bool ("bool is not valid data type
-		// for a tensor"): a bool tensor is a plain fixed_size_list<bool> of each row's values,
-		// which every Arrow reader reads, its cell shape in the field (CellShapeKey).
+	if t.Valid != nil && t.Dense.Rank() != 1 {
+		return nil, fmt.Errorf("null rows in a tensor of shape %v: only a column of one value per row holds nulls: %w", t.Shape(), ndarray.ErrShape)
+	}
+	if t.Dense.Rank() == 1 {
+		return arrowtensor.PlainColumn(mem, t.Dense, t.Valid)
+	}
+	switch d := t.Dense.(type) {
+	case *ndarray.Dense[bool]:
 		arr, err := arrowtensor.NewBoolFixedShapeTensorArray(mem, d, nil)
 		if err != nil {
 			return nil, err
@@ -162,6 +171,26 @@ func (t Tensor) column(mem memory.Allocator) (arrow.Array, error) {
 		storage := arr.Storage()
 		storage.Retain()
 		return storage, nil
+	case *ndarray.Dense[string]:
+		cell := d.Shape()[1:].Size()
+		flat, err := d.Reshape(d.Size())
+		if err != nil { // not contiguous: a copy is
+			flat, err = d.Clone().Reshape(d.Size())
+		}
+		if err != nil {
+			return nil, err
+		}
+		values, err := arrowtensor.PlainColumn(mem, flat, nil)
+		if err != nil {
+			return nil, err
+		}
+		defer values.Release()
+		if cell > math.MaxInt32 {
+			return nil, fmt.Errorf("cells of %d strings: %w", cell, ndarray.ErrShape)
+		}
+		data := array.NewData(arrow.FixedSizeListOf(int32(cell), values.DataType()), int(d.Dim(0)), []*memory.Buffer{nil}, []arrow.ArrayData{values.Data()}, 0, 0)
+		defer data.Release()
+		return array.MakeFromData(data), nil
 	}
 	ops, err := opsOf(t.DType())
 	if err != nil {
@@ -195,14 +224,15 @@ func allEmpty(names []string) bool {
 // fieldMetadata returns the field metadata that keeps t's kind and dimension names.
 func (t Tensor) fieldMetadata() arrow.Metadata {
 	var keys, values []string
-	if t.ImpliedKind() == KindDense {
+	plain := t.Dense != nil && t.Dense.Rank() == 1 // a plain column: dense as it reads
+	if t.ImpliedKind() == KindDense && !plain {
 		keys, values = append(keys, KindKey), append(values, string(KindDense))
 	}
 	if names := t.dimNamesForRank(); names != nil && !allEmpty(names) {
 		b, _ := json.Marshal(names) // strings always marshal
 		keys, values = append(keys, DimNamesKey), append(values, string(b))
 	}
-	if t.DType() == ndarray.Bool && t.Dense != nil && t.Dense.Rank() != 2 {
+	if (t.DType() == ndarray.Bool || t.DType() == ndarray.String) && t.Dense != nil && t.Dense.Rank() > 2 {
 		b, _ := json.Marshal(t.Dense.Shape()[1:])
 		keys, values = append(keys, CellShapeKey), append(values, string(b))
 	}

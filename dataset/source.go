@@ -76,29 +76,30 @@ func residentSource(f *File, t Tensor, lim limits.Limits) *Source {
 
 // scanParquet returns the Sources of the Parquet file f holding b, named after base, having
 // checked its footer but decoded no values: a column of the file's tensors each (see
-// FromRecords), a chunk per row group. A sparse COO file, which is one tensor of every
-// column, is read whole instead (within lim.MaxCopySize).
-func scanParquet(f *File, b []byte, base string, lim limits.Limits) ([]*Source, error) {
+// FromRecords), a chunk per row group, and the columns that have no tensor form. A sparse COO
+// file, which is one tensor of every column, is read whole instead (within lim.MaxCopySize).
+func scanParquet(f *File, b []byte, base string, lim limits.Limits) ([]*Source, []LeftOut, error) {
 	r, err := parquet.NewReader(b, parquet.ReaderOptions{Allocator: memory.NewGoAllocator(), Limits: lim})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	schema := r.Schema()
 	if arrowtensor.IsSparseSchema(schema) {
-		ts, err := readParquet(b, base, lim)
+		ts, _, err := readParquet(b, base, lim)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out := make([]*Source, len(ts))
 		for i, t := range ts {
 			out[i] = residentSource(f, t, lim)
 		}
-		return out, nil
+		return out, nil, nil
 	}
-	descs, err := FromRecords(schema, nil, base)
+	descs, left, err := FromRecords(schema, nil, base)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	left = append(left, parquetSkipped(r, base)...)
 	rowRows := make([]int64, r.NumRowGroups())
 	rowBytes := make([]int64, r.NumRowGroups())
 	for i := range rowRows {
@@ -113,7 +114,7 @@ func scanParquet(f *File, b []byte, base string, lim limits.Limits) ([]*Source, 
 			parts: []sourcePart{{file: f, column: t.Column, base: base, rowRows: rowRows, rowBytes: rowBytes, rowTotal: len(rowRows)}},
 		}
 	}
-	return out, nil
+	return out, left, nil
 }
 
 // renamed returns a copy of s named name (a part of a table named after its directory).
@@ -412,24 +413,25 @@ func (s *Source) failer(p sourcePart, yield func(Tensor, error) bool) func(error
 // scanArrowFile returns the Sources of the Arrow IPC file in object storage f holds b of —
 // its footer and the metadata of its record batches fetched, nothing else (fetchArrowFile) —
 // named after base: a column of the file's tensors each (see FromRecords), a chunk per record
-// batch, fetched and decoded as it is read.
-func scanArrowFile(f *File, b []byte, base string, lim limits.Limits) ([]*Source, error) {
+// batch, fetched and decoded as it is read; and the columns that have no tensor form.
+func scanArrowFile(f *File, b []byte, base string, lim limits.Limits) ([]*Source, []LeftOut, error) {
 	r, err := ipc.NewBatchReader(b, ipc.BatchOptions{Limits: lim, Allocator: memory.NewGoAllocator(), SkipUnsupported: true})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer r.Release()
-	descs, err := FromRecords(r.Schema(), nil, base)
+	descs, left, err := FromRecords(r.Schema(), nil, base)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	left = append(skippedColumns(r.Skipped(), base), left...)
 	blocks := r.Blocks()
 	rowRows := make([]int64, len(blocks))
 	rowBytes := make([]int64, len(blocks))
 	total := int64(0)
 	for i, blk := range blocks {
 		if rowRows[i], err = r.BlockRows(i); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		rowBytes[i] = blk.MetaLen + blk.BodyLen
 		total += rowRows[i]
@@ -442,7 +444,7 @@ func scanArrowFile(f *File, b []byte, base string, lim limits.Limits) ([]*Source
 			parts: []sourcePart{{file: f, column: t.Column, base: base, rowRows: rowRows, rowBytes: rowBytes, rowTotal: len(blocks), blocks: blocks}},
 		}
 	}
-	return out, nil
+	return out, left, nil
 }
 
 // arrowChunks yields the record batches of an Arrow IPC file part in object storage, each
@@ -478,7 +480,7 @@ func (s *Source) arrowChunks(ctx context.Context, p sourcePart, yield func(Tenso
 		if err != nil {
 			return fail(err)
 		}
-		ts, err := FromRecords(r.Schema(), []arrow.Record{rec}, p.base)
+		ts, _, err := FromRecords(r.Schema(), []arrow.Record{rec}, p.base)
 		rec.Release() // Go memory: the tensor's views stay valid
 		if err != nil {
 			return fail(err)
@@ -614,7 +616,7 @@ func (s *Source) parquetRowGroup(r *parquet.Reader, p sourcePart, i int, want in
 	if err != nil {
 		return Tensor{}, err
 	}
-	ts, err := FromRecords(r.Schema(), []arrow.Record{rec}, p.base)
+	ts, _, err := FromRecords(r.Schema(), []arrow.Record{rec}, p.base)
 	rec.Release() // Go memory: the tensor's views stay valid
 	switch {
 	case err != nil:

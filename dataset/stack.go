@@ -19,6 +19,7 @@ import (
 type Stacker struct {
 	first Tensor // names, kind and dimension names of the result
 	stack rowStack
+	valid []bool // the rows' validity once a part with null rows came (Tensor.Valid); nil before
 }
 
 // rowStack is a Stacker's storage for one element type.
@@ -74,13 +75,21 @@ func NewStackers(first Tensor, rows []int64) (parts []*Stacker, whole func() (Te
 		parts[i] = &Stacker{first: out, stack: st}
 	}
 	whole = func() (Tensor, error) {
+		nulls := false
 		for i, st := range stacks {
 			if got := st.filled(); got != rows[i] {
 				return Tensor{}, fmt.Errorf("dataset: %s: block %d holds %d rows of %d: %w", first.Name, i, got, rows[i], ndarray.ErrShape)
 			}
+			nulls = nulls || parts[i].valid != nil
 		}
 		t := out
 		t.Dense = all()
+		if nulls {
+			t.Valid = make([]bool, 0, total)
+			for i, p := range parts {
+				t.Valid = appendValid(t.Valid, p.valid, rows[i])
+			}
+		}
 		return t, nil
 	}
 	return parts, whole, nil
@@ -132,10 +141,27 @@ func (s *Stacker) Add(t Tensor) error {
 	if t.Dense == nil {
 		return fmt.Errorf("dataset: %s: a %s part of a dense tensor: %w", s.first.Name, t.ImpliedKind(), ndarray.ErrShape)
 	}
+	before := s.stack.filled()
 	if err := s.stack.add(t.Dense); err != nil {
 		return fmt.Errorf("dataset: %s: %w", s.first.Name, err)
 	}
+	if t.Valid != nil && s.valid == nil { // the first null rows: every row before was valid
+		s.valid = make([]bool, before, before+t.Rows())
+		for i := range s.valid {
+			s.valid[i] = true
+		}
+	}
+	if s.valid != nil {
+		s.valid = appendValid(s.valid, t.Valid, t.Rows())
+	}
 	return nil
+}
+
+// addedValid notes rows rows added without nulls.
+func (s *Stacker) addedValid(rows int64) {
+	if s.valid != nil {
+		s.valid = appendValid(s.valid, nil, rows)
+	}
 }
 
 // AddBytes copies rows rows whose values, in row-major order and little-endian (Arrow's
@@ -147,6 +173,7 @@ func (s *Stacker) AddBytes(rows int64, parts [][]byte) error {
 	if err := s.stack.addBytes(rows, parts); err != nil {
 		return fmt.Errorf("dataset: %s: %w", s.first.Name, err)
 	}
+	s.addedValid(rows)
 	return nil
 }
 
@@ -163,14 +190,19 @@ func (s *Stacker) ReadRows(rows, n int64, r io.Reader) (bool, error) {
 	if err != nil {
 		return ok, fmt.Errorf("dataset: %s: %w", s.first.Name, err)
 	}
+	if ok {
+		s.addedValid(rows)
+	}
 	return ok, nil
 }
 
 // Tensor returns the rows added so far as one tensor, named and described as the first
-// tensor given to NewStacker. It views the Stacker's storage: call it once, when done.
+// tensor given to NewStacker, with the null rows of the parts added (Valid). It views the
+// Stacker's storage: call it once, when done.
 func (s *Stacker) Tensor() Tensor {
 	t := s.first
 	t.Dense = s.stack.array()
+	t.Valid = s.valid
 	return t
 }
 
@@ -323,8 +355,9 @@ func (s *denseStack[T]) readRows(rows, n int64, r io.Reader) (bool, error) {
 // in the storage already allocated (nothing grown).
 func (s *denseStack[T]) place(rows, size int64, spareOnly bool) (dst []byte, at int64, err error) {
 	var zero T
-	if _, ok := any(zero).(bool); ok {
-		return nil, 0, fmt.Errorf("bools from bytes: %w", ndarray.ErrDType)
+	switch any(zero).(type) {
+	case bool, string:
+		return nil, 0, fmt.Errorf("%T values from bytes: %w", zero, ndarray.ErrDType)
 	}
 	width := int64(unsafe.Sizeof(zero))
 	if hi, lo := bits.Mul64(uint64(max(rows, 0)), uint64(s.cellSize*width)); rows < 0 || hi != 0 || lo != uint64(size) {

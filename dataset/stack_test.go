@@ -68,8 +68,15 @@ func TestStacker(t *testing.T) {
 	}
 	_, err = NewStacker(Tensor{Dense: ndarray.New[float32]()}, 0)
 	require.ErrorIs(t, err, ndarray.ErrShape)
-	_, err = NewStacker(Tensor{Dense: ndarray.New[string](2)}, 0)
-	require.ErrorIs(t, err, ndarray.ErrDType)
+	// Strings stack as they come, their null rows kept; they have no bytes to add.
+	words, err := NewStacker(Tensor{Name: "w", Dense: ndarray.New[string](0)}, 0)
+	require.NoError(t, err)
+	require.NoError(t, words.Add(Tensor{Dense: ndarray.Must(ndarray.FromSlice([]string{"a", "b"}, 2))}))
+	require.NoError(t, words.Add(Tensor{Dense: ndarray.Must(ndarray.FromSlice([]string{"", "d"}, 2)), Valid: []bool{false, true}}))
+	require.ErrorIs(t, words.AddBytes(1, [][]byte{{1}}), ndarray.ErrDType)
+	got := words.Tensor()
+	assert.Equal(t, []string{"a", "b", "", "d"}, got.Dense.(*ndarray.Dense[string]).Data())
+	assert.Equal(t, []bool{true, true, false, true}, got.Valid)
 }
 
 // TestNewStackers: blocks of one allocation filled at once from several goroutines give the

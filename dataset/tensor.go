@@ -34,6 +34,23 @@ type Tensor struct {
 	Dense    ndarray.Array
 	Sparse   sparse.Array
 	Ragged   ragged.Any
+	// Valid says which rows of a plain column (a dense tensor of shape [rows]: numbers, bools,
+	// strings) hold a value: nil when every row does; else one flag per row, false for a null
+	// row, whose value is unspecified (zero where ndarrow copied or wrote it). Formats that hold
+	// no nulls (.npy, Tensor messages, TFRecord) refuse a tensor with null rows, naming its
+	// null count; Filled gives it a value instead.
+	Valid []bool
+}
+
+// NullCount returns the number of null rows (Valid).
+func (t Tensor) NullCount() int64 {
+	n := int64(0)
+	for _, v := range t.Valid {
+		if !v {
+			n++
+		}
+	}
+	return n
 }
 
 // ImpliedKind returns t.Kind, or when it is empty the kind of the field set: dense, the sparse
@@ -170,11 +187,13 @@ func Concat(parts []Tensor) (Tensor, error) {
 		return out, nil
 	}
 	ds := make([]ndarray.Array, len(parts))
+	nulls := false
 	for i, p := range parts {
 		if p.Dense == nil || p.Dense.DType() != out.Dense.DType() {
 			return Tensor{}, fmt.Errorf("dataset: %s: part %d is %s %v, not dense %v: %w", out.Name, i, p.Kind, p.DType(), out.DType(), ndarray.ErrDType)
 		}
 		ds[i] = p.Dense
+		nulls = nulls || p.Valid != nil
 	}
 	ops, err := opsOf(out.DType())
 	if err != nil {
@@ -183,7 +202,26 @@ func Concat(parts []Tensor) (Tensor, error) {
 	if out.Dense, err = ops.concatDense(ds); err != nil {
 		return Tensor{}, fmt.Errorf("dataset: %s: %w", out.Name, err)
 	}
+	out.Valid = nil
+	if nulls {
+		out.Valid = make([]bool, 0, out.Rows())
+		for _, p := range parts {
+			out.Valid = appendValid(out.Valid, p.Valid, p.Rows())
+		}
+	}
 	return out, nil
+}
+
+// appendValid appends the validity of rows rows to dst: valid, or true for each when valid is
+// nil (no null row).
+func appendValid(dst, valid []bool, rows int64) []bool {
+	if valid != nil {
+		return append(dst, valid...)
+	}
+	for range rows {
+		dst = append(dst, true)
+	}
+	return dst
 }
 
 // ErrNoTensor is returned for a name no tensor of a file or directory has.

@@ -64,7 +64,7 @@ func TestTFRecordFiles(t *testing.T) {
 		require.NoError(t, err)
 		b, err := tfrecord.EncodeTensor(ndarray.Must(ndarray.FromSlice([]bool{true}, 1)), nil)
 		require.NoError(t, err)
-		tensors, err := dataset.Read(tfrecordFile(t, tfrecord.None, a, b), "t", limits.Limits{})
+		tensors, _, err := dataset.Read(tfrecordFile(t, tfrecord.None, a, b), "t", limits.Limits{})
 		require.NoError(t, err)
 		require.Len(t, tensors, 2)
 		assert.Equal(t, "t.0", tensors[0].Name)

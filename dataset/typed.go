@@ -143,10 +143,46 @@ var boolOps = typedOps{
 	},
 }
 
-// opsOf returns the operations for a numeric or bool element type.
+// errStringTensor is what string tensors say where only numbers go: Arrow's Tensor and
+// SparseTensor messages, arrow.fixed_shape_tensor columns, padding.
+var errStringTensor = fmt.Errorf("string tensors cannot be Arrow tensors (a string tensor goes as a utf8 or binary column, or lists of them: arrow, arrows, parquet, tfrecord, Flight): %w", ndarray.ErrDType)
+
+// stringOps are the operations on string tensors: plain columns (utf8, binary and the like)
+// and fixed-size lists of them, stacked and joined; no Tensor messages.
+var stringOps = typedOps{
+	stack:      newDenseStack[string],
+	stackParts: newDenseParts[string],
+	column: func([]*arrowtensor.FixedShapeTensorArray) (ndarray.Array, error) {
+		return nil, errStringTensor
+	},
+	variableShape: func(*arrowtensor.VariableShapeTensorArray) (ragged.Any, error) {
+		return nil, errStringTensor
+	},
+	concatDense: func(parts []ndarray.Array) (ndarray.Array, error) {
+		typed := make([]*ndarray.Dense[string], len(parts))
+		for i, p := range parts {
+			typed[i] = p.(*ndarray.Dense[string])
+		}
+		return concatRows(typed)
+	},
+	tensorArray: func(memory.Allocator, ndarray.Array, []string) (*arrowtensor.FixedShapeTensorArray, error) {
+		return nil, errStringTensor
+	},
+	writeTensor: func(io.Writer, ndarray.Array, []string, arrow.Metadata) error { return errStringTensor },
+	toSparse:    func(ndarray.Array, sparse.Format) (sparse.Array, error) { return nil, errStringTensor },
+	writeSparse: func(io.Writer, sparse.Array, []string, arrow.Metadata) error { return errStringTensor },
+	padRagged: func(ragged.Any, float64, int64) (ndarray.Array, error) {
+		return nil, fmt.Errorf("strings cannot be padded: %w", ErrRaggedNotDense)
+	},
+}
+
+// opsOf returns the operations for a numeric, bool or string element type.
 func opsOf(d ndarray.DType) (typedOps, error) {
-	if d == ndarray.Bool {
+	switch d {
+	case ndarray.Bool:
 		return boolOps, nil
+	case ndarray.String:
+		return stringOps, nil
 	}
 	ops, ok := numericOps[d]
 	if !ok {

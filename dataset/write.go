@@ -12,6 +12,7 @@ import (
 	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/internal/atomicfile"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
@@ -135,10 +136,13 @@ func prepare(format Format, tensors []Tensor, opts *WriteOptions) ([]Tensor, err
 	}
 	denseOnly := format != FormatArrow && format != FormatArrows && format != FormatParquet && format != FormatTFRecord
 	table := !denseOnly // a record batch's columns, or an Example's features
+	holdsNulls := format == FormatArrow || format == FormatArrows || format == FormatParquet
 	var out []Tensor
 	for _, t := range tensors {
 		var err error
 		switch {
+		case t.Valid != nil && !holdsNulls:
+			err = fmt.Errorf("%d null rows: %s holds no nulls (give them a value: Tensor.Filled, convert --fill VALUE): %w", t.NullCount(), format, arrowtensor.ErrNull)
 		case t.Sparse != nil && (opts.Dense || format == FormatNpy):
 			var d ndarray.Array
 			if d, err = t.DenseArray(opts.MaxDenseElements); err == nil {
@@ -153,12 +157,12 @@ func prepare(format Format, tensors []Tensor, opts *WriteOptions) ([]Tensor, err
 			err = ErrRaggedNotDense
 		case t.Sparse != nil && table && len(tensors) > 1 && opts.SkipUnsupported:
 			err = fmt.Errorf("a sparse tensor is a record batch of its own, not one column of %d: %w", len(tensors), ndarray.ErrShape)
-		case t.Dense != nil && opts.SkipUnsupported && format != FormatNpy && format != FormatNpz && format != FormatTFRecord:
-			switch dt := t.DType(); {
-			case dt == ndarray.Bool && !table:
-				err = errBoolTensor // Tensor messages hold numbers
-			case dt != ndarray.Bool && dt.ArrowType() == nil:
-				_, err = opsOf(dt) // nor do Arrow's tensor columns hold strings
+		case t.Dense != nil && !table && format != FormatNpy && format != FormatNpz && format != FormatTensorProto:
+			switch t.DType() { // Tensor and SparseTensor messages hold numbers
+			case ndarray.Bool:
+				err = errBoolTensor
+			case ndarray.String:
+				err = errStringTensor
 			}
 		}
 		if err != nil {

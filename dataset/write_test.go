@@ -71,7 +71,7 @@ func TestSaveAndOpen(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	require.NoError(t, dataset.Write(&buf, dataset.FormatArrows, []dataset.Tensor{x}, dataset.WriteOptions{}))
-	back, err := dataset.Read(buf.Bytes(), "s", limits.Limits{})
+	back, _, err := dataset.Read(buf.Bytes(), "s", limits.Limits{})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"row", "feature"}, back[0].DimNames)
 }
@@ -87,7 +87,7 @@ func TestRecordsNameEveryDimension(t *testing.T) {
 			r.Release()
 		}
 	}()
-	ts, err := dataset.FromRecords(recs[0].Schema(), recs, "f")
+	ts, _, err := dataset.FromRecords(recs[0].Schema(), recs, "f")
 	require.NoError(t, err)
 	require.Len(t, ts, 1)
 	assert.Equal(t, []string{"batch", "h", "w"}, ts[0].DimNames)

@@ -332,7 +332,7 @@ func infoOf(fi *arrowflight.FlightInfo, lim limits.Limits) (Info, error) {
 // describeSchema describes the tensors record batches of schema hold, rows of them (-1: not
 // known), named as dataset names them: what a schema says without reading any batch.
 func describeSchema(name string, schema *arrow.Schema, rows int64) []Info {
-	tensors, err := dataset.FromRecords(schema, nil, name)
+	tensors, _, err := dataset.FromRecords(schema, nil, name)
 	if err != nil {
 		return nil // not something ndarrow reads: Get says why
 	}
@@ -619,7 +619,7 @@ func endpointBlocks(fi *arrowflight.FlightInfo, info Info, name string, limit in
 		rows[i] = *meta.Rows
 		total += rows[i]
 	}
-	ts, err := dataset.FromRecords(info.Schema, nil, name)
+	ts, _, err := dataset.FromRecords(info.Schema, nil, name)
 	if err != nil || len(ts) != 1 || ts[0].Dense == nil || ts[0].Dense.Rank() == 0 {
 		return nil, nil
 	}

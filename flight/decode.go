@@ -88,7 +88,7 @@ func (s *streamDecoder) add(header, body []byte) error {
 			return err
 		}
 		s.dec = dec
-		ts, err := dataset.FromRecords(dec.Schema(), nil, s.name)
+		ts, _, err := dataset.FromRecords(dec.Schema(), nil, s.name)
 		if err == nil && len(ts) == 1 && ts[0].Dense != nil && ts[0].Dense.Rank() > 0 {
 			s.stacked = true
 			s.direct = ts[0].DType() != ndarray.Bool && cellsRowMajor(ts[0].Dense.Layout())
@@ -119,7 +119,7 @@ func (s *streamDecoder) add(header, body []byte) error {
 	}
 	defer s.releaseCopies() // after the record, which views them
 	defer rec.Release()
-	ts, err := dataset.FromRecords(s.dec.Schema(), []arrow.Record{rec}, s.name)
+	ts, _, err := dataset.FromRecords(s.dec.Schema(), []arrow.Record{rec}, s.name)
 	if err != nil {
 		return err
 	}
@@ -311,7 +311,7 @@ func (s *streamDecoder) tensors() ([]dataset.Tensor, error) {
 	if s.stack != nil {
 		return []dataset.Tensor{s.stack.Tensor()}, nil
 	}
-	tensors, err := dataset.FromRecords(s.dec.Schema(), s.records, s.name)
+	tensors, _, err := dataset.FromRecords(s.dec.Schema(), s.records, s.name)
 	if err != nil {
 		return nil, err
 	}

@@ -193,7 +193,7 @@ func TestRoundTripEveryDType(t *testing.T) {
 				r.Release()
 			}
 			require.NoError(t, w.Close())
-			viaArrowGo, err := dataset.Read(buf.Bytes(), name, limits.Limits{})
+			viaArrowGo, _, err := dataset.Read(buf.Bytes(), name, limits.Limits{})
 			require.NoError(t, err)
 			require.Len(t, viaArrowGo, 1)
 			requireSame(t, want, viaArrowGo[0])
@@ -257,7 +257,13 @@ func TestErrors(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotFound)
 	require.ErrorIs(t, c.Delete(ctx, "missing"), ErrNotFound)
 	require.ErrorIs(t, c.Put(ctx, "../etc", dataset.Tensor{Dense: ndarray.New[int8](1)}), ErrName)
-	require.ErrorIs(t, s.store.Add("str", dataset.Tensor{Dense: ndarray.New[string](2)}), ndarray.ErrDType)
+	require.ErrorIs(t, s.store.Add("scalar", dataset.Tensor{Dense: ndarray.New[int8]()}), ndarray.ErrShape)
+	// strings travel, as a utf8 column (binary where a value is not UTF-8)
+	words := ndarray.Must(ndarray.FromSlice([]string{"a", "\xff\xfe", ""}, 3))
+	require.NoError(t, s.store.Add("str", dataset.Tensor{Dense: words}))
+	got, err := c.Get(ctx, "str")
+	require.NoError(t, err)
+	require.Equal(t, words.Data(), got.Dense.(*ndarray.Dense[string]).Data())
 	// bool tensors travel, of any rank (a fixed_size_list<bool> column)
 	for _, shape := range [][]int64{{3}, {2, 2, 2}} {
 		mask := ndarray.FromFunc(func(i []int64) bool { return i[0]%2 == 0 }, shape...)

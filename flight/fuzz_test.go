@@ -77,7 +77,7 @@ func FuzzFlightData(f *testing.F) {
 		if err != nil {
 			continue
 		}
-		ts, err := dataset.Read(b, "seed", limits.Limits{})
+		ts, _, err := dataset.Read(b, "seed", limits.Limits{})
 		if err != nil {
 			continue
 		}

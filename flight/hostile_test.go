@@ -221,7 +221,7 @@ func TestHostileUploadsChild(t *testing.T) {
 // splitColumns returns, for each tensor column of a golden batch stream, the stream a Flight
 // client would upload for it alone.
 func splitColumns(t *testing.T, b []byte) [][]byte {
-	tensors, err := dataset.Read(b, "g", limits.Limits{})
+	tensors, _, err := dataset.Read(b, "g", limits.Limits{})
 	require.NoError(t, err)
 	var out [][]byte
 	for _, x := range tensors {

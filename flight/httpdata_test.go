@@ -336,7 +336,7 @@ func FuzzDataStream(f *testing.F) {
 		if err != nil {
 			continue
 		}
-		ts, err := dataset.Read(b, "seed", limits.Limits{})
+		ts, _, err := dataset.Read(b, "seed", limits.Limits{})
 		if err != nil {
 			continue
 		}

@@ -384,6 +384,10 @@ func (r *BatchReader) blockMessage(b block, want arrowfb.MessageHeader) (message
 // Schema returns the schema of the records: little-endian, without the columns skipped.
 func (r *BatchReader) Schema() *arrow.Schema { return r.d.schema }
 
+// Skipped returns the columns left out of Schema and the records for their types
+// (BatchOptions.SkipUnsupported), in schema order.
+func (r *BatchReader) Skipped() []SkippedColumn { return r.d.plan.skipped() }
+
 // Next returns the next record batch, which the caller releases, or io.EOF after the last.
 // After an error other than io.EOF the reader stops: every later call returns that error.
 func (r *BatchReader) Next() (arrow.Record, error) {
@@ -516,6 +520,10 @@ func NewBatchDecoder(meta []byte, opts BatchOptions) (*BatchDecoder, error) {
 
 // Schema returns the schema of the records: little-endian, without the columns skipped.
 func (bd *BatchDecoder) Schema() *arrow.Schema { return bd.d.schema }
+
+// Skipped returns the columns left out of Schema and the records for their types
+// (BatchOptions.SkipUnsupported), in schema order.
+func (bd *BatchDecoder) Skipped() []SkippedColumn { return bd.d.plan.skipped() }
 
 // Decode decodes the message with metadata meta and body body: a record batch gives a record
 // the caller releases, a dictionary batch gives nil (its values are kept for the batches

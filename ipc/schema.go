@@ -97,6 +97,24 @@ func (p *schemaPlan) arrowSchema(skip bool) (*arrow.Schema, error) {
 	return arrow.NewSchemaWithEndian(fields, &md, endian.LittleEndian), nil
 }
 
+// SkippedColumn is a column BatchOptions.SkipUnsupported dropped: its name and the type the
+// reader builds no arrays for (its own, or a descendant's).
+type SkippedColumn struct {
+	Name string
+	Type string
+}
+
+// skipped returns the columns of unsupported types, which a schema with skip set leaves out.
+func (p *schemaPlan) skipped() []SkippedColumn {
+	var out []SkippedColumn
+	for _, f := range p.fields {
+		if f.unsupported != "" {
+			out = append(out, SkippedColumn{Name: f.path, Type: f.unsupported})
+		}
+	}
+	return out
+}
+
 // decodeSchema decodes a verified Schema flatbuffer. A panic in a type constructor, which
 // the checks are meant to make impossible, becomes an error wrapping ErrInvalid.
 func decodeSchema(s *arrowfb.Schema) (plan *schemaPlan, err error) {

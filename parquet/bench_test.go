@@ -160,7 +160,7 @@ func BenchmarkReadTensorColumn(b *testing.B) {
 		file := buf.Bytes()
 		b.Run(name+"/arrow-ipc-stream", func(b *testing.B) {
 			measureWrite(b, n, func() error {
-				_, err := dataset.Read(file, "emb", limits.Limits{})
+				_, _, err := dataset.Read(file, "emb", limits.Limits{})
 				return err
 			})
 		})

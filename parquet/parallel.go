@@ -68,6 +68,9 @@ func (r *Reader) ReadRowGroups(ctx context.Context, first, last int, yield func(
 		if err != nil {
 			return err
 		}
+		for _, i := range r.structs { // the manifest as r's plan made it
+			appendChildren(fr, i)
+		}
 		worker := *r
 		worker.fr = fr
 		wg.Add(1)

@@ -64,9 +64,12 @@ type Reader struct {
 	mem      memory.Allocator
 	schema   *arrow.Schema
 	cols     []column
-	skipped  []error
+	skipped  []SkippedColumn
 	general  bool // every column through pqarrow, none through the direct path (tests)
 	parallel int  // ReaderOptions.Parallelism, resolved
+	// structs are the manifest fields whose children plan appended to the manifest (readable),
+	// in order: a reader of the same file made since (ReadRowGroups') appends them too.
+	structs []int
 
 	directReads int // the columns the direct path read (tests)
 }
@@ -226,7 +229,7 @@ func (r *Reader) plan(stored *arrow.Schema, names []string) error {
 			}
 		}
 		if err := r.readable(&col, sf); err != nil {
-			r.skipped = append(r.skipped, fmt.Errorf("parquet: column %s: %w", sf.Field.Name, err))
+			r.skipped = append(r.skipped, SkippedColumn{Name: sf.Field.Name, Type: sf.Field.Type.String(), Err: err})
 			col.index = -1
 		}
 		all = append(all, col)
@@ -288,12 +291,19 @@ func (r *Reader) readable(c *column, sf *pqarrow.SchemaField) error {
 			return fmt.Errorf("%s holds a struct or map inside: %w", sf.Field.Type, ErrUnsupported)
 		}
 	}
-	man := r.fr.Manifest
-	for i := range sf.Children {
-		man.Fields = append(man.Fields, sf.Children[i])
-		c.parts = append(c.parts, len(man.Fields)-1)
+	for range sf.Children {
+		c.parts = append(c.parts, len(r.fr.Manifest.Fields)+len(c.parts))
 	}
+	r.structs = append(r.structs, c.index)
+	appendChildren(r.fr, c.index)
 	return nil
+}
+
+// appendChildren appends the children of manifest field i to fr's manifest, as top-level
+// fields each read on its own.
+func appendChildren(fr *pqarrow.FileReader, i int) {
+	man := fr.Manifest
+	man.Fields = append(man.Fields, man.Fields[i].Children...)
 }
 
 // hasStruct reports whether t is or holds a struct or map.
@@ -325,9 +335,17 @@ func leavesOf(sf *pqarrow.SchemaField) []int {
 // Schema returns the schema of the columns the reader reads, with the stored Arrow types.
 func (r *Reader) Schema() *arrow.Schema { return r.schema }
 
-// Skipped returns one error per column NewReader left out (when no Columns were asked for)
-// because the reader cannot read it safely: structs inside lists, maps.
-func (r *Reader) Skipped() []error { return r.skipped }
+// SkippedColumn is a column NewReader left out because it cannot read it safely: its name,
+// its type as pqarrow reads it, and why.
+type SkippedColumn struct {
+	Name string
+	Type string
+	Err  error
+}
+
+// Skipped returns the columns NewReader left out (when no Columns were asked for) because the
+// reader cannot read them safely: structs inside lists, maps.
+func (r *Reader) Skipped() []SkippedColumn { return r.skipped }
 
 // NumRowGroups returns the number of row groups of the file.
 func (r *Reader) NumRowGroups() int { return len(r.md.FileMetaData.RowGroups) }

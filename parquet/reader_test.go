@@ -2,14 +2,18 @@ package parquet_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	pqparquet "github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -238,4 +242,34 @@ func TestReadsDuckDBFiles(t *testing.T) {
 	}
 	assert.Equal(t, v, got)
 	assert.Equal(t, r.NumRowGroups(), parquet.DirectReads(r))
+}
+
+// TestStructColumnsInManyRowGroups: a struct column (read child by child) of a file of several
+// row groups reads in each, however many row groups are decoded at once — each decoding
+// reader's schema holds the struct's children as the first reader's does.
+func TestStructColumnsInManyRowGroups(t *testing.T) {
+	st := arrow.StructOf(arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int32, Nullable: true})
+	schema := arrow.NewSchema([]arrow.Field{{Name: "i", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "s", Type: st, Nullable: true}}, nil)
+	var buf bytes.Buffer
+	w, err := pqarrow.NewFileWriter(schema, &buf, pqparquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	require.NoError(t, err)
+	for g := range 3 {
+		i, _, err := array.FromJSON(memory.DefaultAllocator, arrow.PrimitiveTypes.Int64, strings.NewReader(fmt.Sprintf("[%d, %d]", 2*g, 2*g+1)))
+		require.NoError(t, err)
+		s, _, err := array.FromJSON(memory.DefaultAllocator, st, strings.NewReader(fmt.Sprintf(`[{"a": %d}, null]`, g)))
+		require.NoError(t, err)
+		require.NoError(t, w.Write(array.NewRecord(schema, []arrow.Array{i, s}, 2)))
+	}
+	require.NoError(t, w.Close())
+	for _, parallel := range []int{1, 3} {
+		r, err := parquet.NewReader(buf.Bytes(), parquet.ReaderOptions{Parallelism: parallel})
+		require.NoError(t, err)
+		var got []string
+		require.NoError(t, r.ReadRowGroups(context.Background(), 0, r.NumRowGroups(), func(g int, rec arrow.Record) error {
+			defer rec.Release()
+			got = append(got, fmt.Sprint(rec.Column(1)))
+			return nil
+		}))
+		assert.Equal(t, []string{"{[0 (null)]}", "{[1 (null)]}", "{[2 (null)]}"}, got, "parallelism %d", parallel)
+	}
 }

@@ -118,7 +118,7 @@ func TestWriteKeepsTensorColumns(t *testing.T) {
 			require.NoError(t, err)
 			assert.NotNil(t, stats, "statistics are written")
 
-			orig, err := dataset.FromRecords(rec.Schema(), []arrow.Record{rec}, "f")
+			orig, _, err := dataset.FromRecords(rec.Schema(), []arrow.Record{rec}, "f")
 			require.NoError(t, err)
 			images := orig[0].Dense.(*ndarray.Dense[float32]).Ravel()
 			assert.Equal(t, images, leaves[float32](t, r, 0), "the images' values, row-major")
@@ -133,7 +133,7 @@ func TestRowGroupsEndByBytes(t *testing.T) {
 	defer mem.AssertSize(t, 0)
 	rec := table(t, mem, 1000)
 	defer rec.Release()
-	orig, err := dataset.FromRecords(rec.Schema(), []arrow.Record{rec}, "f")
+	orig, _, err := dataset.FromRecords(rec.Schema(), []arrow.Record{rec}, "f")
 	require.NoError(t, err)
 	// images: 24 bytes a row; ids: an offset and 1.5 int64 on average: 44 KiB in all.
 	for _, batch := range []int64{100, 1000, 7} { // small batches, one big one, odd sizes

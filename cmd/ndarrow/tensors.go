@@ -69,7 +69,7 @@ func readStdin(compression string) (*input, error) {
 		}
 		tensors, err = dataset.ReadTFRecord(b, stdinName, c, lim)
 	} else {
-		tensors, err = dataset.Read(b, stdinName, lim)
+		tensors, _, err = dataset.Read(b, stdinName, lim)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("standard input: %w", err)

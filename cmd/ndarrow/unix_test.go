@@ -93,7 +93,7 @@ func TestOutputsAsAUnixToolWritesThem(t *testing.T) {
 		t.Run("- as "+format, func(t *testing.T) {
 			code, stdout, stderr := ndarrowProcess(t, "convert", "--to", format, image, "-")
 			require.Equal(t, exitOK, code, stderr)
-			tensors, err := dataset.Read(stdout, "stdout", limits.Limits{})
+			tensors, _, err := dataset.Read(stdout, "stdout", limits.Limits{})
 			require.NoError(t, err)
 			require.Len(t, tensors, 1)
 			assert.Equal(t, ndarray.Shape{8, 8, 3}, tensors[0].Shape())

@@ -32,7 +32,7 @@ const schema = new Schema([
 ]);
 
 const batches = [];
-const all = { images: [], nested: [], tokens: [] };
+const all = { images: [], nested: [], tokens: [], ids: [], labels: [] };
 let row = 0;
 for (const n of [5, 3, 4]) {
   const images = [], nested = [], tokens = [], ids = [], labels = [];
@@ -44,6 +44,7 @@ for (const n of [5, 3, 4]) {
     labels.push(`row ${row}`);
   }
   all.images.push(...images); all.nested.push(...nested); all.tokens.push(...tokens);
+  all.ids.push(...ids); all.labels.push(...labels);
   const cols = [
     vectorFromArray(images, imagesType), vectorFromArray(nested, nestedType),
     vectorFromArray(tokens, tokensType), vectorFromArray(ids, new Int64()), vectorFromArray(labels, new Utf8()),
@@ -68,7 +69,8 @@ writeFileSync(join(out, 'null_element.arrows'), RecordBatchStreamWriter.writeAll
 ])).toUint8Array(true));
 
 // expected.jsonl: the fields `ndarrow inspect --json` prints, from the values above. Values
-// are hashed as inspect hashes them: little-endian, row-major; ragged ones flat.
+// are hashed as inspect hashes them: little-endian, row-major; ragged ones flat; a string as
+// its 4-byte little-endian length, then its UTF-8 bytes.
 const sha = (buf) => createHash('sha256').update(Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength)).digest('hex');
 const splits = (rows) => { const s = [0]; for (const r of rows) s.push(s[s.length - 1] + (r ? r.length : 0)); return s; };
 const lines = [];
@@ -83,5 +85,13 @@ for (const base of ['tensors']) {
   lines.push({ name: `${base}.tokens`, kind: 'ragged', column: 'tokens', dtype: 'float64', shape: [row, -1], dim_names: [],
     nnz: tok.flat().filter((x) => x !== null).length, sha256: sha(Float64Array.from(tok.flat().filter((x) => x !== null))),
     nrows: row, nvals: tok.flat().filter((x) => x !== null).length, row_splits: [splits(tok)] });
+  // The plain columns: tensors of one value per row.
+  lines.push({ name: `${base}.ids`, kind: 'dense', column: 'ids', dtype: 'int64', shape: [row], dim_names: [],
+    nnz: row, sha256: sha(BigInt64Array.from(all.ids)) });
+  const strings = Buffer.concat(all.labels.map((s) => {
+    const b = Buffer.from(s, 'utf8'); const n = Buffer.alloc(4); n.writeUInt32LE(b.length); return Buffer.concat([n, b]);
+  }));
+  lines.push({ name: `${base}.labels`, kind: 'dense', column: 'labels', dtype: 'string', shape: [row], dim_names: [],
+    nnz: row, sha256: sha(strings) });
 }
 writeFileSync(join(out, 'expected.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
