@@ -274,14 +274,48 @@ func TestLsAndInspectAgree(t *testing.T) {
 	assert.Greater(t, n, 20)
 }
 
-// TestInspectSaysWhenAFileHoldsNoTensors: a record-batch file of plain columns reads, holds
-// no tensor, and inspect says so, with status 0.
+// TestInspectSaysWhenAFileHoldsNoTensors: a record-batch file whose columns all have no tensor
+// form (dates, times, timestamps) reads: inspect names each column with its Arrow type and why,
+// in both modes, says the file holds no tensors, and exits 0; convert has nothing to write.
 func TestInspectSaysWhenAFileHoldsNoTensors(t *testing.T) {
-	path := "../../ipc/testdata/arrow-testing/arrow-ipc-stream/integration/1.0.0-littleendian/generated_primitive.stream"
+	path := "../../ipc/testdata/arrow-testing/arrow-ipc-stream/integration/1.0.0-littleendian/generated_datetime.stream"
+	const why = "times and dates are not mapped to tensors (cast them to int64 to read them as numbers)"
 	code, stdout, stderr := runCLI("inspect", "--json", path)
 	assert.Equal(t, exitOK, code)
-	assert.Empty(t, stdout)
-	assert.Equal(t, "ndarrow inspect: "+path+": no tensors: none of its columns is a tensor\n", stderr)
+	assert.Equal(t, "ndarrow inspect: "+path+": no tensors: none of its 15 columns has a tensor form\n", stderr)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	require.Len(t, lines, 15, "a line per column")
+	for i, line := range lines {
+		var got map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &got))
+		assert.Equal(t, map[string]any{"name": "generated_datetime.f" + itoa(i), "column": "f" + itoa(i),
+			"left_out": got["left_out"], "why": why}, got, "exactly these fields")
+	}
+	assert.Equal(t, "date32", gotField(t, lines[0], "left_out"))
+	assert.Equal(t, "timestamp[s, tz=UTC]", gotField(t, lines[11], "left_out"), "the Arrow type as Arrow writes it, unescaped")
+	assert.Contains(t, lines[11], `"timestamp[s, tz=UTC]"`)
+
+	code, stdout, stderr = runCLI("inspect", path)
+	assert.Equal(t, exitOK, code)
+	assert.Equal(t, "ndarrow inspect: "+path+": no tensors: none of its 15 columns has a tensor form\n", stderr)
+	lines = strings.Split(strings.TrimSpace(stdout), "\n")
+	require.Len(t, lines, 15)
+	assert.Equal(t, "generated_datetime.f0: date32 left out: "+why, lines[0])
+	assert.NotContains(t, stdout, "NAME", "no table without tensors")
+
+	out := filepath.Join(t.TempDir(), "x.arrow")
+	code, _, stderr = runCLI("convert", path, out)
+	assert.Equal(t, exitFail, code)
+	assert.Equal(t, "ndarrow convert: "+path+": no tensors: none of its 15 columns has a tensor form (generated_datetime.f0 date32, "+
+		"generated_datetime.f1 date64, generated_datetime.f2 time32[s], generated_datetime.f3 time32[ms], and 11 more)\n", stderr)
+	assert.NoFileExists(t, out)
+}
+
+// gotField returns field of a JSON line.
+func gotField(t *testing.T, line, field string) any {
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(line), &m))
+	return m[field]
 }
 
 // TestDirectoryIsOneDataset: a directory given to inspect, convert or put is every tensor file

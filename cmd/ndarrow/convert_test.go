@@ -14,17 +14,31 @@ import (
 	"github.com/ndarrow/ndarrow/ipc"
 )
 
-// inspectJSON returns the inspect --json lines of a file.
+// inspectJSON returns the inspect --json lines of a file's tensors.
 func inspectJSON(t *testing.T, path string) []inspection {
+	tensors, _ := inspectColumns(t, path)
+	return tensors
+}
+
+// inspectColumns returns the inspect --json lines of a file: its tensors', and its columns'
+// left out.
+func inspectColumns(t *testing.T, path string) ([]inspection, []leftOutLine) {
 	code, stdout, stderr := runCLI("inspect", "--json", "--splits", path)
 	require.Equal(t, exitOK, code, stderr)
-	var out []inspection
+	var tensors []inspection
+	var left []leftOutLine
 	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		if strings.Contains(line, `"left_out":`) {
+			var l leftOutLine
+			require.NoError(t, json.Unmarshal([]byte(line), &l))
+			left = append(left, l)
+			continue
+		}
 		var in inspection
 		require.NoError(t, json.Unmarshal([]byte(line), &in))
-		out = append(out, in)
+		tensors = append(tensors, in)
 	}
-	return out
+	return tensors, left
 }
 
 func TestConvertKeepsDimNames(t *testing.T) {

@@ -26,10 +26,23 @@ type inspection struct {
 	DimNames []string `json:"dim_names"`
 	NNZ      int64    `json:"nnz"`
 	SHA256   string   `json:"sha256"`
+	// Nulls is the number of null rows of a plain column (dataset.Tensor.Valid); omitted
+	// when there are none.
+	Nulls int64 `json:"nulls,omitempty"`
 	// Ragged arrays only: rows, values and (--splits) TensorFlow's nested row splits.
 	NRows     *int64    `json:"nrows,omitempty"`
 	NVals     *int64    `json:"nvals,omitempty"`
 	RowSplits [][]int64 `json:"row_splits,omitempty"`
+}
+
+// leftOutLine is what `inspect --json` prints of a column that has no tensor form
+// (dataset.LeftOut): its name as a tensor of it would be named, its column, its Arrow type
+// and why it is left out. "left_out" tells it from a tensor's line.
+type leftOutLine struct {
+	Name    string `json:"name"`
+	Column  string `json:"column"`
+	LeftOut string `json:"left_out"`
+	Why     string `json:"why"`
 }
 
 // unmappedLine is what `inspect --json` prints of a file of records ndarrow does not map.
@@ -58,7 +71,7 @@ func inspect(ctx context.Context, t tensor, maxDense int64, stderr io.Writer) (i
 	}
 	line := inspection{
 		Name: t.Name, Kind: string(t.Kind), Column: t.Column, DType: t.DType().String(),
-		Shape: shape, DimNames: names, NNZ: t.NNZ(), SHA256: hex.EncodeToString(h.Sum(nil)),
+		Shape: shape, DimNames: names, NNZ: t.NNZ(), SHA256: hex.EncodeToString(h.Sum(nil)), Nulls: t.NullCount(),
 	}
 	if t.Ragged != nil {
 		nrows, nvals := t.Ragged.NumRows(), t.Ragged.NumValues()
@@ -69,7 +82,7 @@ func inspect(ctx context.Context, t tensor, maxDense int64, stderr io.Writer) (i
 
 func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
-	asJSON := fs.Bool("json", false, "print one JSON object per tensor")
+	asJSON := fs.Bool("json", false, "print one JSON object per tensor, and per column left out")
 	splits := fs.Bool("splits", false, "with --json, print a ragged tensor's row splits whole (nrows and nvals summarize them otherwise)")
 	maxDense := maxDenseFlag(fs)
 	compression := compressionFlag(fs)
@@ -79,7 +92,9 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	code := exitOK
 	table := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
 	header := false
+	var leftOut []dataset.LeftOut // told after the table, whose columns they would widen
 	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false) // Arrow types read as Arrow writes them: struct<a: int32>
 	for _, path := range fs.Args() {
 		f, err := load(path, *compression)
 		var unmapped *dataset.UnmappedRecordsError
@@ -104,6 +119,8 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		switch {
 		case len(f.tensors) > 0:
+		case len(f.leftOut) > 0: // not an error: the columns are named below
+			fmt.Fprintf(stderr, "ndarrow inspect: %s: no tensors: %s\n", path, noTensorForm(f.leftOut, false))
 		case f.dir:
 			fmt.Fprintf(stderr, "ndarrow inspect: %s: no tensors: no tensor files\n", path)
 		default:
@@ -135,14 +152,24 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 				continue
 			}
 			if !header {
-				fmt.Fprintln(table, "NAME\tKIND\tDTYPE\tSHAPE\tNNZ\tDIM NAMES\tSHA256")
+				fmt.Fprintln(table, "NAME\tKIND\tDTYPE\tSHAPE\tNNZ\tNULLS\tDIM NAMES\tSHA256")
 				header = true
 			}
-			fmt.Fprintf(table, "%s\t%s\t%s\t%v\t%d\t%s\t%.16s…\n", line.Name, line.Kind, line.DType, t.Shape(),
-				line.NNZ, strings.Join(line.DimNames, ","), line.SHA256)
+			fmt.Fprintf(table, "%s\t%s\t%s\t%v\t%d\t%d\t%s\t%.16s…\n", line.Name, line.Kind, line.DType, t.Shape(),
+				line.NNZ, line.Nulls, strings.Join(line.DimNames, ","), line.SHA256)
+		}
+		for _, l := range f.leftOut {
+			if *asJSON {
+				_ = enc.Encode(leftOutLine{Name: l.Name, Column: l.Column, LeftOut: l.Type, Why: l.Why})
+				continue
+			}
+			leftOut = append(leftOut, l)
 		}
 		f.Release()
 	}
 	table.Flush()
+	for _, l := range leftOut {
+		fmt.Fprintln(stdout, l)
+	}
 	return code
 }

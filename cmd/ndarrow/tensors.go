@@ -23,7 +23,8 @@ type input struct {
 	path    string
 	dir     bool
 	tensors []tensor
-	skipped []error // the files of a directory that could not be read, and names taken twice
+	leftOut []dataset.LeftOut // the columns of its tables that have no tensor form, once each
+	skipped []error           // the files of a directory that could not be read, and names taken twice
 	release func()
 }
 
@@ -62,6 +63,7 @@ func readStdin(compression string) (*input, error) {
 		return nil, fmt.Errorf("standard input: more than %d bytes: %w", lim.MaxCopySize, limits.ErrExceeded)
 	}
 	var tensors []tensor
+	var left []dataset.LeftOut
 	if compression != "" {
 		c, cerr := tfrecord.ParseCompression(compression)
 		if cerr != nil {
@@ -69,12 +71,12 @@ func readStdin(compression string) (*input, error) {
 		}
 		tensors, err = dataset.ReadTFRecord(b, stdinName, c, lim)
 	} else {
-		tensors, _, err = dataset.Read(b, stdinName, lim)
+		tensors, left, err = dataset.Read(b, stdinName, lim)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("standard input: %w", err)
 	}
-	return &input{path: "standard input", tensors: tensors, release: func() {}}, nil
+	return &input{path: "standard input", tensors: tensors, leftOut: left, release: func() {}}, nil
 }
 
 // loadInput reads the tensors of path, as load does; "-" is standard input.
@@ -105,13 +107,13 @@ func loadInput(path, compression string) (*input, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &input{path: path, dir: true, tensors: d.Tensors, skipped: d.Skipped, release: d.Release}, nil
+		return dirInput(path, d), nil
 	}
 	f, err := dataset.Open(path, limits.Limits{})
 	if err != nil {
 		return nil, err
 	}
-	return &input{path: path, tensors: f.Tensors, release: f.Release}, nil
+	return &input{path: path, tensors: f.Tensors, leftOut: f.LeftOut, release: f.Release}, nil
 }
 
 // loadObjects reads the tensors of the object uri names or, when it names a prefix (it ends
@@ -121,7 +123,7 @@ func loadObjects(uri string) (*input, error) {
 	if !strings.HasSuffix(uri, "/") {
 		f, err := dataset.Open(uri, limits.Limits{})
 		if err == nil {
-			return &input{path: f.Path, tensors: f.Tensors, release: f.Release}, nil
+			return &input{path: f.Path, tensors: f.Tensors, leftOut: f.LeftOut, release: f.Release}, nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
@@ -133,13 +135,18 @@ func loadObjects(uri string) (*input, error) {
 			}
 			return nil, err // no object, and nothing under it either
 		}
-		return &input{path: uri, dir: true, tensors: d.Tensors, skipped: d.Skipped, release: d.Release}, nil
+		return dirInput(uri, d), nil
 	}
 	d, err := dataset.OpenDir(uri, limits.Limits{})
 	if err != nil {
 		return nil, err
 	}
-	return &input{path: uri, dir: true, tensors: d.Tensors, skipped: d.Skipped, release: d.Release}, nil
+	return dirInput(uri, d), nil
+}
+
+// dirInput returns the input of the directory (or prefix) at path that d holds.
+func dirInput(path string, d *dataset.Dir) *input {
+	return &input{path: path, dir: true, tensors: d.Tensors, leftOut: d.LeftOut, skipped: d.Skipped, release: d.Release}
 }
 
 // whole returns an error when a directory input left files out: convert and put take all of a
@@ -154,13 +161,22 @@ func (in *input) whole() error {
 	return fmt.Errorf("%w (and %d more problems in %s)", in.skipped[0], len(in.skipped)-1, in.path)
 }
 
-// selectTensor returns the tensors of in, or the one named name when name is not empty.
+// selectTensor returns the tensors of in, or the one named name when name is not empty. A
+// name of a column left out (no tensor form) is an error saying so.
 func selectTensor(in *input, name string) ([]tensor, error) {
 	if err := in.whole(); err != nil {
 		return nil, err
 	}
+	for _, l := range in.leftOut {
+		if name != "" && l.Name == name {
+			return nil, errors.New(l.String())
+		}
+	}
 	if len(in.tensors) == 0 {
-		if in.dir {
+		switch {
+		case len(in.leftOut) > 0:
+			return nil, fmt.Errorf("%s: no tensors: %s", in.path, noTensorForm(in.leftOut, true))
+		case in.dir:
 			return nil, fmt.Errorf("%s: no tensors: no tensor files", in.path)
 		}
 		return nil, fmt.Errorf("%s: no tensors", in.path)
@@ -176,6 +192,29 @@ func selectTensor(in *input, name string) ([]tensor, error) {
 		names = append(names, t.Name)
 	}
 	return nil, fmt.Errorf("%s: no tensor %q (it holds %s)", in.path, name, strings.Join(names, ", "))
+}
+
+// noTensorForm says that the columns left out are every column there is: "none of its 2
+// columns has a tensor form"; with names, followed by the first few of them and their types:
+// "(t.s struct<a: int32>, t.m map<utf8, int64>)".
+func noTensorForm(left []dataset.LeftOut, names bool) string {
+	s := fmt.Sprintf("none of its %d columns has a tensor form", len(left))
+	if len(left) == 1 {
+		s = "its one column has no tensor form"
+	}
+	if !names {
+		return s
+	}
+	const most = 4
+	var listed []string
+	for i, l := range left {
+		if i == most {
+			listed = append(listed, fmt.Sprintf("and %d more", len(left)-most))
+			break
+		}
+		listed = append(listed, l.Name+" "+l.Type)
+	}
+	return s + " (" + strings.Join(listed, ", ") + ")"
 }
 
 // compressionFlag adds --compression, which says the input is a TFRecord file compressed so.
