@@ -147,6 +147,10 @@ var boolOps = typedOps{
 // SparseTensor messages, arrow.fixed_shape_tensor columns, padding.
 var errStringTensor = fmt.Errorf("string tensors cannot be Arrow tensors (a string tensor goes as a utf8 or binary column, or lists of them: arrow, arrows, parquet, tfrecord, Flight): %w", ndarray.ErrDType)
 
+// errStringNpy is what string tensors say in NumPy's formats, whose fixed-width string arrays
+// ndarrow does not write.
+var errStringNpy = fmt.Errorf("string tensors cannot be .npy arrays: ndarrow writes no NumPy string dtype (a string tensor goes as a utf8 or binary column, or lists of them: arrow, arrows, parquet, tfrecord, Flight): %w", ndarray.ErrDType)
+
 // stringOps are the operations on string tensors: plain columns (utf8, binary and the like)
 // and fixed-size lists of them, stacked and joined; no Tensor messages.
 var stringOps = typedOps{

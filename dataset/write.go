@@ -49,6 +49,16 @@ func HoldsSeveral(f Format) bool {
 	return true
 }
 
+// HoldsNulls reports whether a file of format f holds null rows of a plain column (Tensor.Valid):
+// FormatArrow, FormatArrows and FormatParquet do; Write refuses them in any other format.
+func HoldsNulls(f Format) bool {
+	switch f {
+	case FormatArrow, FormatArrows, FormatParquet:
+		return true
+	}
+	return false
+}
+
 // ErrFormat is returned for a format Write does not write, or a file name that names none.
 var ErrFormat = errors.New("dataset: unknown output format")
 
@@ -119,7 +129,8 @@ type WriteOptions struct {
 	Pad       float64
 	// SkipUnsupported leaves out, each one named to Warn, the tensors the format cannot hold
 	// (a ragged tensor in a dense format, a sparse one beside others in a table, a bool or
-	// string tensor where Arrow tensors cannot hold it), instead of failing.
+	// string tensor where Arrow tensors cannot hold it, a string tensor in .npy or .npz, null
+	// rows where HoldsNulls is false), instead of failing.
 	SkipUnsupported bool
 }
 
@@ -136,12 +147,11 @@ func prepare(format Format, tensors []Tensor, opts *WriteOptions) ([]Tensor, err
 	}
 	denseOnly := format != FormatArrow && format != FormatArrows && format != FormatParquet && format != FormatTFRecord
 	table := !denseOnly // a record batch's columns, or an Example's features
-	holdsNulls := format == FormatArrow || format == FormatArrows || format == FormatParquet
 	var out []Tensor
 	for _, t := range tensors {
 		var err error
 		switch {
-		case t.Valid != nil && !holdsNulls:
+		case t.Valid != nil && !HoldsNulls(format):
 			err = fmt.Errorf("%d null rows: %s holds no nulls (give them a value: Tensor.Filled, convert --fill VALUE): %w", t.NullCount(), format, arrowtensor.ErrNull)
 		case t.Sparse != nil && (opts.Dense || format == FormatNpy):
 			var d ndarray.Array
@@ -157,6 +167,8 @@ func prepare(format Format, tensors []Tensor, opts *WriteOptions) ([]Tensor, err
 			err = ErrRaggedNotDense
 		case t.Sparse != nil && table && len(tensors) > 1 && opts.SkipUnsupported:
 			err = fmt.Errorf("a sparse tensor is a record batch of its own, not one column of %d: %w", len(tensors), ndarray.ErrShape)
+		case t.Dense != nil && t.DType() == ndarray.String && (format == FormatNpy || format == FormatNpz):
+			err = errStringNpy
 		case t.Dense != nil && !table && format != FormatNpy && format != FormatNpz && format != FormatTensorProto:
 			switch t.DType() { // Tensor and SparseTensor messages hold numbers
 			case ndarray.Bool:

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/internal/atomicfile"
 	"github.com/ndarrow/ndarrow/internal/objstore"
@@ -72,6 +73,12 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
 	to := fs.String("to", "", "output format (default: OUT's extension): "+formatNames())
 	pick := fs.String("tensor", "", "convert only the tensor of this name (as inspect prints it)")
+	var fill *string
+	fs.Func("fill", "give the null rows of plain columns this `VALUE`, parsed as each column's dtype (a number, true or false, any string); "+
+		"without it arrow, arrows and parquet keep null rows and the other formats refuse them", func(s string) error {
+		fill = &s
+		return nil
+	})
 	opts := writeFlags(fs, stderr, "convert")
 	compression := compressionFlag(fs)
 	if code, ok := parseArgs(fs, "convert", args, stdout, stderr, 2, 2); !ok {
@@ -84,7 +91,9 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	// Under Guard: an input that shrinks while its values are written out is an error naming it.
 	return finishCommand(ctx, stderr, "convert", dataset.Guard(func() error {
-		return convert(ctx, *to, *pick, fs.Arg(0), fs.Arg(1), *compression, opts(), stdout, stderr)
+		o := opts()
+		o.fill = fill
+		return convert(ctx, *to, *pick, fs.Arg(0), fs.Arg(1), *compression, o, stdout, stderr)
 	}))
 }
 
@@ -120,8 +129,9 @@ func writeFlags(fs *flag.FlagSet, stderr io.Writer, name string) func() writeOpt
 }
 
 // convert writes the tensors of in (or the one named pick) to out in format to (out's
-// extension when empty), as opts say, as writeOutput writes (out "-" is stdout); ctx
-// interrupts the writing.
+// extension when empty), as opts say, as writeOutput writes (out "-" is stdout), their null
+// rows given opts.fill when set; ctx interrupts the writing. Once written, each column of in
+// that has no tensor form is named on stderr (none when pick names one tensor).
 func convert(ctx context.Context, to, pick, in, out string, compression string, opts writeOptions, stdout, stderr io.Writer) error {
 	if err := checkOutput(out); err != nil {
 		return err
@@ -139,15 +149,61 @@ func convert(ctx context.Context, to, pick, in, out string, compression string, 
 	if err != nil {
 		return err
 	}
+	if tensors, err = filled(tensors, opts.fill); err != nil {
+		return err
+	}
 	total := int64(0)
 	for _, t := range tensors {
 		total += valueBytes(t)
 	}
-	return writeOutput(ctx, out, stdout, func(w io.Writer) error {
+	err = writeOutput(ctx, out, stdout, func(w io.Writer) error {
+		if !opts.skip { // else skipped, each named, by write
+			if err := checkNulls(format, tensors); err != nil {
+				return err
+			}
+		}
 		w, done := withProgress(w, stderr, out, total) // the output's bytes, against the values' (compression ends early)
 		defer done()
 		return write(format, w, tensors, opts.forOutput(out))
 	})
+	if err == nil && pick == "" {
+		for _, l := range f.leftOut {
+			fmt.Fprintf(stderr, "ndarrow convert: %s\n", l)
+		}
+	}
+	return err
+}
+
+// filled returns tensors with the null rows of each given value (dataset.Tensor.Filled), or
+// tensors themselves when value is nil.
+func filled(tensors []tensor, value *string) ([]tensor, error) {
+	if value == nil {
+		return tensors, nil
+	}
+	out := make([]tensor, len(tensors))
+	for i, t := range tensors {
+		f, err := t.Filled(*value)
+		if err != nil {
+			return nil, fmt.Errorf("--fill %q: %w", *value, err)
+		}
+		out[i] = f
+	}
+	return out, nil
+}
+
+// checkNulls returns an error naming the first tensor with null rows when format holds none,
+// saying how to give them a value.
+func checkNulls(format string, tensors []tensor) error {
+	if dataset.HoldsNulls(dataset.Format(format)) {
+		return nil
+	}
+	for _, t := range tensors {
+		if t.Valid != nil {
+			return fmt.Errorf("%s: %d null rows, and %s output holds no nulls: give them a value with --fill VALUE (arrow, arrows and parquet keep them): %w",
+				t.Name, t.NullCount(), format, arrowtensor.ErrNull)
+		}
+	}
+	return nil
 }
 
 // writeOutput writes the output named path as a Unix tool does: "-" is standard output; an
@@ -283,6 +339,7 @@ type writeOptions struct {
 	parquetEncoding parquet.Encoding
 	pad             *float64 // pad ragged tensors into dense formats with this value
 	skip            bool     // leave out what the format cannot hold
+	fill            *string  // convert: the value of null rows (--fill), nil when not given
 	warn            func(string)
 }
 

@@ -169,7 +169,7 @@ func selectTensor(in *input, name string) ([]tensor, error) {
 	}
 	for _, l := range in.leftOut {
 		if name != "" && l.Name == name {
-			return nil, errors.New(l.String())
+			return nil, fmt.Errorf("%s: %s", in.path, l)
 		}
 	}
 	if len(in.tensors) == 0 {
