@@ -558,11 +558,18 @@ var ErrMetadata = sentinel.New("dataset: invalid tensor metadata", arrow.ErrInva
 // readFieldMetadata applies what Batch wrote into a column's field metadata: the kind of a
 // dense tensor and the names of every dimension.
 func (t *Tensor) readFieldMetadata(md arrow.Metadata) error {
+	cells, reshape := md.GetValue(CellShapeKey)
+	if reshape && t.Ragged != nil {
+		if err := t.fromEmptyRows(cells); err != nil {
+			return err
+		}
+		reshape = false
+	}
 	if err := t.readKind(md, KindFixedShape, KindDense, "column"); err != nil {
 		return err
 	}
-	if text, ok := md.GetValue(CellShapeKey); ok {
-		if err := t.reshapeCells(text); err != nil {
+	if reshape {
+		if err := t.reshapeCells(cells); err != nil {
 			return err
 		}
 	}
@@ -573,6 +580,26 @@ func (t *Tensor) readFieldMetadata(md arrow.Metadata) error {
 		}
 		t.DimNames = names
 	}
+	return nil
+}
+
+// fromEmptyRows makes a list column of empty rows (how Batch writes a tensor whose cells hold
+// no value) the dense tensor [rows, cell...] it was, cell the shape CellShapeKey holds (JSON).
+func (t *Tensor) fromEmptyRows(text string) error {
+	var cell ndarray.Shape
+	if json.Unmarshal([]byte(text), &cell) != nil || t.Ragged.RaggedRank() != 1 || t.Ragged.InnerShape().Rank() != 0 {
+		return fmt.Errorf("%s %q on a %v column: %w", CellShapeKey, text, t.Shape(), ErrMetadata)
+	}
+	shape := append(ndarray.Shape{t.Ragged.NumRows()}, cell...)
+	if err := shape.Validate(); err != nil || len(cell) == 0 || cell.Size() != 0 || t.Ragged.NumValues() != 0 {
+		return fmt.Errorf("%s %q for a column of %d values: %w", CellShapeKey, text, t.Ragged.NumValues(), ErrMetadata)
+	}
+	// No element to convert: the empty array of the column's dtype.
+	d, err := ndarray.ConvertTo(ndarray.New[bool](shape...), t.Ragged.DType())
+	if err != nil {
+		return err
+	}
+	t.Dense, t.Ragged, t.Kind = d, nil, KindFixedShape
 	return nil
 }
 

@@ -56,9 +56,11 @@ const (
 	// ColumnKey holds, on a Tensor or SparseTensor message, the name of the column the tensor
 	// came from.
 	ColumnKey = "ndarrow.column"
-	// CellShapeKey holds, on a plain fixed_size_list column of bools (how a bool tensor goes,
-	// since Arrow C++ makes no arrow.fixed_shape_tensor of bool), the shape of each row's
-	// cell as JSON, [2,3]: a cell of other than one dimension.
+	// CellShapeKey holds, on a plain fixed_size_list column of bools or strings (how a bool
+	// tensor goes, since Arrow C++ makes no arrow.fixed_shape_tensor of bool), the shape of
+	// each row's cell as JSON, [2,3]: a cell of other than one dimension; on a list column of
+	// empty rows, the shape of cells that hold no value, [0] (a feature every Example holds
+	// empty), which arrow-go makes no fixed-size list of.
 	CellShapeKey = "ndarrow.cell_shape"
 )
 
@@ -161,6 +163,9 @@ func (t Tensor) column(mem memory.Allocator) (arrow.Array, error) {
 	if t.Dense.Rank() == 1 {
 		return arrowtensor.PlainColumn(mem, t.Dense, t.Valid)
 	}
+	if t.hasEmptyCells() {
+		return emptyCells(mem, t.Dense)
+	}
 	switch d := t.Dense.(type) {
 	case *ndarray.Dense[bool]:
 		arr, err := arrowtensor.NewBoolFixedShapeTensorArray(mem, d, nil)
@@ -203,6 +208,36 @@ func (t Tensor) column(mem memory.Allocator) (arrow.Array, error) {
 	return ops.tensorArray(mem, t.Dense, cellNames)
 }
 
+// emptyCells returns d, of shape [rows, cell...] whose cells hold no value, as a list column
+// of rows empty rows (arrow-go makes no fixed-size list of size 0; Batch puts the cell shape
+// in the field, CellShapeKey, and FromRecords reads it back as d was).
+func emptyCells(mem memory.Allocator, d ndarray.Array) (arrow.Array, error) {
+	var elem arrow.DataType
+	switch dt := d.DType(); dt {
+	case ndarray.Bool:
+		elem = arrow.FixedWidthTypes.Boolean
+	case ndarray.String:
+		elem = arrow.BinaryTypes.String
+	default:
+		elem = dt.ArrowType()
+	}
+	rows := d.Shape()[0]
+	if rows >= math.MaxInt32 {
+		return nil, fmt.Errorf("%d rows of empty cells: more than a list column's int32 offsets count: %w", rows, ndarray.ErrShape)
+	}
+	values := array.MakeArrayOfNull(mem, elem, 0)
+	defer values.Release()
+	offsets := memory.NewBufferBytes(make([]byte, 4*(rows+1))) // every row ends where it starts
+	data := array.NewData(arrow.ListOf(elem), int(rows), []*memory.Buffer{nil, offsets}, []arrow.ArrayData{values.Data()}, 0, 0)
+	defer data.Release()
+	return array.MakeFromData(data), nil
+}
+
+// hasEmptyCells reports whether t is dense of shape [rows, cell...] with cells of no value.
+func (t Tensor) hasEmptyCells() bool {
+	return t.Dense != nil && t.Dense.Rank() > 1 && t.Dense.Shape()[1:].Size() == 0
+}
+
 // dimNamesForRank returns the dimension names when there is one per dimension.
 func (t Tensor) dimNamesForRank() []string {
 	if len(t.DimNames) != t.Shape().Rank() {
@@ -232,7 +267,7 @@ func (t Tensor) fieldMetadata() arrow.Metadata {
 		b, _ := json.Marshal(names) // strings always marshal
 		keys, values = append(keys, DimNamesKey), append(values, string(b))
 	}
-	if (t.DType() == ndarray.Bool || t.DType() == ndarray.String) && t.Dense != nil && t.Dense.Rank() > 2 {
+	if (t.DType() == ndarray.Bool || t.DType() == ndarray.String) && t.Dense != nil && t.Dense.Rank() > 2 || t.hasEmptyCells() {
 		b, _ := json.Marshal(t.Dense.Shape()[1:])
 		keys, values = append(keys, CellShapeKey), append(values, string(b))
 	}

@@ -2,6 +2,7 @@ package dataset_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -177,6 +178,41 @@ func TestStringCells(t *testing.T) {
 		assert.Equal(t, words.Shape(), ts[0].Shape(), format)
 		assert.Equal(t, words.Data(), must(dataset.DenseOf[string](ts[0])).Data(), format)
 		assert.Equal(t, pairs.Data(), must(dataset.DenseOf[string](ts[1])).Data(), format)
+	}
+}
+
+// TestEmptyCells: a tensor whose cells hold no value — shape [rows, 0] (a feature every
+// Example holds empty: an empty bytes_list, float_list…) — of numbers, bools or strings is
+// written as a list column of empty rows (arrow-go makes no fixed_size_list of size 0), its
+// cell shape in the field, and reads back as the dense tensor it was; TFRecord keeps it too.
+func TestEmptyCells(t *testing.T) {
+	for _, a := range []ndarray.Array{ndarray.New[float32](3, 0), ndarray.New[int64](2, 0, 4), ndarray.New[bool](2, 0), ndarray.New[string](3, 0), ndarray.New[string](0, 0)} {
+		for _, format := range []dataset.Format{dataset.FormatArrow, dataset.FormatArrows, dataset.FormatParquet, dataset.FormatTFRecord} {
+			t.Run(fmt.Sprintf("%v%v/%s", a.DType(), a.Shape(), format), func(t *testing.T) {
+				words := ndarray.Must(ndarray.FromSlice([]string{"a", "b", "c"}[:a.Shape()[0]], a.Shape()[0]))
+				b := written(t, format, []dataset.Tensor{{Name: "e", Column: "e", Dense: a}, {Name: "w", Column: "w", Dense: words}})
+				if format == dataset.FormatTFRecord && a.Shape()[0] == 0 {
+					assert.Empty(t, b, "no rows, no Examples")
+					return
+				}
+				ts, left, err := dataset.Read(b, "f", limits.Limits{})
+				require.NoError(t, err)
+				assert.Empty(t, left)
+				if format == dataset.FormatTFRecord {
+					require.Len(t, ts, 2)
+					assert.Equal(t, ndarray.Shape{a.Shape()[0], 0}, ts[0].Shape(), "an Example holds a row's values")
+					return
+				}
+				require.Len(t, ts, 2)
+				assert.Equal(t, dataset.KindDense, ts[0].Kind)
+				assert.Equal(t, a.DType(), ts[0].DType())
+				assert.Equal(t, a.Shape(), ts[0].Shape())
+				assert.Equal(t, words.Data(), must(dataset.DenseOf[string](ts[1])).Data(), "the columns beside it")
+				if format != dataset.FormatParquet {
+					assert.Contains(t, schemaOf(t, format, b)["e"], "list<", "a list column other readers read")
+				}
+			})
+		}
 	}
 }
 

@@ -114,6 +114,68 @@ func TestRaggedAndSparseColumnsRoundTrip(t *testing.T) {
 	assert.Equal(t, []int64{4, 0, 3}, got["sp/index/2"].Ragged.(*ragged.Array[int64]).FlatValues())
 }
 
+// TestBytesColumnsRoundTrip: string columns — bytes as tf.train.Example producers write them
+// (ids, text, encoded images: any bytes, empty ones included) — become bytes_list features of
+// a row's values, whatever their shape: [rows] one value per Example, [rows, n] n values,
+// [rows, 0] an empty list in every Example, ragged rows as many values as the row has; and
+// read back as the same bytes.
+func TestBytesColumnsRoundTrip(t *testing.T) {
+	image := "\x89PNG\r\n\x1a\n\x00\xff"
+	for _, tc := range []struct {
+		name   string
+		col    tfrecord.Column
+		values [][]string // each Example's
+		shape  ndarray.Shape
+	}{
+		{"one value per row", tfrecord.Column{Dense: ndarray.Must(ndarray.FromSlice([]string{"id-1", "", image}, 3))},
+			[][]string{{"id-1"}, {""}, {image}}, ndarray.Shape{3, 1}},
+		{"a cell of one", tfrecord.Column{Dense: ndarray.Must(ndarray.FromSlice([]string{"a", "\xff", ""}, 3, 1))},
+			[][]string{{"a"}, {"\xff"}, {""}}, ndarray.Shape{3, 1}},
+		{"cells of two", tfrecord.Column{Dense: ndarray.Must(ndarray.FromSlice([]string{"a", "b", "c", "d"}, 2, 2))},
+			[][]string{{"a", "b"}, {"c", "d"}}, ndarray.Shape{2, 2}},
+		{"empty cells", tfrecord.Column{Dense: ndarray.New[string](2, 0)}, [][]string{{}, {}}, ndarray.Shape{2, 0}},
+		{"ragged rows", tfrecord.Column{Ragged: must(ragged.FromRowSplits([]string{"x", image, "", "héllo"}, []int64{0, 2, 2, 4}))},
+			[][]string{{"x", image}, {}, {"", "héllo"}}, ndarray.Shape{3, -1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.col.Name = "b"
+			var buf bytes.Buffer
+			w, err := tfrecord.NewWriter(&buf, tfrecord.None)
+			require.NoError(t, err)
+			_, err = tfrecord.WriteExamples(w, []tfrecord.Column{tc.col})
+			require.NoError(t, err)
+			records, err := tfrecord.Split(buf.Bytes(), tfrecord.Options{})
+			require.NoError(t, err)
+			require.Len(t, records, len(tc.values))
+			for i, r := range records {
+				var ex tfpb.Example
+				require.NoError(t, proto.Unmarshal(r, &ex))
+				f := ex.GetFeatures().GetFeature()["b"]
+				require.NotNil(t, f.GetBytesList(), "a bytes_list, even when empty")
+				got := []string{}
+				for _, v := range f.GetBytesList().GetValue() {
+					got = append(got, string(v))
+				}
+				assert.Equal(t, tc.values[i], got, "Example %d", i)
+			}
+			back := examples(t, tc.col)["b"]
+			if back.Ragged != nil {
+				assert.Equal(t, tc.shape, back.Ragged.Shape())
+			} else {
+				assert.Equal(t, tc.shape, back.Dense.Shape())
+			}
+			assert.Equal(t, ndarray.String, back.DType())
+		})
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
 func TestColumnsMustAgree(t *testing.T) {
 	a := ndarray.New[float32](3, 2)
 	b := ndarray.New[float32](4)

@@ -317,3 +317,86 @@ func TestInspectSequenceExamples(t *testing.T) {
 	assert.Equal(t, "dense", ctx.Kind)
 	assert.Equal(t, []int64{2, 1}, ctx.Shape)
 }
+
+// writeBytesExamples writes Examples with bytes features as tf.train.Example producers write
+// them — an id (UTF-8), an encoded image (any bytes, one empty), a feature every Example holds
+// empty, an empty value, text and raw tokens of as many values as each Example has — beside an
+// int64 label, into path.
+func writeBytesExamples(t *testing.T, path string) {
+	list := func(v ...string) *tfpb.Feature {
+		b := make([][]byte, len(v))
+		for i, s := range v {
+			b[i] = []byte(s)
+		}
+		return &tfpb.Feature{Kind: &tfpb.Feature_BytesList{BytesList: &tfpb.BytesList{Value: b}}}
+	}
+	label := func(v int64) *tfpb.Feature {
+		return &tfpb.Feature{Kind: &tfpb.Feature_Int64List{Int64List: &tfpb.Int64List{Value: []int64{v}}}}
+	}
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	defer f.Close()
+	w, err := tfrecord.NewWriter(f, tfrecord.None)
+	require.NoError(t, err)
+	for _, features := range []map[string]*tfpb.Feature{
+		{"id": list("a-1"), "image": list("\x89PNG\r\n\x1a\n\x00\xff"), "empty_bytes": list(), "blank": list(""),
+			"text": list("x", "héllo"), "tokens": list("\xff\xfe", ""), "label": label(1)},
+		{"id": list(""), "image": list(""), "empty_bytes": list(), "blank": list(""),
+			"text": list(), "tokens": list("\x00"), "label": label(2)},
+		{"id": list("c-3"), "image": list("\xff\xd8\xff\xe0"), "empty_bytes": list(), "blank": list(""),
+			"text": list("z"), "tokens": list(), "label": label(-3)},
+	} {
+		b, err := proto.Marshal(&tfpb.Example{Features: &tfpb.Features{Feature: features}})
+		require.NoError(t, err)
+		require.NoError(t, w.WriteRecord(b))
+	}
+	require.NoError(t, w.Close())
+}
+
+// TestExamplesThroughTables: TFRecord Examples — TensorFlow's projects' (text as bytes_list,
+// ragged), ndarrow's (every list kind) and Examples with bytes features of every shape (one
+// value, empty lists, empty values, any bytes, ragged) — convert to Parquet and Arrow, with
+// their bytes features as utf8 columns, or binary where a value is not UTF-8, and back to
+// Examples of the same features and values.
+func TestExamplesThroughTables(t *testing.T) {
+	dir := t.TempDir()
+	crafted := filepath.Join(dir, "bytes.tfrecord")
+	writeBytesExamples(t, crafted)
+	for _, src := range []string{
+		filepath.Join(tfGolden, "lingvo_wmt14_ende_wpm_32k_test.tfrecord"),
+		filepath.Join(tfGolden, "tfx_penguin_eval.tfrecord.gz"),
+		"../../tfrecord/testdata/ndarrow-written/examples.tfrecord",
+		crafted,
+	} {
+		want := examplesOf(t, src)
+		require.NotEmpty(t, want)
+		for _, via := range []string{"parquet", "arrow", "arrows"} {
+			t.Run(filepath.Base(src)+"/"+via, func(t *testing.T) {
+				mid := filepath.Join(t.TempDir(), "t."+via)
+				code, _, stderr := runCLI("convert", src, mid)
+				require.Equal(t, exitOK, code, stderr)
+				assert.Empty(t, stderr)
+				back := filepath.Join(t.TempDir(), "back.tfrecord")
+				code, _, stderr = runCLI("convert", mid, back)
+				require.Equal(t, exitOK, code, stderr)
+				assert.Empty(t, stderr)
+				got := examplesOf(t, back)
+				require.Len(t, got, len(want))
+				for i := range want {
+					assert.True(t, proto.Equal(want[i], got[i]), "Example %d:\n%v\n%v", i, want[i], got[i])
+				}
+				if src != crafted {
+					return
+				}
+				types := columnTypes(t, mid)
+				for col, typ := range map[string]string{
+					"id": "fixed_size_list<item: utf8, nullable>[1]", "blank": "fixed_size_list<item: utf8, nullable>[1]",
+					"image": "fixed_size_list<item: binary, nullable>[1]", "empty_bytes": "list<item: utf8, nullable>",
+					"text": "large_list<item: utf8, nullable>", "tokens": "large_list<item: binary, nullable>", // TensorFlow's int64 row splits
+				} {
+					assert.Equal(t, typ, types[col], col)
+				}
+			})
+		}
+	}
+}
