@@ -155,3 +155,52 @@ func ExampleScanDir_objects() {
 		}
 	}
 }
+
+// Read a table's columns together — an embedding, its label and a name, row by row — with the
+// label's null rows told apart from its values, then filled.
+func ExampleFile_Table() {
+	dir, _ := os.MkdirTemp("", "dataset")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "train.parquet")
+	err := dataset.Save(path, []dataset.Tensor{
+		{Name: "emb", Column: "emb", Dense: ndarray.Must(ndarray.Must(ndarray.Arange[float32](0, 6, 1)).Reshape(3, 2))},
+		{Name: "label", Column: "label", Dense: ndarray.Must(ndarray.FromSlice([]int64{7, 0, 9}, 3)), Valid: []bool{true, false, true}},
+		{Name: "name", Column: "name", Dense: ndarray.Must(ndarray.FromSlice([]string{"cat", "dog", "owl"}, 3))},
+	}, dataset.WriteOptions{})
+	if err != nil {
+		panic(err)
+	}
+
+	f, err := dataset.Open(path, limits.Limits{})
+	if err != nil {
+		panic(err)
+	}
+	defer f.Release()
+	table, err := f.Table()
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(table.Name, table.Rows, "rows:", table.Names(), len(table.LeftOut), "left out")
+	embCol, _ := table.Column("emb")
+	labelCol, _ := table.Column("label")
+	nameCol, _ := table.Column("name")
+	emb, _ := dataset.DenseOf[float32](embCol) // views of the mapped file
+	labels, _ := dataset.DenseOf[int64](labelCol)
+	names, _ := dataset.DenseOf[string](nameCol)
+	for i := range table.Rows {
+		row, _ := emb.Slice(ndarray.At(i), ndarray.All())
+		if labelCol.Valid != nil && !labelCol.Valid[i] {
+			fmt.Println(names.Get(i), row.Ravel(), "no label")
+			continue
+		}
+		fmt.Println(names.Get(i), row.Ravel(), labels.Get(i))
+	}
+	filled, _ := labelCol.Filled("-1")
+	fmt.Println(labelCol.NullCount(), "null label, filled:", ndarray.Must(dataset.DenseOf[int64](filled)).Data())
+	// Output:
+	// train 3 rows: [emb label name] 0 left out
+	// cat [0 1] 7
+	// dog [2 3] no label
+	// owl [4 5] 9
+	// 1 null label, filled: [7 -1 9]
+}
