@@ -20,14 +20,23 @@ var helpText = map[string]struct{ args, text string }{
 	"inspect": {"[--json] [--max-dense N] [--compression C] FILE|DIR...", `Inspect describes every tensor in each FILE, or in every tensor file of DIR (named as serve
 names them): its name, kind, dtype, shape, dimension names, stored values (nnz) and the
 sha256 of its values (dense, row-major, little-endian; a sparse tensor's zeros included, a
-ragged tensor's flat values), plus the column and the row splits of a ragged column. With
---json, one JSON object per tensor and line. A FILE or DIR may be an object or a prefix of
-objects: ` + objectURIs + ` The format is recognized from the file's first bytes:
+ragged tensor's flat values; a string as its 4-byte little-endian length and bytes), plus
+the column, the row splits of a ragged column and the null rows of a plain column (nulls,
+NULLS). Every column of a table is a tensor or is named as left out, with its Arrow type and
+why (a struct, a map, a timestamp…), never an error. With --json, one JSON object per tensor
+and line, then one per column left out: {"name", "column", "left_out": TYPE, "why"}. A FILE or
+DIR may be an object or a prefix of objects: ` + objectURIs + ` The format is recognized from
+the file's first bytes:
 ` + inputFormats},
-	"convert": {"[--to FORMAT] [--tensor NAME] [--dense] [--max-dense N] [--compression C] IN OUT", `Convert writes the tensors of IN — a file, or every tensor file of a directory, named as serve
+	"convert": {"[--to FORMAT] [--tensor NAME] [--fill VALUE] [--dense] [--max-dense N] [--compression C] IN OUT", `Convert writes the tensors of IN — a file, or every tensor file of a directory, named as serve
 names them — to OUT in FORMAT, which OUT's extension gives unless --to does:` + formatList() + `
 
 ` + keeps + `
+A table's columns are written in their order; each column that has no tensor form is named
+on stderr ("t.s: struct<a: int32> left out: …"). arrow, arrows and parquet keep the null rows
+of plain columns; the other formats refuse them unless --fill gives them a value, parsed as
+each column's dtype. A format that cannot hold a tensor (strings in npy, npz or tensor) fails
+naming it, or with --skip-unsupported leaves it out, named.
 --tensor picks one tensor of an input that holds several (by the name inspect prints). OUT is
 written through a temporary file renamed at the end, so a failure leaves nothing behind. IN and
 OUT may be objects: ` + objectURIs + ` An object written appears only when complete.`},
@@ -87,8 +96,10 @@ their dense form whatever the format.`
 // inputFormats lists what commands read.
 const inputFormats = `  Arrow Tensor and SparseTensor messages (.tensor, .coo, .csr, .csc, .csf)
   NumPy .npy files and .npz archives
-  Arrow IPC files (.arrow) and streams (.arrows) of record batches: arrow.fixed_shape_tensor,
-  list and arrow.variable_shape_tensor columns, or a sparse tensor's batch
+  Arrow IPC files (.arrow) and streams (.arrows) of record batches, and Parquet files:
+  arrow.fixed_shape_tensor, list and arrow.variable_shape_tensor columns, plain columns of
+  numbers, bools, strings and bytes (dictionary-encoded or not: tensors of one value per row),
+  or a sparse tensor's batch
   TensorFlow TFRecord files (.tfrecord, .tfrecords; .gz: GZIP; or any file whose first record's
   CRCs verify; --compression none|gzip|zlib overrides) of tf.train.Example or SequenceExample
   (a tensor per feature, NAME.FEATURE) or of serialized TensorProto (a tensor per record,
