@@ -119,6 +119,7 @@ func assertSame(t *testing.T, want, got inspection, looseNNZ bool, what string) 
 	assert.Equal(t, want.NRows, got.NRows, "%s: rows", what)
 	assert.Equal(t, want.NVals, got.NVals, "%s: values of the rows", what)
 	assert.Equal(t, want.RowSplits, got.RowSplits, "%s: row splits", what)
+	assert.Equal(t, want.Nulls, got.Nulls, "%s: null rows", what)
 }
 
 // TestEveryGoldenTensorSurvives converts every golden tensor into every output format and
