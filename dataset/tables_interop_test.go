@@ -2,11 +2,15 @@ package dataset_test
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -20,12 +24,30 @@ import (
 // The interop evidence of issue 35 (testdata/tables/README.md says who wrote what, and how):
 // a table of a tensor column beside int64, float64, utf8, binary, dictionary<utf8> and struct
 // columns, as Arrow JS 21.2.0 (IPC file and stream) and Arrow C++ 17 (Parquet) wrote it, read
-// by ndarrow.
+// by ndarrow; what ndarrow writes of it, pinned byte for byte.
+
+var updateTables = flag.Bool("update-tables", false,
+	"rewrite the files of testdata/tables/ndarrow that ndarrow writes (then record again what Arrow C++, Arrow JS and DuckDB read of them: testdata/tables/README.md)")
 
 const tablesDir = "testdata/tables"
 
 // tableInputs are the files other writers wrote of the table.
 var tableInputs = []string{"arrow-js/table.arrow", "arrow-js/table.arrows", "arrow-cpp-17/table.parquet"}
+
+// ndarrowOutputs are the files ndarrow writes of the table (testdata/tables/ndarrow), which
+// other readers read back: the whole table as Parquet, an Arrow IPC file and stream, and its
+// number columns alone as Parquet — which ndarrow's own Parquet writer writes
+// (parquet/directwrite.go), not pqarrow: a table of an embedding and its labels.
+var ndarrowOutputs = []string{"table.parquet", "table.arrow", "table.arrows", "numbers.parquet"}
+
+// outputColumns returns the expected columns the ndarrow output named file holds.
+func outputColumns(t *testing.T, file string) []expectedColumn {
+	cols, _ := expectedTable(t)
+	if strings.HasPrefix(file, "numbers.") {
+		return slices.DeleteFunc(cols, func(c expectedColumn) bool { return c.DType == "string" })
+	}
+	return cols
+}
 
 // expectedColumn is a line of testdata/tables/arrow-js/expected.jsonl: what a correct reader
 // recovers of a column, computed by the generator from the values it wrote.
@@ -147,6 +169,64 @@ func TestTablesOtherWritersWrote(t *testing.T) {
 			defer f.Release()
 			assert.Equal(t, "table", tab.Name)
 			checkExpectedTable(t, tab, cols, left)
+		})
+	}
+}
+
+// TestTablesNdarrowWrites: each input saved as Parquet, an Arrow IPC file and stream (and its
+// number columns as Parquet) gives the bytes of testdata/tables/ndarrow — the files Arrow
+// C++ 17, Arrow JS and DuckDB read, so that what they read is what ndarrow writes now — and
+// those read back as the table, nothing left out, their columns of the Arrow types other
+// readers expect.
+//
+// The bytes, not only what they hold: ndarrow's writers are deterministic (no time, no
+// randomness, pages in order whatever GOMAXPROCS), so bytes that differ mean a change to a
+// writer or to a dependency (arrow-go, the ZSTD encoder) which the readers have not seen —
+// their readings are then to be recorded again, with -update-tables and README's commands.
+func TestTablesNdarrowWrites(t *testing.T) {
+	for _, input := range tableInputs {
+		f, tab := openTable(t, filepath.Join(tablesDir, input))
+		for _, file := range ndarrowOutputs {
+			t.Run(input+" saved as "+file, func(t *testing.T) {
+				var columns []dataset.Tensor
+				for _, c := range outputColumns(t, file) {
+					columns = append(columns, must(tab.Column(c.Column)))
+				}
+				path := filepath.Join(t.TempDir(), file)
+				require.NoError(t, dataset.Save(path, columns, dataset.WriteOptions{}))
+				got, err := os.ReadFile(path)
+				require.NoError(t, err)
+				committed := filepath.Join(tablesDir, "ndarrow", file)
+				if *updateTables {
+					require.NoError(t, os.WriteFile(committed, got, 0o644))
+				}
+				want, err := os.ReadFile(committed)
+				require.NoError(t, err)
+				assert.True(t, bytes.Equal(want, got),
+					"ndarrow now writes other bytes than %s, which Arrow C++ 17, Arrow JS and DuckDB read: run with -update-tables and record their readings again (testdata/tables/README.md)", committed)
+			})
+		}
+		f.Release()
+	}
+	arrowTypes := map[string]string{
+		"emb":   `extension<arrow.fixed_shape_tensor[float32, {"shape":[4]}]>`,
+		"label": "int64", "score": "float64", "name": "utf8", "blob": "binary", "cat": "utf8",
+	}
+	for _, file := range ndarrowOutputs {
+		t.Run("ndarrow/"+file+" reads back", func(t *testing.T) {
+			path := filepath.Join(tablesDir, "ndarrow", file)
+			f, tab := openTable(t, path)
+			defer f.Release()
+			cols := outputColumns(t, file)
+			checkExpectedTable(t, tab, cols, nil)
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			types := schemaOf(t, dataset.Format(strings.TrimPrefix(filepath.Ext(file), ".")), b)
+			for _, c := range cols {
+				assert.Equal(t, arrowTypes[c.Column], types[c.Column],
+					"%s: int64 stays int64, strings and the dictionary's values utf8, bytes binary", c.Column)
+			}
+			assert.Len(t, types, len(cols))
 		})
 	}
 }
