@@ -130,6 +130,46 @@ func PlainColumn(mem memory.Allocator, a ndarray.Array, valid []bool) (arrow.Arr
 	return array.MakeFromData(withNulls), nil
 }
 
+// AsBinary returns arr with its utf8 values typed binary (large_utf8 large_binary), at any
+// depth of lists, large_lists and fixed-size lists: a view of the same buffers as a column of
+// bytes rather than text, which PlainColumn and ListFromRagged make of strings that are all
+// valid UTF-8. An array of another type is returned as it is, retained. Release the result.
+func AsBinary(arr arrow.Array) arrow.Array {
+	data := asBinaryData(arr.Data())
+	defer data.Release()
+	return array.MakeFromData(data)
+}
+
+// asBinaryData returns d with its utf8 values typed binary (see AsBinary). Release the result.
+func asBinaryData(d arrow.ArrayData) arrow.ArrayData {
+	var typ arrow.DataType
+	var children []arrow.ArrayData
+	switch t := d.DataType().(type) {
+	case *arrow.StringType:
+		typ = arrow.BinaryTypes.Binary
+	case *arrow.LargeStringType:
+		typ = arrow.BinaryTypes.LargeBinary
+	case *arrow.ListType, *arrow.LargeListType, *arrow.FixedSizeListType:
+		child := asBinaryData(d.Children()[0])
+		defer child.Release()
+		children = []arrow.ArrayData{child}
+		elem := t.(arrow.ListLikeType).ElemField()
+		elem.Type = child.DataType()
+		switch t := t.(type) {
+		case *arrow.ListType:
+			typ = arrow.ListOfField(elem)
+		case *arrow.LargeListType:
+			typ = arrow.LargeListOfField(elem)
+		case *arrow.FixedSizeListType:
+			typ = arrow.FixedSizeListOfField(t.Len(), elem)
+		}
+	default:
+		d.Retain()
+		return d
+	}
+	return array.NewData(typ, d.Len(), d.Buffers(), children, d.NullN(), d.Offset())
+}
+
 // plainOf returns the values of a, an array of shape [rows] of T, as the data of a plain
 // column: numbers a view of a's memory when it is row-major, else of a copy.
 func plainOf[T ndarray.Element](mem memory.Allocator, a ndarray.Array) (arrow.ArrayData, error) {

@@ -201,3 +201,53 @@ func TestPlainColumnRefuses(t *testing.T) {
 	_, err = arrowtensor.PlainColumn(memory.DefaultAllocator, ndarray.New[int32](2), []bool{true})
 	assert.ErrorIs(t, err, ndarray.ErrShape)
 }
+
+// TestAsBinary: utf8 values become binary at any depth of lists, viewing the same buffers
+// (nulls, offsets and bytes), sliced or not; other types come back as they are; nothing leaks.
+func TestAsBinary(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	for _, tc := range []struct {
+		typ  arrow.DataType
+		json string
+		want string // the type AsBinary gives
+	}{
+		{arrow.BinaryTypes.String, `["a", null, "bc"]`, "binary"},
+		{arrow.BinaryTypes.LargeString, `["a", "é"]`, "large_binary"},
+		{arrow.ListOf(arrow.BinaryTypes.String), `[["a"], null, [], ["b", "c"]]`, "list<item: binary, nullable>"},
+		{arrow.LargeListOf(arrow.FixedSizeListOf(2, arrow.BinaryTypes.String)), `[[["a", "b"]], [["c", null], ["d", "e"]]]`,
+			"large_list<item: fixed_size_list<item: binary, nullable>[2], nullable>"},
+		{arrow.BinaryTypes.Binary, `["YQ=="]`, "binary"},
+		{arrow.PrimitiveTypes.Int64, `[1, null]`, "int64"},
+	} {
+		t.Run(tc.typ.String(), func(t *testing.T) {
+			arr, _, err := array.FromJSON(mem, tc.typ, strings.NewReader(tc.json))
+			require.NoError(t, err)
+			defer arr.Release()
+			sliced := array.NewSlice(arr, 1, int64(arr.Len()))
+			defer sliced.Release()
+			for _, a := range []arrow.Array{arr, sliced} {
+				b := arrowtensor.AsBinary(a)
+				assert.Equal(t, tc.want, b.DataType().String())
+				sameBuffers(t, a.Data(), b.Data())
+				b.Release()
+			}
+		})
+	}
+}
+
+// sameBuffers checks that b views a's buffers, level by level, at a's length, offset and nulls.
+func sameBuffers(t *testing.T, a, b arrow.ArrayData) {
+	t.Helper()
+	assert.Equal(t, a.Len(), b.Len())
+	assert.Equal(t, a.Offset(), b.Offset())
+	assert.Equal(t, a.NullN(), b.NullN())
+	require.Len(t, b.Buffers(), len(a.Buffers()))
+	for i, buf := range a.Buffers() {
+		assert.Same(t, buf, b.Buffers()[i], "buffer %d", i)
+	}
+	require.Len(t, b.Children(), len(a.Children()))
+	for i, c := range a.Children() {
+		sameBuffers(t, c, b.Children()[i])
+	}
+}

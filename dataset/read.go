@@ -478,7 +478,8 @@ func parquetSkipped(r *parquet.Reader, base string) []LeftOut {
 // large_list, fixed_size_list or arrow.variable_shape_tensor column of numbers, bools or
 // strings a ragged one (see arrowtensor.IsRaggedType), each plain column — numbers, bools,
 // strings or bytes, plain or dictionary-encoded (arrowtensor.IsPlainType) — a tensor of shape
-// [rows] whose null rows Valid says, and a sparse COO record batch (see arrowtensor.COORecord)
+// [rows] whose null rows Valid says (a string tensor of a column of bytes says Bytes, so that
+// it is written back as bytes), and a sparse COO record batch (see arrowtensor.COORecord)
 // one sparse tensor named base. Other columns (structs, maps, unions, timestamps…) have no
 // tensor form. With no records, every tensor has zero rows (a sparse one, no stored values).
 //
@@ -511,9 +512,26 @@ func FromRecords(schema *arrow.Schema, records []arrow.Record, base string) ([]T
 			continue
 		}
 		t.Name, t.Column = base+"."+field.Name, field.Name
+		t.Bytes = t.DType() == ndarray.String && holdsBytes(field.Type)
 		out = append(out, t)
 	}
 	return out, left, nil
+}
+
+// holdsBytes reports whether a column of type dt holds bytes rather than text: binary,
+// large_binary or fixed_size_binary values, dictionary-encoded or in lists.
+func holdsBytes(dt arrow.DataType) bool {
+	switch t := dt.(type) {
+	case *arrow.DictionaryType:
+		return holdsBytes(t.ValueType)
+	case arrow.ListLikeType:
+		return holdsBytes(t.Elem())
+	}
+	switch dt.ID() {
+	case arrow.BINARY, arrow.LARGE_BINARY, arrow.FIXED_SIZE_BINARY:
+		return true
+	}
+	return false
 }
 
 // LeftOut is a column of a table that has no tensor form — a struct, a map, a union, a

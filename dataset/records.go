@@ -145,8 +145,22 @@ func Batch(mem memory.Allocator, tensors []Tensor) (arrow.Record, error) {
 // column (numbers, bools, strings: arrowtensor.PlainColumn), its null rows (Valid) as nulls;
 // cells of bools or strings as a plain fixed_size_list of each row's values (Arrow C++ makes
 // no arrow.fixed_shape_tensor of them), their shape in the field (CellShapeKey); cells of
-// numbers as an arrow.fixed_shape_tensor column; a ragged tensor as a list column.
+// numbers as an arrow.fixed_shape_tensor column; a ragged tensor as a list column. Strings are
+// utf8 when every value is valid UTF-8, else binary, and binary whatever their values when t
+// holds Bytes: a column's type then depends on its Arrow type alone, not on which rows a batch
+// holds.
 func (t Tensor) column(mem memory.Allocator) (arrow.Array, error) {
+	col, err := t.valuesColumn(mem)
+	if err != nil || !t.Bytes || t.DType() != ndarray.String {
+		return col, err
+	}
+	defer col.Release()
+	return arrowtensor.AsBinary(col), nil
+}
+
+// valuesColumn is column with strings typed by their values: utf8 when every one is valid
+// UTF-8, else binary.
+func (t Tensor) valuesColumn(mem memory.Allocator) (arrow.Array, error) {
 	if t.Ragged != nil {
 		list := arrow.LARGE_LIST
 		if t.Ragged.SplitDType() == ndarray.Int32 {

@@ -2,6 +2,7 @@ package dataset_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -282,4 +283,89 @@ func written(t *testing.T, format dataset.Format, tensors []dataset.Tensor) []by
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	return b
+}
+
+// TestBytesStayBytes: a column of bytes (binary, a dictionary of binary, a list of binary)
+// whose values all happen to be valid UTF-8 is written back as bytes, not as a string column;
+// and a Source of a Parquet file's column says the schema every one of its row groups is sent
+// with, although one row group's bytes are UTF-8 and another's are not.
+func TestBytesStayBytes(t *testing.T) {
+	mem := memory.DefaultAllocator
+	fromJSON := func(typ arrow.DataType, s string) arrow.Array {
+		a, _, err := array.FromJSON(mem, typ, strings.NewReader(s))
+		require.NoError(t, err)
+		return a
+	}
+	dictType := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.Binary}
+	listType := arrow.ListOf(arrow.BinaryTypes.Binary)
+	fields := []arrow.Field{
+		{Name: "id", Type: arrow.BinaryTypes.Binary, Nullable: true},  // UTF-8 all
+		{Name: "raw", Type: arrow.BinaryTypes.Binary, Nullable: true}, // UTF-8 in the first batch only
+		{Name: "parts", Type: listType, Nullable: true},
+		{Name: "text", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "kind", Type: dictType, Nullable: true}, // not in the Parquet file: arrow-go v17 panics writing it
+	}
+	schema := arrow.NewSchema(fields, nil)
+	batch := func(schema *arrow.Schema, id, raw, parts, text, idx string) arrow.Record {
+		cols := []arrow.Array{fromJSON(arrow.BinaryTypes.Binary, id), fromJSON(arrow.BinaryTypes.Binary, raw),
+			fromJSON(listType, parts), fromJSON(arrow.BinaryTypes.String, text)}
+		if schema.NumFields() == len(fields) {
+			dict := fromJSON(arrow.BinaryTypes.Binary, `["eA==", "eQ=="]`) // x, y
+			defer dict.Release()
+			indices := fromJSON(arrow.PrimitiveTypes.Int32, idx)
+			defer indices.Release()
+			cols = append(cols, array.NewDictionaryArray(dictType, indices, dict))
+		}
+		defer func() {
+			for _, c := range cols {
+				c.Release()
+			}
+		}()
+		return array.NewRecord(schema, cols, 2)
+	}
+	batches := func(schema *arrow.Schema) []arrow.Record {
+		return []arrow.Record{
+			batch(schema, `["YWI=", "Y2Q="]`, `["YWI=", "Y2Q="]`, `[["YQ=="], []]`, `["a", "b"]`, `[0, 1]`),
+			batch(schema, `["ZWY=", "Z2g="]`, `["/w==", "AP8="]`, `[["Yg==", "Yw=="], null]`, `["c", "d"]`, `[1, 0]`),
+		}
+	}
+	want := map[string]string{"id": "binary", "raw": "binary", "parts": "list<item: binary, nullable>", "text": "utf8", "kind": "binary"}
+
+	ts, _, err := dataset.Read(stream(t, schema, batches(schema)...), "t", limits.Limits{})
+	require.NoError(t, err)
+	for _, format := range []dataset.Format{dataset.FormatArrow, dataset.FormatArrows, dataset.FormatParquet} {
+		assert.Equal(t, want, schemaOf(t, format, written(t, format, ts)), format)
+	}
+
+	pqSchema := arrow.NewSchema(fields[:4], nil)
+	var buf bytes.Buffer
+	w, err := pqarrow.NewFileWriter(pqSchema, &buf, pqparquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	require.NoError(t, err)
+	for _, rec := range batches(pqSchema) { // a row group each
+		w.NewBufferedRowGroup()
+		require.NoError(t, w.WriteBuffered(rec))
+		rec.Release()
+	}
+	require.NoError(t, w.Close())
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "t.parquet"), buf.Bytes(), 0o644))
+	d, err := dataset.ScanDir(dir, limits.Limits{})
+	require.NoError(t, err)
+	defer d.Release()
+	require.Len(t, d.Sources, pqSchema.NumFields())
+	for _, s := range d.Sources {
+		schema, err := s.Schema(s.Column)
+		require.NoError(t, err)
+		assert.Equal(t, want[s.Column], schema.Field(0).Type.String(), s.Name)
+		chunks := 0
+		for c, err := range s.Chunks(context.Background()) {
+			require.NoError(t, err)
+			rec, err := c.Record(mem, s.Column)
+			require.NoError(t, err)
+			assert.True(t, schema.Equal(rec.Schema()), "%s, row group %d: sent as %v, the stream's schema says %v", s.Name, chunks, rec.Schema(), schema)
+			rec.Release()
+			chunks++
+		}
+		assert.Equal(t, 2, chunks, s.Name)
+	}
 }

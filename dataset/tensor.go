@@ -40,6 +40,11 @@ type Tensor struct {
 	// no nulls (.npy, Tensor messages, TFRecord) refuse a tensor with null rows, naming its
 	// null count; Filled gives it a value instead.
 	Valid []bool
+	// Bytes says that a string tensor holds bytes rather than text: it was read from a column
+	// of binary, large_binary or fixed_size_binary values (plain, dictionary-encoded or in
+	// lists), and is written back as binary whatever its values. A string tensor without it is
+	// written as utf8 when every value is valid UTF-8, else as binary.
+	Bytes bool
 }
 
 // NullCount returns the number of null rows (Valid).
