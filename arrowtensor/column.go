@@ -145,10 +145,19 @@ func asBinaryData(d arrow.ArrayData) arrow.ArrayData {
 	var typ arrow.DataType
 	var children []arrow.ArrayData
 	switch t := d.DataType().(type) {
-	case *arrow.StringType:
+	case *arrow.StringType, *arrow.LargeStringType:
 		typ = arrow.BinaryTypes.Binary
-	case *arrow.LargeStringType:
-		typ = arrow.BinaryTypes.LargeBinary
+		if t.ID() == arrow.LARGE_STRING {
+			typ = arrow.BinaryTypes.LargeBinary
+		}
+		if d.Len() == 0 { // arrow-go's binary arrays need the one offset an empty utf8 may lack
+			b := array.NewBinaryBuilder(memory.DefaultAllocator, typ.(arrow.BinaryDataType))
+			defer b.Release()
+			arr := b.NewArray()
+			defer arr.Release()
+			arr.Data().Retain()
+			return arr.Data()
+		}
 	case *arrow.ListType, *arrow.LargeListType, *arrow.FixedSizeListType:
 		child := asBinaryData(d.Children()[0])
 		defer child.Release()

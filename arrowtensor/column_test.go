@@ -1,6 +1,8 @@
 package arrowtensor_test
 
 import (
+	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"unsafe"
@@ -8,6 +10,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/float16"
+	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -250,4 +253,32 @@ func sameBuffers(t *testing.T, a, b arrow.ArrayData) {
 	for i, c := range a.Children() {
 		sameBuffers(t, c, b.Children()[i])
 	}
+}
+
+// TestAsBinaryOfNoValues: a column of bytes with no value at all (lists of no strings, what
+// a feature every Example holds empty becomes) is a well-formed binary array that an IPC
+// writer writes and a reader reads back.
+func TestAsBinaryOfNoValues(t *testing.T) {
+	none := array.MakeArrayOfNull(memory.DefaultAllocator, arrow.BinaryTypes.String, 0) // no offsets buffer at all
+	defer none.Release()
+	offsets := memory.NewBufferBytes(make([]byte, 3*4))
+	data := array.NewData(arrow.ListOf(arrow.BinaryTypes.String), 2, []*memory.Buffer{nil, offsets}, []arrow.ArrayData{none.Data()}, 0, 0)
+	defer data.Release()
+	arr := array.MakeFromData(data)
+	defer arr.Release()
+	b := arrowtensor.AsBinary(arr)
+	defer b.Release()
+	assert.Equal(t, "list<item: binary, nullable>", b.DataType().String())
+	schema := arrow.NewSchema([]arrow.Field{{Name: "b", Type: b.DataType(), Nullable: true}}, nil)
+	rec := array.NewRecord(schema, []arrow.Array{b}, 2)
+	defer rec.Release()
+	var buf bytes.Buffer
+	w := arrowipc.NewWriter(&buf, arrowipc.WithSchema(schema))
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close())
+	r, err := arrowipc.NewReader(&buf)
+	require.NoError(t, err)
+	defer r.Release()
+	require.True(t, r.Next())
+	assert.Equal(t, `[[] []]`, fmt.Sprint(r.Record().Column(0)))
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ndarrow/ndarrow/limits"
+	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/tfrecord"
 )
 
@@ -73,6 +74,8 @@ func recordTensors(records [][]byte, base string, lim limits.Limits) ([]Tensor, 
 			if col.Ragged != nil {
 				out[i].Kind, out[i].Dense, out[i].Ragged = KindRagged, nil, col.Ragged
 			}
+			// A bytes_list holds bytes (TensorFlow has no text type): binary columns.
+			out[i].Bytes = out[i].DType() == ndarray.String
 		}
 		return out, nil
 	case tfrecord.TypeTensorProto:

@@ -390,9 +390,9 @@ func TestExamplesThroughTables(t *testing.T) {
 				}
 				types := columnTypes(t, mid)
 				for col, typ := range map[string]string{
-					"id": "fixed_size_list<item: utf8, nullable>[1]", "blank": "fixed_size_list<item: utf8, nullable>[1]",
-					"image": "fixed_size_list<item: binary, nullable>[1]", "empty_bytes": "list<item: utf8, nullable>",
-					"text": "large_list<item: utf8, nullable>", "tokens": "large_list<item: binary, nullable>", // TensorFlow's int64 row splits
+					"id": "fixed_size_list<item: binary, nullable>[1]", "blank": "fixed_size_list<item: binary, nullable>[1]",
+					"image": "fixed_size_list<item: binary, nullable>[1]", "empty_bytes": "list<item: binary, nullable>",
+					"text": "large_list<item: binary, nullable>", "tokens": "large_list<item: binary, nullable>", // TensorFlow's int64 row splits
 				} {
 					assert.Equal(t, typ, types[col], col)
 				}
