@@ -14,11 +14,13 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	pqparquet "github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/internal/flightreplay"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 )
@@ -176,4 +178,47 @@ func TestTablesOverFlightInTheCLI(t *testing.T) {
 	assert.Contains(t, stdout, "train: table of 4 columns, 200 rows")
 	code, _, stderr = runCLI("get", s.uri, "train", filepath.Join(dir, "train.arrow"))
 	require.Equal(t, exitOK, code, stderr)
+}
+
+// TestArrowCppTableInTheCLI: `get` of Arrow C++ 17's server's table (replayed) of an int64
+// label and a utf8 name, both with nulls, keeps every column, its type and its nulls, in
+// Parquet and Arrow — the same table Arrow C++'s own client wrote (recorded).
+func TestArrowCppTableInTheCLI(t *testing.T) {
+	rec, err := flightreplay.Read("../../flight/testdata/arrow-cpp-17/labels.bin.zst")
+	require.NoError(t, err)
+	srv, err := flightreplay.Serve(rec)
+	require.NoError(t, err)
+	t.Cleanup(srv.Stop)
+	z, err := os.ReadFile("../../flight/testdata/arrow-cpp-17/labels_fetched_by_cpp.arrow.zst")
+	require.NoError(t, err)
+	zr, err := zstd.NewReader(nil)
+	require.NoError(t, err)
+	defer zr.Close()
+	b, err := zr.DecodeAll(z, nil)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	cpp := filepath.Join(dir, "cpp.arrow")
+	require.NoError(t, os.WriteFile(cpp, b, 0o644))
+
+	code, stdout, stderr := runCLI("ls", srv.URI())
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "labels        table               -        (20000,)    20000")
+	assert.Contains(t, stdout, "labels.label  dense               int64    (20000,)    20000  160000")
+	for _, out := range []string{"labels.parquet", "labels.arrow"} {
+		path := filepath.Join(dir, out)
+		code, _, stderr = runCLI("get", srv.URI(), "labels", path)
+		require.Equal(t, exitOK, code, stderr)
+		requireSameColumns(t, cpp, path)
+		f, err := dataset.Open(path, limits.Limits{})
+		require.NoError(t, err)
+		label, err := f.Tensor("labels.label")
+		require.NoError(t, err)
+		assert.Equal(t, ndarray.Int64, label.DType())
+		assert.Equal(t, int64(2222), label.NullCount())
+		name, err := f.Tensor("labels.name")
+		require.NoError(t, err)
+		assert.Equal(t, ndarray.String, name.DType())
+		assert.Equal(t, int64(1538), name.NullCount())
+		f.Release()
+	}
 }
