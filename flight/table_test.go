@@ -535,3 +535,48 @@ func TestTablesToManyClients(t *testing.T) {
 	wg.Wait()
 	require.Zero(t, s.budget.inUse())
 }
+
+// TestTableFlightsFollowTheDirectory: a rescan keeps an unchanged table's flight, serves a
+// rewritten one from its new contents and drops a removed one with its columns; a table
+// whose name a tensor has is served as its columns only, and said so.
+func TestTableFlightsFollowTheDirectory(t *testing.T) {
+	dir := t.TempDir()
+	writeUserParquet(t, filepath.Join(dir, "t.parquet"), 300, 100)
+	s := serve(t, Options{}, "grpc")
+	_, err := s.store.AddDir(dir, limits.Limits{})
+	require.NoError(t, err)
+	c := dial(t, s.uri, ClientOptions{})
+	ctx := context.Background()
+
+	changes, err := s.store.Rescan()
+	require.NoError(t, err)
+	require.True(t, changes.Empty(), "%+v", changes)
+
+	tmp := filepath.Join(dir, ".t.parquet")
+	writeUserParquetFrom(t, tmp, 1000, 500, 100)
+	require.NoError(t, os.Rename(tmp, filepath.Join(dir, "t.parquet")))
+	changes, err = s.store.Rescan()
+	require.NoError(t, err)
+	require.Contains(t, changes.Changed, "t")
+	got, err := c.GetTable(ctx, "t")
+	require.NoError(t, err)
+	requireTable(t, filepath.Join(dir, "t.parquet"), "t", got)
+
+	require.NoError(t, dataset.Save(filepath.Join(dir, "t.npy"), []dataset.Tensor{{Dense: ndarray.New[float32](2, 2)}}, dataset.WriteOptions{}))
+	changes, err = s.store.Rescan()
+	require.ErrorContains(t, err, "the table t is served as its columns only: a tensor has its name")
+	require.Contains(t, changes.Changed, "t")
+	x, err := c.Get(ctx, "t")
+	require.NoError(t, err)
+	require.Equal(t, ndarray.Shape{2, 2}, x.Shape())
+	_, err = c.Get(ctx, "t.label")
+	require.NoError(t, err)
+
+	require.NoError(t, os.Remove(filepath.Join(dir, "t.npy")))
+	require.NoError(t, os.Remove(filepath.Join(dir, "t.parquet")))
+	changes, err = s.store.Rescan()
+	require.NoError(t, err)
+	require.Contains(t, changes.Removed, "t")
+	require.Contains(t, changes.Removed, "t.label")
+	require.Empty(t, s.store.Names())
+}
