@@ -580,3 +580,26 @@ func TestTableFlightsFollowTheDirectory(t *testing.T) {
 	require.Contains(t, changes.Removed, "t.label")
 	require.Empty(t, s.store.Names())
 }
+
+// TestPeersTablesNameWhatTheyLeaveOut: a FlightInfo of another server (no ndarrow
+// app_metadata) whose schema holds columns with no tensor form is described as a table of the
+// others, the rest named in Info.LeftOut.
+func TestPeersTablesNameWhatTheyLeaveOut(t *testing.T) {
+	schema, recs := userTable(t, 1, 1)
+	for _, r := range recs {
+		r.Release()
+	}
+	fi := &arrowflight.FlightInfo{
+		Schema:           arrowflight.SerializeSchema(schema, memory.DefaultAllocator),
+		FlightDescriptor: &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorPATH, Path: []string{"x"}},
+		TotalRecords:     10, TotalBytes: -1,
+	}
+	info, err := infoOf(fi, limits.Limits{})
+	require.NoError(t, err)
+	require.Equal(t, KindTable, info.Kind)
+	require.Equal(t, ndarray.Shape{10}, info.Shape)
+	require.Len(t, info.Columns, len(userColumns))
+	require.Len(t, info.LeftOut, 1)
+	require.Equal(t, "x.s", info.LeftOut[0].Name)
+	require.Contains(t, info.LeftOut[0].String(), "struct<a: int32> left out")
+}
