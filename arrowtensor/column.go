@@ -262,3 +262,82 @@ func stringValues(arr arrow.Array) ([]string, error) {
 	}
 	return out, nil
 }
+
+// IsBytesType reports whether a column of type dt holds bytes rather than text: its leaf
+// values (below any lists, a dictionary's values) are binary, large_binary or
+// fixed_size_binary. ColumnValues reads bytes as strings all the same, and PlainColumn writes
+// them back as utf8 where every value happens to be valid UTF-8: a stream announced before its
+// values are read takes BinaryOf its type instead.
+func IsBytesType(dt arrow.DataType) bool {
+	for range maxListDepth + 1 {
+		switch t := dt.(type) {
+		case *arrow.ListType:
+			dt = t.Elem()
+		case *arrow.LargeListType:
+			dt = t.Elem()
+		case *arrow.FixedSizeListType:
+			dt = t.Elem()
+		case *arrow.DictionaryType:
+			dt = t.ValueType
+		default:
+			switch dt.ID() {
+			case arrow.BINARY, arrow.LARGE_BINARY, arrow.FIXED_SIZE_BINARY:
+				return true
+			}
+			return false
+		}
+	}
+	return false
+}
+
+// BinaryOf returns dt with its utf8 and large_utf8 leaves, below any lists, as binary and
+// large_binary (the lists' item fields otherwise kept): the type of a column of strings that
+// are not all text, which PlainColumn and ListFromRagged write.
+func BinaryOf(dt arrow.DataType) arrow.DataType {
+	item := func(f arrow.Field) arrow.Field {
+		f.Type = BinaryOf(f.Type)
+		return f
+	}
+	switch t := dt.(type) {
+	case *arrow.ListType:
+		return arrow.ListOfField(item(t.ElemField()))
+	case *arrow.LargeListType:
+		return arrow.LargeListOfField(item(t.ElemField()))
+	case *arrow.FixedSizeListType:
+		return arrow.FixedSizeListOfField(t.Len(), item(t.ElemField()))
+	}
+	switch dt.ID() {
+	case arrow.STRING:
+		return arrow.BinaryTypes.Binary
+	case arrow.LARGE_STRING:
+		return arrow.BinaryTypes.LargeBinary
+	}
+	return dt
+}
+
+// AsType returns arr as an array of type dt: arr itself, retained, when it is of that type;
+// a view of its buffers (text is bytes) when dt is BinaryOf its type. Any other type is an
+// error wrapping ErrUnsupported. Release the result.
+func AsType(arr arrow.Array, dt arrow.DataType) (arrow.Array, error) {
+	if arrow.TypeEqual(arr.DataType(), dt) {
+		arr.Retain()
+		return arr, nil
+	}
+	if !arrow.TypeEqual(BinaryOf(arr.DataType()), dt) {
+		return nil, fmt.Errorf("arrowtensor: a column of %v as %v: %w", arr.DataType(), dt, ErrUnsupported)
+	}
+	data := retyped(arr.Data(), dt)
+	defer data.Release()
+	return array.MakeFromData(data), nil
+}
+
+// retyped returns d, whose type is dt but for utf8 leaves that dt has as binary, as dt.
+func retyped(d arrow.ArrayData, dt arrow.DataType) arrow.ArrayData {
+	children := d.Children()
+	if nested, ok := dt.(arrow.NestedType); ok && len(children) == 1 {
+		child := retyped(children[0], nested.Fields()[0].Type)
+		defer child.Release()
+		return array.NewData(dt, d.Len(), d.Buffers(), []arrow.ArrayData{child}, d.NullN(), d.Offset())
+	}
+	return array.NewData(dt, d.Len(), d.Buffers(), children, d.NullN(), d.Offset())
+}

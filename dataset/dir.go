@@ -169,7 +169,7 @@ func scanDir(ctx context.Context, dir string, lim limits.Limits, prev map[string
 		for _, src := range sc.sources {
 			path := src.parts[0].file.Path
 			if partsOf != "" && sc.file != nil && filepath.Dir(path) == filepath.Clean(dir) {
-				src = src.renamed(partsOf + "." + src.Column)
+				src = src.renamed(partsOf, partsOf+"."+src.Column)
 			}
 			first, seen := byName[src.Name]
 			if !seen {

@@ -197,6 +197,14 @@ func scanNamed(ctx context.Context, path string, info fs.FileInfo, base string, 
 	for _, t := range f.Tensors {
 		sources = append(sources, residentSource(&file, t, lim))
 	}
+	switch format {
+	case FormatParquet, FormatArrow, FormatArrows, FormatTFRecord: // a table: its columns named base.COLUMN
+		for _, src := range sources {
+			if src.Column != "" && src.Name == base+"."+src.Column {
+				src.Table = base
+			}
+		}
+	}
 	return &file, sources, format, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -19,6 +20,7 @@ import (
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/npy"
 	"github.com/ndarrow/ndarrow/parquet"
+	"github.com/ndarrow/ndarrow/ragged"
 )
 
 // Source is one tensor of a directory dataset, described without its values, which are read
@@ -38,6 +40,12 @@ type Source struct {
 	Kind     Kind     // the kind of every chunk
 	Column   string   // the column or .npz member of the first part, if any
 	DimNames []string // the first part's dimension names, nil when it has none
+	// Table is the name of the table the Source is a column of — a Parquet, Arrow IPC or
+	// TFRecord Examples file's, a directory's table of parts — whose columns are named
+	// TABLE.COLUMN and whose chunks align (the same files, the same row groups or batches,
+	// in the same order); "" for a tensor of its own (a .npy file, an .npz member, a Tensor
+	// message).
+	Table string
 
 	desc  Tensor // the first part: a resident tensor, or a Parquet column with no rows
 	rows  int64
@@ -53,7 +61,7 @@ type sourcePart struct {
 	column   string  // the Parquet column
 	base     string  // what the Parquet file's tensors are named after
 	rowRows  []int64 // the rows of each chunk read (row group, record batch, run of rows)
-	rowBytes []int64 // each chunk's size: a row group's uncompressed, a batch's or run's bytes
+	rowBytes []int64 // each chunk's size: a row group's uncompressed (a column of strings': its column chunk's), a batch's or run's bytes
 	rowFirst int     // the index in the file of the first chunk read (a Share's)
 	rowTotal int     // the chunks of the file
 	// blocks, for an Arrow IPC file in object storage, are its record batches (rowRows and
@@ -63,6 +71,9 @@ type sourcePart struct {
 	// run of rows fetched as it is read; nil otherwise.
 	npy       *npy.Info
 	chunkRows int64
+	// binary says the part's column of strings is bytes as its file declares it (binary,
+	// large_binary, fixed_size_binary: arrowtensor.IsBytesType), not text.
+	binary bool
 }
 
 // residentSource returns the Source of a tensor read whole from f.
@@ -108,19 +119,31 @@ func scanParquet(f *File, b []byte, base string, lim limits.Limits) ([]*Source, 
 	}
 	out := make([]*Source, len(descs))
 	for i, t := range descs {
+		bytes := rowBytes
+		if t.DType() == ndarray.String { // its own column chunks': a row group's other columns are no measure of its strings
+			bytes = make([]int64, len(rowRows))
+			for k := range bytes {
+				bytes[k] = max(r.ColumnBytes(k, t.Column), 0)
+			}
+		}
 		out[i] = &Source{
 			Name: t.Name, Kind: t.ImpliedKind(), Column: t.Column, DimNames: t.DimNames,
 			desc: t, rows: r.NumRows(), lim: lim,
-			parts: []sourcePart{{file: f, column: t.Column, base: base, rowRows: rowRows, rowBytes: rowBytes, rowTotal: len(rowRows)}},
+			parts: []sourcePart{{file: f, column: t.Column, base: base, rowRows: rowRows, rowBytes: bytes, rowTotal: len(rowRows),
+				binary: declaresBytes(schema, t.Column)}},
 		}
 	}
 	return out, left, nil
 }
 
-// renamed returns a copy of s named name (a part of a table named after its directory).
-func (s *Source) renamed(name string) *Source {
+// renamed returns a copy of s named name, a column of the table named table (a part of a
+// table named after its directory).
+func (s *Source) renamed(table, name string) *Source {
 	c := s.clone()
 	c.Name = name
+	if c.Table != "" {
+		c.Table = table
+	}
 	return c
 }
 
@@ -186,8 +209,10 @@ const decodeFactor = 3
 
 // DecodeBytes returns, chunk by chunk in the order Chunks yields them, an estimate of the
 // memory reading the chunk holds until it is dropped: none for a resident part (its tensor
-// views its file), and for a Parquet row group decodeFactor times its values' size, or, where
-// that is not known before reading (a ragged column), times the row group's uncompressed size
+// views its file), and for a Parquet row group decodeFactor times its values' size (of a
+// column of strings, four times its column chunk's uncompressed size and a string header a
+// row), or, where that is not known before reading (a ragged column), times the row group's
+// uncompressed size
 // — one more time for an object's, whose column chunk is fetched into memory first; for a
 // record batch of an Arrow IPC file or a run of rows of a .npy file in object storage, its
 // bytes.
@@ -204,7 +229,12 @@ func (s *Source) DecodeBytes() []int64 {
 				continue
 			}
 			size := int64(-1)
-			if s.desc.Dense != nil {
+			switch {
+			case s.desc.DType() == ndarray.String && i < len(p.rowBytes):
+				// the column chunk's bytes, up to four times over for the strings' headers
+				// (a value takes at least four bytes: its length), and a header a row
+				size = saturatingAdd(saturatingMul(p.rowBytes[i], 4), saturatingMul(rows, stringHeader))
+			case s.desc.Dense != nil:
 				size = saturatingMul(rows, saturatingMul(s.desc.Dense.Shape()[1:].Size(), int64(max(s.desc.DType().Size(), 1))))
 			}
 			if size < 0 && i < len(p.rowBytes) {
@@ -219,6 +249,12 @@ func (s *Source) DecodeBytes() []int64 {
 	}
 	return out
 }
+
+// stringHeader is what a Go string takes beside its bytes.
+const stringHeader = 16
+
+// saturatingAdd returns a+b for a, b ≥ 0, or math.MaxInt64 past it.
+func saturatingAdd(a, b int64) int64 { return a + min(b, math.MaxInt64-a) }
 
 // saturatingMul returns a×b for a, b ≥ 0, or math.MaxInt64 past it.
 func saturatingMul(a, b int64) int64 {
@@ -441,7 +477,8 @@ func scanArrowFile(f *File, b []byte, base string, lim limits.Limits) ([]*Source
 		out[i] = &Source{
 			Name: t.Name, Kind: t.ImpliedKind(), Column: t.Column, DimNames: t.DimNames,
 			desc: t, rows: total, lim: lim,
-			parts: []sourcePart{{file: f, column: t.Column, base: base, rowRows: rowRows, rowBytes: rowBytes, rowTotal: len(blocks), blocks: blocks}},
+			parts: []sourcePart{{file: f, column: t.Column, base: base, rowRows: rowRows, rowBytes: rowBytes, rowTotal: len(blocks), blocks: blocks,
+				binary: declaresBytes(r.Schema(), t.Column)}},
 		}
 	}
 	return out, left, nil
@@ -700,12 +737,61 @@ func (s *Source) Resident() (Tensor, bool) {
 
 // Schema returns the schema of the record batch Tensor.Record makes of every chunk, the
 // column named column: what a Flight stream of the tensor carries, known before any chunk is
-// read.
+// read. Strings are utf8 when they are text, and binary (arrowtensor.BinaryOf) when a file
+// declares them bytes or a part read already holds a value that is not UTF-8: a chunk's record
+// of text then goes as bytes (arrowtensor.AsType).
 func (s *Source) Schema(column string) (*arrow.Schema, error) {
 	rec, err := s.named(s.desc).Record(memory.NewGoAllocator(), column)
 	if err != nil {
 		return nil, err
 	}
 	defer rec.Release()
-	return rec.Schema(), nil
+	schema := rec.Schema()
+	if s.DType() == ndarray.String && !s.text() {
+		fields := schema.Fields()
+		for i := range fields {
+			fields[i].Type = arrowtensor.BinaryOf(fields[i].Type)
+		}
+		md := schema.Metadata()
+		schema = arrow.NewSchema(fields, &md)
+	}
+	return schema, nil
+}
+
+// text reports whether the Source's strings are text: no part's file declares them bytes, and
+// every value of a part read already is valid UTF-8.
+func (s *Source) text() bool {
+	for _, p := range s.parts {
+		if p.binary || p.resident != nil && !allText(*p.resident) {
+			return false
+		}
+	}
+	return true
+}
+
+// allText reports whether every string of t is valid UTF-8 (true for a tensor of no strings).
+func allText(t Tensor) bool {
+	switch a := t.Dense.(type) {
+	case *ndarray.Dense[string]:
+		for v := range a.Values() {
+			if !utf8.ValidString(v) {
+				return false
+			}
+		}
+	}
+	if a, ok := t.Ragged.(*ragged.Array[string]); ok {
+		for _, v := range a.FlatValues() {
+			if !utf8.ValidString(v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// declaresBytes reports whether schema's column named column holds bytes, not text
+// (arrowtensor.IsBytesType).
+func declaresBytes(schema *arrow.Schema, column string) bool {
+	i := schema.FieldIndices(column)
+	return len(i) == 1 && arrowtensor.IsBytesType(schema.Field(i[0]).Type)
 }

@@ -120,8 +120,13 @@ func NewStacker(first Tensor, capRows int64) (*Stacker, error) {
 // bytes reserved from r before they are written: what a stream of unknown length decodes to is
 // held once, however it grows, and within r. An Add, AddBytes or ReadRows that r refuses fails
 // with r's error and adds nothing. Its Tensor views that storage: call Release once nothing
-// uses it any more, which gives it back, and what was reserved to r.
+// uses it any more, which gives it back, and what was reserved to r. Strings, whose headers
+// point into the Go heap where the collector would not see them, are refused
+// (ndarray.ErrDType).
 func NewMappedStacker(first Tensor, r Reserver) (*Stacker, error) {
+	if first.Dense != nil && first.DType() == ndarray.String {
+		return nil, fmt.Errorf("dataset: %s: strings in storage outside the Go heap: %w", first.Name, ndarray.ErrDType)
+	}
 	s, err := NewStacker(first, 0)
 	if err != nil {
 		return nil, err

@@ -369,3 +369,52 @@ func TestBytesStayBytes(t *testing.T) {
 		assert.Equal(t, 2, chunks, s.Name)
 	}
 }
+
+// TestSourcesOfTables: ScanDir says which table each Source is a column of — a Parquet file's,
+// an Arrow stream's, a directory's table of parts — and none for a tensor of its own; a column
+// of bytes is announced as binary (Source.Schema) even where its values happen to be text,
+// and text as utf8; a column of strings is read chunk by chunk within an estimate that counts
+// its strings.
+func TestSourcesOfTables(t *testing.T) {
+	dir := t.TempDir()
+	schema, recs := userTable(t)
+	pq := parquetOf(t, schema, recs)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "t.parquet"), pq, 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "parts"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "parts", "part-0.parquet"), pq, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "parts", "part-1.parquet"), pq, 0o644))
+	_, recs = userTable(t)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "u.arrows"), stream(t, schema, recs...), 0o644))
+	require.NoError(t, dataset.Save(filepath.Join(dir, "x.npy"), []dataset.Tensor{{Dense: ndarray.New[float32](3, 2)}}, dataset.WriteOptions{}))
+	d, err := dataset.ScanDir(dir, limits.Limits{})
+	require.NoError(t, err)
+	defer d.Release()
+	tables := map[string]string{}
+	for _, src := range d.Sources {
+		tables[src.Name] = src.Table
+	}
+	for _, table := range []string{"t", "u", "parts"} {
+		for _, col := range []string{"emb", "label", "name", "raw", "cat"} {
+			assert.Equal(t, table, tables[table+"."+col], "%s.%s", table, col)
+		}
+	}
+	assert.Equal(t, "", tables["x"], "a tensor of its own")
+	for _, src := range d.Sources {
+		if src.Column != "raw" && src.Column != "name" {
+			continue
+		}
+		s, err := src.Schema(src.Column)
+		require.NoError(t, err)
+		want := map[string]arrow.Type{"raw": arrow.BINARY, "name": arrow.STRING}[src.Column]
+		assert.Equal(t, want, s.Field(0).Type.ID(), src.Name)
+		if src.Table != "u" { // a Parquet column's strings: its chunk's bytes counted, not one byte a row
+			for _, b := range src.DecodeBytes() {
+				assert.Greater(t, b, int64(16*2), src.Name)
+			}
+		}
+	}
+
+	// Strings never go into storage outside the Go heap, where the collector cannot see them.
+	_, err = dataset.NewMappedStacker(dataset.Tensor{Name: "s", Dense: ndarray.New[string](0)}, nil)
+	assert.ErrorIs(t, err, ndarray.ErrDType)
+}

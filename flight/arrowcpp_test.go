@@ -440,7 +440,7 @@ func TestArrowCppPut(t *testing.T) {
 	addr := strings.TrimPrefix(s.uri, "grpc://")
 	results, err := flightreplay.SendPut(ctx, addr, rec.Put, -1)
 	require.NoError(t, err)
-	require.Len(t, results, len(table))
+	require.Len(t, results, len(table)+1, "each column, then the table")
 	c := dial(t, s.uri, ClientOptions{})
 	for i, want := range table {
 		var meta tensorMetadata
@@ -450,7 +450,19 @@ func TestArrowCppPut(t *testing.T) {
 		require.NoError(t, err)
 		requireSameTensor(t, want, got, cpp[want.Column])
 	}
-	require.Len(t, s.store.Names(), len(table))
+	var meta tensorMetadata
+	require.NoError(t, json.Unmarshal(results[len(table)], &meta))
+	require.Equal(t, "table", meta.Name)
+	require.Equal(t, kindTable, meta.Kind)
+	require.Len(t, meta.Columns, len(table))
+	require.Len(t, s.store.Names(), len(table)+1)
+	all, err := c.GetTable(ctx, "table")
+	require.NoError(t, err)
+	require.Len(t, all, len(table))
+	for i, want := range table {
+		require.Equal(t, want.Name, all[i].Name)
+		requireSameTensor(t, want, all[i], cpp[want.Column])
+	}
 
 	// What Arrow C++'s client fetched back of each column, recorded with the reference.
 	back := cppExpected(t, "put_fetched_by_cpp.jsonl")

@@ -271,7 +271,9 @@ func (c *Client) sendsTokenTo(o origin) bool {
 }
 
 // Info describes a flight: one tensor (Kind, DType, Shape, DimNames), or a table of several
-// tensor columns (Kind KindTable, one Info per column in Columns).
+// columns (Kind KindTable, Shape its rows, one Info per column in Columns), and the columns of
+// its table that have no tensor form, which its stream leaves out or ndarrow does not read
+// (LeftOut).
 type Info struct {
 	Name      string
 	Kind      dataset.Kind // empty when the flight holds no tensor ndarrow reads
@@ -283,11 +285,14 @@ type Info struct {
 	Bytes     int64         // what the record batches' buffers hold; -1 when the server cannot tell before reading them
 	Endpoints int
 	Columns   []Info // a table's tensor columns, each named NAME.COLUMN as dataset names them; nil for one tensor
+	LeftOut   []dataset.LeftOut
 }
 
-// KindTable is the Kind of a flight whose record batches hold several tensor columns: what a
-// pyarrow do_put of a table leaves on a server, or an Arrow C++ server serves of a file.
-const KindTable dataset.Kind = "table"
+// KindTable is the Kind of a flight whose record batches hold several columns: a table flight
+// of an ndarrow server (a served file's or directory's table, an uploaded one: see Server),
+// what a pyarrow do_put of a table leaves on another server, or what an Arrow C++ server
+// serves of a file.
+const KindTable dataset.Kind = kindTable
 
 // Column returns the Info of the table column named name (NAME.COLUMN or COLUMN).
 func (i Info) Column(name string) (Info, bool) {
@@ -307,34 +312,50 @@ func infoOf(fi *arrowflight.FlightInfo, lim limits.Limits) (Info, error) {
 	if d != nil && len(d.Path) == 1 {
 		info.Name = d.Path[0]
 	}
-	schema, err := ipc.ReadSchema(fi.GetSchema(), ipc.BatchOptions{Limits: lim, SkipUnsupported: true})
+	r, err := ipc.NewBatchReader(fi.GetSchema(), ipc.BatchOptions{Limits: lim, SkipUnsupported: true})
 	if err != nil {
 		return Info{}, fmt.Errorf("flight: %s: schema: %w", info.Name, err)
 	}
+	schema, skipped := r.Schema(), skippedColumns(r.Skipped(), info.Name)
+	r.Release()
 	info.Schema = schema
+	columns, left := describeSchema(info.Name, schema, info.Rows)
+	info.LeftOut = append(skipped, left...)
 	var meta tensorMetadata
-	if json.Unmarshal(fi.GetAppMetadata(), &meta) == nil && meta.Kind != "" {
+	switch {
+	case json.Unmarshal(fi.GetAppMetadata(), &meta) != nil || meta.Kind == "": // not ndarrow's: its schema says
+	case meta.Kind == kindTable: // the server's description of each column, and what it left out
+		info.Kind, info.Shape, info.Columns = KindTable, meta.Shape, columns
+		info.LeftOut = append(info.LeftOut, meta.leftOutOf()...)
+		for i, c := range meta.Columns {
+			if i < len(columns) && columns[i].Name == c.Name {
+				col := &info.Columns[i]
+				col.Kind, col.DType, col.Shape, col.DimNames = dataset.Kind(c.Kind), c.DType, c.Shape, c.DimNames
+			}
+		}
+		return info, nil
+	default:
 		info.Kind, info.DType, info.Shape, info.DimNames = dataset.Kind(meta.Kind), meta.DType, meta.Shape, meta.DimNames
 		return info, nil
 	}
-	columns := describeSchema(info.Name, schema, info.Rows)
 	switch len(columns) {
 	case 0:
 	case 1:
 		c := columns[0]
 		info.Kind, info.DType, info.Shape, info.DimNames = c.Kind, c.DType, c.Shape, c.DimNames
 	default:
-		info.Kind, info.Columns = KindTable, columns
+		info.Kind, info.Shape, info.Columns = KindTable, ndarray.Shape{max(info.Rows, -1)}, columns
 	}
 	return info, nil
 }
 
 // describeSchema describes the tensors record batches of schema hold, rows of them (-1: not
-// known), named as dataset names them: what a schema says without reading any batch.
-func describeSchema(name string, schema *arrow.Schema, rows int64) []Info {
-	tensors, _, err := dataset.FromRecords(schema, nil, name)
+// known), named as dataset names them — what a schema says without reading any batch — and
+// the columns that have no tensor form.
+func describeSchema(name string, schema *arrow.Schema, rows int64) ([]Info, []dataset.LeftOut) {
+	tensors, left, err := dataset.FromRecords(schema, nil, name)
 	if err != nil {
-		return nil // not something ndarrow reads: Get says why
+		return nil, nil // not something ndarrow reads: Get says why
 	}
 	out := make([]Info, len(tensors))
 	for i, t := range tensors {
@@ -352,7 +373,7 @@ func describeSchema(name string, schema *arrow.Schema, rows int64) []Info {
 		}
 		out[i] = c
 	}
-	return out
+	return out, left
 }
 
 // List returns the tensors the server serves, sorted by name.
@@ -620,8 +641,8 @@ func endpointBlocks(fi *arrowflight.FlightInfo, info Info, name string, limit in
 		total += rows[i]
 	}
 	ts, _, err := dataset.FromRecords(info.Schema, nil, name)
-	if err != nil || len(ts) != 1 || ts[0].Dense == nil || ts[0].Dense.Rank() == 0 {
-		return nil, nil
+	if err != nil || len(ts) != 1 || ts[0].Dense == nil || ts[0].Dense.Rank() == 0 || ts[0].DType() == ndarray.String {
+		return nil, nil // strings are never stacked (streamDecoder)
 	}
 	cell := ts[0].Shape()[1:].Size() * int64(max(ts[0].DType().Size(), 1))
 	if cell > 0 && total > min(limit, maxPreallocation)/cell { // what a peer announces is not trusted past that
@@ -794,6 +815,48 @@ func (c *Client) Put(ctx context.Context, name string, t dataset.Tensor) error {
 	recs, err := t.Records(c.opts.Allocator, name, int64(c.opts.MaxMessageBytes-messageHeadroom))
 	if err != nil {
 		return err // dataset's error names the tensor
+	}
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	if err := c.put(ctx, pathDescriptor(name), recs); err != nil {
+		return fmt.Errorf("flight: %s: %w", name, err)
+	}
+	return nil
+}
+
+// PutTable uploads tensors, the columns of one table, under name as one DoPut of record
+// batches each holding the same rows of every column, in order (dataset.Batch: split between
+// rows to fit the message limit) — what a pyarrow do_put of a table sends. Each tensor names
+// its Column (else its Name past "name."); all have as many rows. An ndarrow server stores the
+// table flight name and each column as name.COLUMN, all at once, once the whole upload has
+// arrived and been checked (a table of one column is stored as that tensor, under name).
+func (c *Client) PutTable(ctx context.Context, name string, tensors []dataset.Tensor) error {
+	if err := CheckName(name); err != nil {
+		return err
+	}
+	if len(tensors) == 0 {
+		return fmt.Errorf("flight: %s: a table of no columns: %w", name, ndarray.ErrShape)
+	}
+	cols := slices.Clone(tensors)
+	for i, t := range cols {
+		if t.Column == "" {
+			cols[i].Column = strings.TrimPrefix(t.Name, name+".")
+		}
+		if err := CheckName(name + "." + cols[i].Column); err != nil {
+			return err
+		}
+	}
+	rec, err := dataset.Batch(c.opts.Allocator, cols)
+	if err != nil {
+		return fmt.Errorf("flight: %s: %w", name, err)
+	}
+	defer rec.Release()
+	recs, err := dataset.SplitRecord(rec, int64(c.opts.MaxMessageBytes-messageHeadroom))
+	if err != nil {
+		return fmt.Errorf("flight: %s: %w", name, err)
 	}
 	defer func() {
 		for _, r := range recs {

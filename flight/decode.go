@@ -46,6 +46,22 @@ type streamDecoder struct {
 	reserver  dataset.Reserver
 	msgCopies int64            // the copies reserved for the message being decoded
 	mapped    *dataset.Stacker // the stack, when its storage is mapped (a reserver's): released with the decoder unless kept
+
+	left []dataset.LeftOut // the stream's columns that have no tensor form, known from its schema
+}
+
+// leftOut returns the columns of the stream's schema that have no tensor form (ipc's
+// decoder skips some types, dataset.FromRecords leaves out others), named NAME.COLUMN.
+func (s *streamDecoder) leftOut() []dataset.LeftOut { return s.left }
+
+// skippedColumns names the columns ipc's decoder skipped (ipc.BatchOptions.SkipUnsupported)
+// as dataset names the columns it leaves out.
+func skippedColumns(skipped []ipc.SkippedColumn, base string) []dataset.LeftOut {
+	out := make([]dataset.LeftOut, len(skipped))
+	for i, c := range skipped {
+		out[i] = dataset.LeftOut{Name: base + "." + c.Name, Column: c.Name, Type: c.Type, Why: "ndarrow reads no arrays of this type"}
+	}
+	return out
 }
 
 // keepStorage hands the storage of the tensors the decoder made to the caller, who calls the
@@ -88,8 +104,11 @@ func (s *streamDecoder) add(header, body []byte) error {
 			return err
 		}
 		s.dec = dec
-		ts, _, err := dataset.FromRecords(dec.Schema(), nil, s.name)
-		if err == nil && len(ts) == 1 && ts[0].Dense != nil && ts[0].Dense.Rank() > 0 {
+		ts, left, err := dataset.FromRecords(dec.Schema(), nil, s.name)
+		s.left = append(skippedColumns(dec.Skipped(), s.name), left...)
+		// Strings are never stacked: their values are not bytes to copy, and their headers
+		// must stay where the collector sees them.
+		if err == nil && len(ts) == 1 && ts[0].Dense != nil && ts[0].Dense.Rank() > 0 && ts[0].DType() != ndarray.String {
 			s.stacked = true
 			s.direct = ts[0].DType() != ndarray.Bool && cellsRowMajor(ts[0].Dense.Layout())
 			if cell := ts[0].Shape()[1:].Size() * int64(max(ts[0].DType().Size(), 1)); cell > 0 {
@@ -310,6 +329,11 @@ func (s *streamDecoder) tensors() ([]dataset.Tensor, error) {
 	}
 	if s.stack != nil {
 		return []dataset.Tensor{s.stack.Tensor()}, nil
+	}
+	if s.reserver != nil { // what reading the records copies (strings, bools, batches joined) is reserved first
+		if err := s.reserver.Reserve(fromRecordsCopies(s.records)); err != nil {
+			return nil, err
+		}
 	}
 	tensors, _, err := dataset.FromRecords(s.dec.Schema(), s.records, s.name)
 	if err != nil {

@@ -6,10 +6,21 @@
 // dataset names them. It implements ListFlights (one FlightInfo per tensor), GetFlightInfo
 // (the schema with its extension type metadata, row and byte counts, the endpoints),
 // GetSchema, DoGet (record batches: a dense tensor as an arrow.fixed_shape_tensor column
-// split along its first axis so every message stays under the gRPC limit, a ragged one as a
-// list column, a sparse one as COO record batches), DoPut (an upload, validated and stored
-// atomically; several as one with Client.PutAll, staged and committed at once) and the actions
-// "list", "delete", "reload", "commit" and "abort".
+// split along its first axis so every message stays under the gRPC limit, a tensor of one
+// value per row as a plain column — int64, double, bool, utf8 or binary — its null rows as
+// nulls, a ragged one as a list column, a sparse one as COO record batches), DoPut (an upload,
+// validated and stored atomically; several as one with Client.PutAll, staged and committed at
+// once) and the actions "list", "delete", "reload", "commit" and "abort".
+//
+// A table — a served file of several columns (Parquet, Arrow IPC, TFRecord Examples), a
+// directory's table of parts, a table uploaded (a DoPut of record batches of several
+// columns, as pyarrow's do_put of a table sends) — is also one flight named after it, whose
+// stream holds every column with a tensor form in the table's order, each batch the same rows
+// of every column (a directory's read chunk by chunk, its columns' row groups in lockstep);
+// its FlightInfo's app_metadata lists its columns and the columns it leaves out (see
+// table.go), and each column stays a flight of its own, NAME.COLUMN. Client.GetTable fetches
+// a table whole, Client.PutTable uploads one. A Store serving a share of each tensor
+// (Store.SetShare) serves the columns of its tables only.
 //
 // A Store follows the directories it serves (Store.Rescan, Store.Watch, the "reload" action):
 // files that appear are served, files replaced or rewritten are served from their new

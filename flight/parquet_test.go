@@ -43,7 +43,8 @@ func writeParquet(t *testing.T, path string, first, rows int64, rowGroupBytes in
 // TestServeParquetRowGroups serves a Parquet table of two files, each of many row groups,
 // larger than the MaxCopySize it is served within: DoGet reads it a row group at a time, so
 // it is served whole all the same, to many clients at once, with the values written, and
-// FlightInfo describes it before any value is read.
+// FlightInfo describes it before any value is read. Its table flight reads its columns' row
+// groups in lockstep.
 func TestServeParquetRowGroups(t *testing.T) {
 	dir := t.TempDir()
 	const half = 3000
@@ -54,7 +55,7 @@ func TestServeParquetRowGroups(t *testing.T) {
 	s := serve(t, Options{MaxMessageBytes: minMessageBytes + messageHeadroom}, "grpc")
 	names, err := s.store.AddDir(dir, lim)
 	require.NoError(t, err)
-	require.Equal(t, []string{"table.emb", "table.ids"}, names)
+	require.Equal(t, []string{"table", "table.emb", "table.ids"}, names)
 	c := dial(t, s.uri, ClientOptions{})
 	ctx := context.Background()
 
@@ -112,6 +113,14 @@ func TestServeParquetRowGroups(t *testing.T) {
 					return
 				}
 			}
+			all, err := c.GetTable(ctx, "table")
+			if !assert.NoError(t, err) || !assert.Len(t, all, 2) {
+				return
+			}
+			assert.Equal(t, "table.emb", all[0].Name)
+			assert.True(t, got.Equal(all[0].Dense.(*ndarray.Dense[float32])), "the table's emb")
+			assert.Equal(t, "table.ids", all[1].Name)
+			assert.Equal(t, lengths, all[1].Ragged.(*ragged.Array[int64]).RowLengths(), "the table's ids")
 		}()
 	}
 	wg.Wait()
@@ -129,6 +138,17 @@ func TestServeParquetRowGroups(t *testing.T) {
 		require.NoError(t, json.Unmarshal(r.Body, &e))
 		entries = append(entries, e)
 	}
-	require.Len(t, entries, 2)
-	assert.Equal(t, []int64{2 * half, 8}, entries[0].Shape)
+	require.Len(t, entries, 3)
+	assert.Equal(t, "table", entries[0].Name)
+	assert.Equal(t, []int64{2 * half}, entries[0].Shape)
+	require.Len(t, entries[0].Columns, 2)
+	assert.Equal(t, []int64{2 * half, 8}, entries[0].Columns[0].Shape)
+	assert.Equal(t, []int64{2 * half, 8}, entries[1].Shape)
+
+	tab, err := c.Info(ctx, "table")
+	require.NoError(t, err)
+	assert.Equal(t, KindTable, tab.Kind)
+	assert.Equal(t, int64(-1), tab.Bytes, "unknown until ids is read")
+	require.Len(t, tab.Columns, 2)
+	assert.Equal(t, info.Shape, tab.Columns[0].Shape)
 }

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
 	arrowflight "github.com/apache/arrow/go/v17/arrow/flight"
 	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -381,13 +380,17 @@ const reuseConnection = "arrow-flight-reuse-connection://?"
 // which shards ask one another for.
 const localCommand = "ndarrow.local:"
 
-// tensorMetadata is the app_metadata of a FlightInfo: what the tensor is, in JSON.
+// tensorMetadata is the app_metadata of a FlightInfo: what the tensor is, in JSON; or, for a
+// table flight (Kind "table", Shape its rows, no DType), its columns and the columns left out
+// (see table.go).
 type tensorMetadata struct {
-	Name     string   `json:"name,omitempty"` // in a PutResult: the name stored under
-	Kind     string   `json:"kind"`
-	DType    string   `json:"dtype"`
-	Shape    []int64  `json:"shape"`
-	DimNames []string `json:"dim_names,omitempty"`
+	Name     string            `json:"name,omitempty"` // in a PutResult: the name stored under
+	Kind     string            `json:"kind"`
+	DType    string            `json:"dtype,omitempty"`
+	Shape    []int64           `json:"shape"`
+	DimNames []string          `json:"dim_names,omitempty"`
+	Columns  []columnMetadata  `json:"columns,omitempty"`
+	LeftOut  []leftOutMetadata `json:"left_out,omitempty"`
 }
 
 func metadataOf(t dataset.Tensor) tensorMetadata {
@@ -557,6 +560,11 @@ func (s *Server) shardedInfo(ctx context.Context, name string) (*arrowflight.Fli
 	var meta tensorMetadata
 	if json.Unmarshal(out.AppMetadata, &meta) == nil && len(meta.Shape) > 0 && !strings.HasPrefix(meta.Kind, "sparse_") {
 		meta.Shape[0] = out.TotalRecords
+		for _, c := range meta.Columns { // a table's
+			if len(c.Shape) > 0 {
+				c.Shape[0] = out.TotalRecords
+			}
+		}
 		out.AppMetadata, _ = json.Marshal(meta)
 	}
 	return out, nil
@@ -656,8 +664,8 @@ func (s *Server) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_D
 // Parquet row group that no longer decodes, a write that met a page with no bytes under it).
 func (s *Server) streamEntry(ctx context.Context, e *entry, pw arrowipc.PayloadWriter) error {
 	err := dataset.Guard(func() error { return s.sendEntry(ctx, e, pw) })
-	if err != nil && e.source != nil && !errors.Is(err, dataset.ErrFileChanged) {
-		if changed := e.source.CheckUnchanged(); changed != nil {
+	if err != nil && (e.source != nil || e.columns != nil) && !errors.Is(err, dataset.ErrFileChanged) {
+		if changed := e.checkUnchanged(); changed != nil {
 			s.opts.Logger.Debug("flight: a stream failed on a changed file", "err", err.Error())
 			return changed
 		}
@@ -676,6 +684,9 @@ func (s *Server) sendEntry(ctx context.Context, e *entry, pw arrowipc.PayloadWri
 			return err
 		}
 		return s.closeWhole(w, e)
+	}
+	if e.columns != nil { // a table's columns, read chunk by chunk in lockstep
+		return s.sendTable(ctx, e, w)
 	}
 	// Each chunk is decoded (as the iteration reaches it) under its share of the memory
 	// budget, reserved before and given back once it is sent.
@@ -719,10 +730,8 @@ func (s *Server) sendEntry(ctx context.Context, e *entry, pw arrowipc.PayloadWri
 // closeWhole ends the stream w wrote of e once e's Source, if any, is known to have been sent
 // from one version of every file (CheckUnchanged).
 func (s *Server) closeWhole(w *arrowipc.Writer, e *entry) error {
-	if e.source != nil {
-		if err := e.source.CheckUnchanged(); err != nil {
-			return err
-		}
+	if err := e.checkUnchanged(); err != nil {
+		return err
 	}
 	return w.Close()
 }
@@ -760,17 +769,14 @@ func relativePath(root, path string) string {
 }
 
 // send writes rec to w in record batches under the message limit, with the stream's schema.
+// A chunk's field metadata may differ from the first part's, and its strings be text where
+// the stream's are bytes (conform); its types may not differ otherwise.
 func (s *Server) send(ctx context.Context, w *arrowipc.Writer, schema *arrow.Schema, rec arrow.Record) error {
-	if !rec.Schema().Equal(schema) {
-		// A chunk's field metadata may differ from the first part's; its types may not.
-		for i, f := range rec.Schema().Fields() {
-			if !arrow.TypeEqual(f.Type, schema.Field(i).Type) {
-				return status.Errorf(codes.Internal, "flight: %s: a chunk of type %v in a stream of %v", schema.Field(i).Name, f.Type, schema.Field(i).Type)
-			}
-		}
-		rec = array.NewRecord(schema, rec.Columns(), rec.NumRows())
-		defer rec.Release()
+	rec, err := conform(rec, schema)
+	if err != nil {
+		return status.Error(codes.Internal, err.Error())
 	}
+	defer rec.Release()
 	batches, err := dataset.SplitRecord(rec, int64(s.opts.MaxMessageBytes-messageHeadroom))
 	if err != nil {
 		return statusOf(err)

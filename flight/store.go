@@ -52,21 +52,40 @@ type servedDir struct {
 	reported map[string]bool // the problems the last scan found, by their text
 }
 
-// entry is one tensor ready to send: either a tensor and its record batch, which views the
+// entry is one flight ready to send: either a tensor and its record batch, which views the
 // tensor's memory (or a copy allocated from the store's allocator where Arrow needs another
 // layout), or a dataset.Source whose chunks are read and sent one at a time at each DoGet
-// (the Parquet columns and joined tables of a directory), with the Source's files retained.
+// (the Parquet columns and joined tables of a directory), with the Source's files retained; or
+// a table (see table.go): a record batch of its columns, or its columns' Sources read in
+// lockstep.
 type entry struct {
-	meta   tensorMetadata
-	schema *arrow.Schema
-	rows   int64
-	bytes  int64 // what the record batches hold; -1 when unknown before they are read
-	tensor dataset.Tensor
-	record arrow.Record       // nil for a Source
-	source *dataset.Source    // nil for a tensor added whole
-	root   string             // the directory of a Source, which names its files to clients
-	held   *sharedReservation // an upload's share of the memory budget, or nil
-	refs   atomic.Int64
+	meta    tensorMetadata
+	schema  *arrow.Schema
+	rows    int64
+	bytes   int64 // what the record batches hold; -1 when unknown before they are read
+	tensor  dataset.Tensor
+	record  arrow.Record       // nil for a Source, or a table read chunk by chunk
+	source  *dataset.Source    // nil for a tensor added whole
+	columns []*dataset.Source  // a directory's table's columns (retained), whose chunks a DoGet reads in lockstep unless record holds them
+	root    string             // the directory of a Source, which names its files to clients
+	held    *sharedReservation // an upload's share of the memory budget, or nil
+	refs    atomic.Int64
+}
+
+// checkUnchanged returns an error naming the file of e's Sources that was modified in place
+// since it was mapped (dataset.Source.CheckUnchanged), nil when none was.
+func (e *entry) checkUnchanged() error {
+	if e.source != nil {
+		if err := e.source.CheckUnchanged(); err != nil {
+			return err
+		}
+	}
+	for _, c := range e.columns {
+		if err := c.CheckUnchanged(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // acquire adds a reference to e.
@@ -82,6 +101,9 @@ func (e *entry) release() {
 	}
 	if e.source != nil {
 		e.source.Release()
+	}
+	for _, c := range e.columns {
+		c.Release()
 	}
 	if e.held != nil {
 		e.held.release()
@@ -127,7 +149,7 @@ func CheckName(name string) error {
 
 // Add stores t under name, replacing any tensor of that name. The store views t's memory,
 // which must stay unchanged while it is served. Add fails for a name CheckName refuses and for
-// a tensor Flight cannot carry (a scalar, or a bool or string dense tensor).
+// a tensor Flight cannot carry (a scalar; null rows in a tensor of more than one dimension).
 func (s *Store) Add(name string, t dataset.Tensor) error {
 	e, err := s.newEntry(name, t)
 	if err != nil {
@@ -318,7 +340,7 @@ func (s *Store) apply(sd *servedDir, d *dataset.Dir) (Changes, []error) {
 			problem(fmt.Errorf("%s: %s is served from %s already", sd.path, src.Name, old.root))
 			continue
 		}
-		if old != nil && old.source.SameAs(src) {
+		if old != nil && old.source != nil && old.source.SameAs(src) {
 			old.acquire()
 			next[src.Name] = old
 			continue
@@ -334,6 +356,9 @@ func (s *Store) apply(sd *servedDir, d *dataset.Dir) (Changes, []error) {
 		} else {
 			changes.Added = append(changes.Added, src.Name)
 		}
+	}
+	if s.shareN <= 1 { // a share's tables are served as their columns only
+		s.applyTables(sd, d, current, next, &changes, problem)
 	}
 
 	s.mu.Lock()
@@ -366,6 +391,82 @@ func (s *Store) apply(sd *servedDir, d *dataset.Dir) (Changes, []error) {
 	slices.Sort(changes.Changed)
 	slices.Sort(changes.Removed)
 	return changes, errs
+}
+
+// applyTables adds to next, the entries of the scan d of sd, those of its tables of two
+// columns or more (dataset.Source's Table) whose every column next serves, an unchanged
+// table keeping its entry, and notes in changes what changed. A table that cannot be one
+// flight — its name taken by a tensor, its columns' chunks not aligned — is a problem, its
+// columns still served.
+func (s *Store) applyTables(sd *servedDir, d *dataset.Dir, current, next map[string]*entry, changes *Changes, problem func(error)) {
+	names, tables := tablesOf(d.Sources)
+	for _, name := range names {
+		cols := tables[name]
+		if len(cols) < 2 {
+			continue
+		}
+		served := true
+		for _, c := range cols {
+			e := next[c.Name]
+			served = served && e != nil && e.source != nil && e.source.SameAs(c)
+		}
+		if !served {
+			continue // a column Flight cannot carry, reported already: the table is not whole
+		}
+		if next[name] != nil {
+			problem(fmt.Errorf("%s: the table %s is served as its columns only: a tensor has its name", sd.path, name))
+			continue
+		}
+		old := current[name]
+		if old != nil && old.root != sd.path {
+			problem(fmt.Errorf("%s: %s is served from %s already", sd.path, name, old.root))
+			continue
+		}
+		if old != nil && old.sameTable(cols) {
+			old.acquire()
+			next[name] = old
+			continue
+		}
+		e, err := s.sourceTableEntry(sd.path, name, cols, leftOutOfTable(name, d.LeftOut))
+		if err != nil {
+			problem(fmt.Errorf("%s: the table %s is served as its columns only: %w", sd.path, name, err))
+			continue
+		}
+		next[name] = e
+		if old != nil {
+			changes.Changed = append(changes.Changed, name)
+		} else {
+			changes.Added = append(changes.Added, name)
+		}
+	}
+}
+
+// Tables returns the names of the table flights the store serves (see Server), sorted.
+func (s *Store) Tables() []string {
+	var out []string
+	for _, name := range s.Names() {
+		if e, err := s.get(name); err == nil {
+			if e.isTable() {
+				out = append(out, name)
+			}
+			e.release()
+		}
+	}
+	return out
+}
+
+// LeftOut returns the columns of the served directories' tables that have no tensor form, as
+// their last scans found them, each named TABLE.COLUMN.
+func (s *Store) LeftOut() []dataset.LeftOut {
+	s.rescanMu.Lock()
+	defer s.rescanMu.Unlock()
+	var out []dataset.LeftOut
+	for _, sd := range s.dirs {
+		if sd.dir != nil {
+			out = append(out, sd.dir.LeftOut...)
+		}
+	}
+	return out
 }
 
 // Generation counts the changes Rescan made to the directories' tensors: it differs from
@@ -410,6 +511,9 @@ func (s *Store) Get(name string) (dataset.Tensor, error) {
 		return dataset.Tensor{}, err
 	}
 	defer e.release()
+	if e.isTable() {
+		return dataset.Tensor{}, fmt.Errorf("flight: %s is a table of %d columns: get each as %s.COLUMN: %w", name, len(e.meta.Columns), name, ErrTable)
+	}
 	if e.record == nil {
 		t, err := e.source.Read(context.Background())
 		if err != nil {
@@ -438,17 +542,29 @@ func (s *Store) Names() []string {
 }
 
 // Delete removes the tensor named name, added or uploaded (a directory's tensor of that name,
-// if any, is served again); a stream sending it finishes first. A directory's tensor is not
-// deleted: ErrFromDirectory.
+// if any, is served again); a stream sending it finishes first. An uploaded table goes with
+// the columns uploaded with it. A directory's tensor is not deleted: ErrFromDirectory.
 func (s *Store) Delete(name string) error {
 	s.mu.Lock()
 	e, ok := s.entries[name]
 	delete(s.entries, name)
+	var columns []*entry
+	if ok && e.isTable() && e.held != nil {
+		for _, c := range e.meta.Columns {
+			if ce := s.entries[c.Name]; ce != nil && ce.held == e.held {
+				delete(s.entries, c.Name)
+				columns = append(columns, ce)
+			}
+		}
+	}
 	_, fromDir := s.fromDir[name]
 	s.mu.Unlock()
 	switch {
 	case ok:
 		e.release()
+		for _, c := range columns {
+			c.release()
+		}
 		return nil
 	case fromDir:
 		return fmt.Errorf("%w: %q", ErrFromDirectory, name)

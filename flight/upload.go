@@ -3,6 +3,7 @@ package flight
 import (
 	"encoding/json"
 	"io"
+	"math"
 	"strings"
 	"sync/atomic"
 
@@ -53,15 +54,15 @@ func (s *Server) DoPut(stream arrowflight.FlightService_DoPutServer) error {
 		return uploadStatus(err)
 	}
 	// One tensor is stored under the descriptor's name; a table's columns under NAME.COLUMN,
-	// as serve names the columns of a file NAME.arrow.
+	// as serve names the columns of a file NAME.arrow, and the table, all of them together,
+	// under NAME.
 	names := []string{up.name}
+	var entries []*entry
 	if len(tensors) > 1 {
-		names = make([]string, len(tensors))
-		for i, t := range tensors {
-			names[i] = t.Name
-		}
+		names, entries, err = up.tableEntries(tensors)
+	} else {
+		entries, err = up.entries(names, tensors)
 	}
-	entries, err := up.entries(names, tensors)
 	if err != nil {
 		return err
 	}
@@ -80,6 +81,11 @@ func (s *Server) DoPut(stream arrowflight.FlightService_DoPutServer) error {
 	for i, e := range entries {
 		meta := e.meta
 		meta.Name = names[i]
+		if len(tensors) == 1 { // the columns the stream had beside its one tensor
+			for _, l := range up.dec.leftOut() {
+				meta.LeftOut = append(meta.LeftOut, leftOutMetadata(l))
+			}
+		}
 		body, _ := json.Marshal(meta)
 		if err := stream.Send(&arrowflight.PutResult{AppMetadata: body}); err != nil {
 			return err
@@ -186,6 +192,37 @@ func (u *upload) entries(names []string, tensors []dataset.Tensor) ([]*entry, er
 	return entries, nil
 }
 
+// tableEntries makes the store's entries of an upload of a table, tensors its columns: each
+// column's, named NAME.COLUMN, and the table's, named NAME, last, whose record batch the
+// columns' share; what that batch copies is reserved first (recordCopyBound). They share the
+// upload's reservation from then on, as entries' do.
+func (u *upload) tableEntries(tensors []dataset.Tensor) ([]string, []*entry, error) {
+	need := int64(len(tensors)+1) * entryOverhead
+	for _, t := range tensors { // each names its Column (dataset.FromRecords)
+		need += min(recordCopyBound(t), math.MaxInt64-need)
+	}
+	if err := u.res.Reserve(need); err != nil {
+		return nil, nil, statusOf(err)
+	}
+	table, columns, err := u.s.store.newTableEntry(u.name, tensors, u.dec.leftOut())
+	if err != nil {
+		return nil, nil, uploadStatus(err)
+	}
+	entries := append(columns, table)
+	names := make([]string, len(entries))
+	held := &sharedReservation{r: u.res, free: u.dec.keepStorage()}
+	held.refs.Store(int64(len(entries)))
+	for i, e := range entries {
+		e.held = held
+		names[i] = u.name // the table's, last
+		if i < len(tensors) {
+			names[i] = tensors[i].Name
+		}
+	}
+	u.handed = true
+	return names, entries, nil
+}
+
 // release lets go of the decoder, and of the reservation unless entries hold it.
 func (u *upload) release() {
 	if u.dec != nil {
@@ -194,23 +231,6 @@ func (u *upload) release() {
 	if !u.handed {
 		u.res.Close()
 	}
-}
-
-// recordCopyBound returns at most what making t's record batch (dataset.Tensor.Record) may
-// copy: nothing for a dense tensor laid out row-major, else its values and indices.
-func recordCopyBound(t dataset.Tensor) int64 {
-	if d := t.Dense; d != nil && d.Layout().IsRowMajor() {
-		return 0
-	}
-	width := int64(max(t.DType().Size(), 1))
-	n := t.NNZ() * width
-	switch {
-	case t.Sparse != nil:
-		n += t.NNZ() * int64(t.Sparse.Shape().Rank()) * 8
-	case t.Ragged != nil:
-		n += (t.NNZ() + t.Shape()[0] + 2) * 8 * int64(t.Shape().Rank())
-	}
-	return n
 }
 
 // sharedReservation is the reservation of an upload and the storage its tensors view, held by

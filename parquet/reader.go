@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -366,6 +367,25 @@ func (r *Reader) RowGroupRows(i int) int64 { return r.md.FileMetaData.RowGroups[
 // (checked not to be negative), those of every column.
 func (r *Reader) RowGroupBytes(i int) int64 {
 	return max(r.md.FileMetaData.RowGroups[i].TotalByteSize, 0)
+}
+
+// ColumnBytes returns the uncompressed size of the column chunks of the column named name in
+// row group i, as the footer says (its leaves' summed, each checked not to be negative), or -1
+// when the reader reads no column of that name.
+func (r *Reader) ColumnBytes(i int, name string) int64 {
+	for _, c := range r.cols {
+		if c.field.Name != name {
+			continue
+		}
+		total := int64(0)
+		for _, leaf := range c.leaves {
+			if cc := r.md.FileMetaData.RowGroups[i].Columns[leaf]; cc.MetaData != nil && cc.MetaData.TotalUncompressedSize > 0 {
+				total += min(cc.MetaData.TotalUncompressedSize, math.MaxInt64-total) // saturating
+			}
+		}
+		return total
+	}
+	return -1
 }
 
 // ByteRange is bytes [Offset, Offset+Length) of a file.

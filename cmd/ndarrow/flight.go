@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -202,10 +203,16 @@ func serve(ctx context.Context, dir, addr, location, shards string, shareK, shar
 	if cfg != nil {
 		scheme = "grpc+tls"
 	}
-	fmt.Fprintf(stdout, "serving %d tensors from %s on %s://%s (Ctrl-C stops)\n", len(names), dir, scheme, lis.Addr())
+	tables := store.Tables()
+	fmt.Fprintf(stdout, "serving %d tensors%s from %s on %s://%s (Ctrl-C stops)\n", len(names)-len(tables), tableCount(len(tables)), dir, scheme, lis.Addr())
 	for _, n := range names {
+		if slices.Contains(tables, n) {
+			fmt.Fprintf(stdout, "  %s (table: its columns together)\n", n)
+			continue
+		}
 		fmt.Fprintf(stdout, "  %s\n", n)
 	}
+	reportLeftOut(stderr, "serve", store.LeftOut())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(lis) }()
 	follow := followDir(ctx, store, watch, stdout, stderr)
@@ -220,6 +227,25 @@ func serve(ctx context.Context, dir, addr, location, shards string, shareK, shar
 	defer cancel()
 	srv.Shutdown(sctx)
 	return <-done
+}
+
+// tableCount says how many table flights there are beside the tensors, if any.
+func tableCount(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return " and 1 table"
+	}
+	return fmt.Sprintf(" and %d tables", n)
+}
+
+// reportLeftOut names, one line each on stderr, the columns of tables that have no tensor form
+// and that command leaves out.
+func reportLeftOut(stderr io.Writer, command string, left []dataset.LeftOut) {
+	for _, l := range left {
+		fmt.Fprintf(stderr, "ndarrow %s: %s\n", command, l)
+	}
 }
 
 // reportSkipped prints the problems err joins, the tensor files that cannot be served, one
@@ -352,17 +378,21 @@ func readableDir(dir string) error {
 
 // lsLine is what `ls --json` prints of a tensor: the fields it shares with `inspect --json`
 // (name, kind, dtype, shape, dim_names) under the same names and in the same order, then what
-// a server tells (rows, bytes, endpoints) and, for a column of a table, the table's flight.
+// a server tells (rows, bytes, endpoints) and, for a column of a table, the table's flight;
+// of a table flight (kind "table", shape its rows), the names of its columns and the columns
+// it leaves out.
 type lsLine struct {
-	Name      string   `json:"name"`
-	Kind      string   `json:"kind"`
-	DType     string   `json:"dtype"`
-	Shape     []int64  `json:"shape"`
-	DimNames  []string `json:"dim_names"`
-	Rows      int64    `json:"rows"`
-	Bytes     int64    `json:"bytes"`
-	Endpoints int      `json:"endpoints"`
-	Table     string   `json:"table,omitempty"`
+	Name      string        `json:"name"`
+	Kind      string        `json:"kind"`
+	DType     string        `json:"dtype"`
+	Shape     []int64       `json:"shape"`
+	DimNames  []string      `json:"dim_names"`
+	Rows      int64         `json:"rows"`
+	Bytes     int64         `json:"bytes"`
+	Endpoints int           `json:"endpoints"`
+	Table     string        `json:"table,omitempty"`
+	Columns   []string      `json:"columns,omitempty"`
+	LeftOut   []leftOutLine `json:"left_out,omitempty"`
 }
 
 func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -377,17 +407,26 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return err
 		}
-		// a table is listed as its columns, each a tensor get fetches by that name
+		// A table is listed, then its columns, each a tensor get fetches by that name: an
+		// ndarrow server's are flights of their own, listed as such; another server's are
+		// listed below their table. The columns a flight leaves out are named on stderr.
+		listed := map[string]bool{}
+		for _, i := range flights {
+			listed[i.Name] = true
+		}
 		var infos []flight.Info
 		var tables []string
 		for _, i := range flights {
+			infos, tables = append(infos, i), append(tables, "")
+			reportLeftOut(stderr, "ls", i.LeftOut)
 			if i.Kind != flight.KindTable {
-				infos, tables = append(infos, i), append(tables, "")
 				continue
 			}
 			for _, col := range i.Columns {
-				col.Endpoints = i.Endpoints
-				infos, tables = append(infos, col), append(tables, i.Name)
+				if !listed[col.Name] {
+					col.Endpoints = i.Endpoints
+					infos, tables = append(infos, col), append(tables, i.Name)
+				}
 			}
 		}
 		if *asJSON {
@@ -397,8 +436,15 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				if names == nil {
 					names = []string{} // as inspect --json prints it
 				}
-				_ = enc.Encode(lsLine{Name: i.Name, Kind: string(i.Kind), DType: i.DType, Shape: i.Shape,
-					DimNames: names, Rows: i.Rows, Bytes: i.Bytes, Endpoints: i.Endpoints, Table: tables[n]})
+				line := lsLine{Name: i.Name, Kind: string(i.Kind), DType: i.DType, Shape: i.Shape,
+					DimNames: names, Rows: i.Rows, Bytes: i.Bytes, Endpoints: i.Endpoints, Table: tables[n]}
+				for _, c := range i.Columns {
+					line.Columns = append(line.Columns, c.Name)
+				}
+				for _, l := range i.LeftOut {
+					line.LeftOut = append(line.LeftOut, leftOutLine{Name: l.Name, Column: l.Column, LeftOut: l.Type, Why: l.Why})
+				}
+				_ = enc.Encode(line)
 			}
 			return nil
 		}
@@ -406,7 +452,10 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(tw, "NAME\tKIND\tDTYPE\tSHAPE\tROWS\tBYTES")
 		for _, i := range infos {
 			kind, dtype, shape, bytes := string(i.Kind), i.DType, fmt.Sprint(i.Shape), fmt.Sprint(i.Bytes)
-			if kind == "" { // a flight of no tensor ndarrow reads
+			switch {
+			case i.Kind == flight.KindTable: // its columns' dtypes below it
+				dtype = "-"
+			case kind == "": // a flight of no tensor ndarrow reads
 				kind, dtype, shape = "-", "-", "-"
 			}
 			if i.Bytes < 0 {
@@ -459,6 +508,14 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return err
 		}
 		wopts := writeOpts().forOutput(out)
+		if *pick == "" && dataset.HoldsSeveral(dataset.Format(format)) {
+			// the columns of the flight the stream leaves out, or ndarrow cannot read, named
+			if info, err := c.Info(ctx, name); err == nil {
+				for _, l := range info.LeftOut {
+					wopts.warn(l.String())
+				}
+			}
+		}
 		skipped := map[string]bool{}
 		warn := wopts.warn
 		wopts.warn = func(s string) {
@@ -518,7 +575,7 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	err := dataset.Guard(func() error { // the file may shrink while it is sent
-		f, err := load(fs.Arg(1), "")
+		f, left, err := putInput(fs.Arg(1))
 		if err != nil {
 			return err
 		}
@@ -527,8 +584,18 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return err
 		}
+		if table, ok := tableOf(tensors); ok && *pick == "" {
+			if *as != "" {
+				table = *as
+			}
+			reportLeftOut(stderr, "put", left)
+			return putTable(ctx, withClient, fs.Arg(0), table, tensors, stdout)
+		}
 		if *as != "" && len(tensors) != 1 {
-			return fmt.Errorf("%s holds %d tensors: --name needs one (pick it with --tensor)", fs.Arg(1), len(tensors))
+			return fmt.Errorf("%s holds %d tensors: --name needs one (pick it with --tensor), or a table", fs.Arg(1), len(tensors))
+		}
+		if *pick == "" {
+			reportLeftOut(stderr, "put", left)
 		}
 		names := make([]string, len(tensors))
 		for i, t := range tensors {
@@ -560,6 +627,87 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		})
 	})
 	return finishCommand(ctx, stderr, "put", err)
+}
+
+// putInput reads what put uploads, as load reads it, and names the columns of its tables
+// that have no tensor form: those of a file or a directory (its tables of parts); none of
+// standard input or of objects.
+func putInput(path string) (*input, []dataset.LeftOut, error) {
+	if path != "-" && !dataset.IsURI(path) {
+		st, err := os.Stat(path)
+		switch {
+		case err != nil:
+		case st.IsDir():
+			d, err := dataset.OpenDir(path, limits.Limits{})
+			if err != nil {
+				return nil, nil, err
+			}
+			inputLoaded(path)
+			return &input{path: path, dir: true, tensors: d.Tensors, skipped: d.Skipped, release: d.Release}, d.LeftOut, nil
+		default:
+			f, err := dataset.Open(path, limits.Limits{})
+			if err != nil {
+				return nil, nil, err
+			}
+			inputLoaded(path)
+			return &input{path: path, tensors: f.Tensors, release: f.Release}, f.LeftOut, nil
+		}
+	}
+	in, err := load(path, "")
+	return in, nil, err
+}
+
+// tableOf returns the name of the table tensors are the columns of — two or more, each named
+// TABLE.COLUMN after one TABLE, of as many rows (dataset.TableOf): a record-batch file's, a
+// directory's table of parts — and whether they are.
+func tableOf(tensors []tensor) (string, bool) {
+	if len(tensors) < 2 || tensors[0].Column == "" {
+		return "", false
+	}
+	name, ok := strings.CutSuffix(tensors[0].Name, "."+tensors[0].Column)
+	if !ok {
+		return "", false
+	}
+	for _, t := range tensors {
+		if t.Sparse != nil || t.Name != name+"."+t.Column {
+			return "", false
+		}
+	}
+	if _, err := dataset.TableOf(name, tensors, nil); err != nil {
+		return "", false
+	}
+	return name, true
+}
+
+// putTable uploads tensors, the columns of the table name, as one (flight.Client.PutTable):
+// the server stores the table and each column at once.
+func putTable(ctx context.Context, withClient func(string, func(*flight.Client) error) error, uri, name string, tensors []tensor, stdout io.Writer) error {
+	if err := flight.CheckName(name); err != nil {
+		return err
+	}
+	// Every column is checked before anything is sent.
+	cols := make([]tensor, len(tensors))
+	for i, t := range tensors {
+		cols[i] = t
+		if err := flight.CheckName(name + "." + t.Column); err != nil {
+			return err
+		}
+	}
+	rec, err := dataset.Batch(memory.DefaultAllocator, cols)
+	if err != nil {
+		return err
+	}
+	rec.Release()
+	return withClient(uri, func(c *flight.Client) error {
+		if err := c.PutTable(ctx, name, cols); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s: table of %d columns, %d rows\n", name, len(cols), cols[0].Rows())
+		for _, t := range cols {
+			fmt.Fprintf(stdout, "%s.%s: %s %v %v\n", name, t.Column, t.Kind, t.DType(), t.Shape())
+		}
+		return nil
+	})
 }
 
 func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -36,8 +36,9 @@ type inspection struct {
 }
 
 // leftOutLine is what `inspect --json` prints of a column that has no tensor form
-// (dataset.LeftOut): its name as a tensor of it would be named, its column, its Arrow type
-// and why it is left out. "left_out" tells it from a tensor's line.
+// (dataset.LeftOut), and what `ls --json` lists of a table flight's: its name as a tensor of
+// it would be named, its column, its Arrow type and why it is left out. "left_out" tells it
+// from a tensor's line.
 type leftOutLine struct {
 	Name    string `json:"name"`
 	Column  string `json:"column"`
