@@ -575,10 +575,11 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	err := dataset.Guard(func() error { // the file may shrink while it is sent
-		f, left, err := putInput(fs.Arg(1))
+		f, err := load(fs.Arg(1), "")
 		if err != nil {
 			return err
 		}
+		left := f.leftOut
 		defer f.Release()
 		tensors, err := selectTensor(f, *pick)
 		if err != nil {
@@ -627,34 +628,6 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		})
 	})
 	return finishCommand(ctx, stderr, "put", err)
-}
-
-// putInput reads what put uploads, as load reads it, and names the columns of its tables
-// that have no tensor form: those of a file or a directory (its tables of parts); none of
-// standard input or of objects.
-func putInput(path string) (*input, []dataset.LeftOut, error) {
-	if path != "-" && !dataset.IsURI(path) {
-		st, err := os.Stat(path)
-		switch {
-		case err != nil:
-		case st.IsDir():
-			d, err := dataset.OpenDir(path, limits.Limits{})
-			if err != nil {
-				return nil, nil, err
-			}
-			inputLoaded(path)
-			return &input{path: path, dir: true, tensors: d.Tensors, skipped: d.Skipped, release: d.Release}, d.LeftOut, nil
-		default:
-			f, err := dataset.Open(path, limits.Limits{})
-			if err != nil {
-				return nil, nil, err
-			}
-			inputLoaded(path)
-			return &input{path: path, tensors: f.Tensors, release: f.Release}, f.LeftOut, nil
-		}
-	}
-	in, err := load(path, "")
-	return in, nil, err
 }
 
 // tableOf returns the name of the table tensors are the columns of — two or more, each named
