@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -68,6 +69,9 @@ type fileScan struct {
 // then read 8 at a time, so that one slow object holds no other: it is skipped, named, at the
 // stall deadline (see objstore.StallTimeout). Every read is of the version listed: an object
 // replaced since is an error wrapping ErrFileChanged.
+//
+// dir may also name one file, or one object (a URI that is no prefix of objects): the
+// dataset of its tensors alone, named after it.
 //
 // Release the Dir when the Sources are no longer used (a user that outlives it retains them).
 func ScanDir(dir string, lim limits.Limits) (*Dir, error) {
@@ -199,6 +203,9 @@ type entry struct {
 func walk(ctx context.Context, dir string) (entries []entry, skipped []error, err error) {
 	if IsURI(dir) {
 		return walkObjects(ctx, dir)
+	}
+	if info, err := os.Stat(dir); err == nil && info.Mode().IsRegular() { // one file: a dataset of its own
+		return []entry{{dir, info}}, nil, nil
 	}
 	err = filepath.WalkDir(dir, func(path string, de fs.DirEntry, err error) error {
 		if err != nil {
@@ -409,6 +416,9 @@ func isHivePartition(name string) bool {
 	k, _, ok := strings.Cut(name, "=")
 	return ok && k != ""
 }
+
+// Limits returns the limits d reads within: those it was scanned with, defaults filled in.
+func (d *Dir) Limits() limits.Limits { return d.lim }
 
 // Release releases every file of d; its tensors and Sources must not be used afterwards
 // unless the Source was retained.

@@ -165,7 +165,7 @@ func scanNamed(ctx context.Context, path string, info fs.FileInfo, base string, 
 		switch {
 		case format == FormatParquet:
 			sources, left, err = scanParquet(&file, b, base, lim)
-		case format == FormatArrow && partial: // an object's footer, fetched alone
+		case format == FormatArrow && (partial || manyBatches(b, lim)): // an object's footer, fetched alone; a file's batches, each read as a chunk
 			sources, left, err = scanArrowFile(&file, b, base, lim)
 		case format == FormatNpy && partial: // an object's header, fetched alone
 			sources, err = scanNpy(&file, b, base, lim)
@@ -206,6 +206,19 @@ func scanNamed(ctx context.Context, path string, info fs.FileInfo, base string, 
 		}
 	}
 	return &file, sources, format, nil
+}
+
+// manyBatches reports whether b is an Arrow IPC file of record batches of tensor columns (not
+// a sparse tensor's) in more than one batch: each batch is a chunk of its Sources, read as a
+// view of the mapping when it is read, rather than all joined into one copy when the file
+// is opened.
+func manyBatches(b []byte, lim limits.Limits) bool {
+	r, err := ipc.NewBatchReader(b, ipc.BatchOptions{Limits: lim, Allocator: memory.NewGoAllocator(), SkipUnsupported: true})
+	if err != nil {
+		return false // read as it is, failing there
+	}
+	defer r.Release()
+	return len(r.Blocks()) > 1 && !arrowtensor.IsSparseSchema(r.Schema())
 }
 
 // mapped maps the file at path into memory and reads its tensors with read, under Guard:

@@ -525,6 +525,16 @@ func walkObjects(ctx context.Context, dir string) ([]entry, []error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if len(objs) == 0 && !strings.HasSuffix(withoutQuery(dir), "/") { // no prefix: one object, a dataset of its own
+		o, err := objstore.Open(ctx, dir)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, nil, nil // an empty prefix
+			}
+			return nil, nil, err
+		}
+		return []entry{{o.URI.String(), objectInfo{o}}}, nil, nil
+	}
 	prefix := strings.TrimSuffix(withoutQuery(dir), "/") + "/"
 	var out []entry
 	for _, o := range objs {

@@ -26,7 +26,9 @@ import (
 // Source is one tensor of a directory dataset, described without its values, which are read
 // on demand one chunk at a time: a tensor of an Arrow IPC, .npy, .npz or TFRecord file is one
 // chunk (the tensor as Open reads it: a view of the mapped file where the format allows), a
-// column of a Parquet file one chunk per row group (decoded as the chunk is read), and the
+// column of an Arrow IPC file of several record batches one chunk per batch (a view of the
+// mapped batch), a column of a Parquet file one chunk per row group (decoded as the chunk is
+// read), and the
 // parts of a table joined are their chunks in path order. Of an object in object storage, a
 // Parquet column's row group, an Arrow IPC file's record batch and a run of 64 MiB of a .npy
 // file's rows are each a chunk fetched as it is read (see ScanDir). Sending a Source chunk by chunk, as
@@ -446,10 +448,11 @@ func (s *Source) failer(p sourcePart, yield func(Tensor, error) bool) func(error
 	}
 }
 
-// scanArrowFile returns the Sources of the Arrow IPC file in object storage f holds b of —
-// its footer and the metadata of its record batches fetched, nothing else (fetchArrowFile) —
-// named after base: a column of the file's tensors each (see FromRecords), a chunk per record
-// batch, fetched and decoded as it is read; and the columns that have no tensor form.
+// scanArrowFile returns the Sources of the Arrow IPC file f holds b of — mapped whole, or in
+// object storage its footer and the metadata of its record batches fetched, nothing else
+// (fetchArrowFile) — named after base: a column of the file's tensors each (see
+// FromRecords), a chunk per record batch, decoded (over the mapping, or fetched) as it is
+// read; and the columns that have no tensor form.
 func scanArrowFile(f *File, b []byte, base string, lim limits.Limits) ([]*Source, []LeftOut, error) {
 	r, err := ipc.NewBatchReader(b, ipc.BatchOptions{Limits: lim, Allocator: memory.NewGoAllocator(), SkipUnsupported: true})
 	if err != nil {
@@ -484,13 +487,13 @@ func scanArrowFile(f *File, b []byte, base string, lim limits.Limits) ([]*Source
 	return out, left, nil
 }
 
-// arrowChunks yields the record batches of an Arrow IPC file part in object storage, each
-// fetched whole into Go memory (that the tensor views) and decoded, reporting whether the
-// iteration goes on.
+// arrowChunks yields the record batches of an Arrow IPC file part, each decoded over the
+// file's mapping (views) or, in object storage, fetched whole into Go memory (that the tensor
+// views), reporting whether the iteration goes on.
 func (s *Source) arrowChunks(ctx context.Context, p sourcePart, yield func(Tensor, error) bool) bool {
 	fail := s.failer(p, yield)
 	var r *ipc.BatchReader
-	err := Guard(func() error { // the footer and the batches' metadata: fetched when scanned
+	err := Guard(func() error { // the footer and the batches' metadata: mapped, or fetched when scanned
 		var err error
 		r, err = ipc.NewBatchReader(p.file.mapping.Bytes(), ipc.BatchOptions{Limits: s.lim, Allocator: memory.NewGoAllocator(), SkipUnsupported: true})
 		return err
@@ -504,29 +507,12 @@ func (s *Source) arrowChunks(ctx context.Context, p sourcePart, yield func(Tenso
 		if err := context.Cause(ctx); err != nil {
 			return fail(err)
 		}
-		blk := p.blocks[i]
-		size := blk.MetaLen + blk.BodyLen
-		if size > s.lim.MaxCopySize {
-			return fail(fmt.Errorf("ipc: record batch %d: fetching %d bytes, more than MaxCopySize %d: %w", i, size, s.lim.MaxCopySize, limits.ErrExceeded))
-		}
-		data := make([]byte, size)
-		if err := p.file.remote.Object().ReadFull(ctx, data, blk.Offset); err != nil {
-			return fail(objectError(err))
-		}
-		rec, err := r.DecodeBlock(i, data)
-		if err != nil {
-			return fail(err)
-		}
-		ts, _, err := FromRecords(r.Schema(), []arrow.Record{rec}, p.base)
-		rec.Release() // Go memory: the tensor's views stay valid
-		if err != nil {
-			return fail(err)
-		}
-		k := slices.IndexFunc(ts, func(t Tensor) bool { return t.Column == p.column })
-		if k < 0 {
-			return fail(fmt.Errorf("ipc: record batch %d: column %s is no longer a tensor: %w", i, p.column, ipc.ErrInvalid))
-		}
-		t, err := s.checkChunk(ts[k], "ipc: record batch", i, want, ipc.ErrInvalid)
+		var t Tensor
+		err := Guard(func() error {
+			var err error
+			t, err = s.arrowBatch(ctx, r, p, i, want)
+			return err
+		})
 		if err != nil {
 			return fail(err)
 		}

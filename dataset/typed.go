@@ -30,12 +30,14 @@ type typedOps struct {
 	padRagged     func(a ragged.Any, pad float64, maxDense int64) (ndarray.Array, error)
 	stack         func(cell ndarray.Shape, capRows int64) rowStack
 	stackParts    func(cell ndarray.Shape, rows []int64) ([]rowStack, func() ndarray.Array)
+	takeRows      func(a ndarray.Array, rows []int64) ndarray.Array
 }
 
 func opsFor[T ndarray.Numeric]() typedOps {
 	return typedOps{
 		stack:      newDenseStack[T],
 		stackParts: newDenseParts[T],
+		takeRows:   takeRows[T],
 		column: func(chunks []*arrowtensor.FixedShapeTensorArray) (ndarray.Array, error) {
 			if len(chunks) == 0 {
 				return nil, fmt.Errorf("a column of no chunks: %w", ndarray.ErrShape)
@@ -108,6 +110,7 @@ var errBoolTensor = fmt.Errorf("bool tensors cannot be Arrow Tensor messages (a 
 var boolOps = typedOps{
 	stack:      newDenseStack[bool],
 	stackParts: newDenseParts[bool],
+	takeRows:   takeRows[bool],
 	column: func(chunks []*arrowtensor.FixedShapeTensorArray) (ndarray.Array, error) {
 		if len(chunks) == 0 {
 			return nil, fmt.Errorf("a column of no chunks: %w", ndarray.ErrShape)
@@ -156,6 +159,7 @@ var errStringNpy = fmt.Errorf("string tensors cannot be .npy arrays: ndarrow wri
 var stringOps = typedOps{
 	stack:      newDenseStack[string],
 	stackParts: newDenseParts[string],
+	takeRows:   takeRows[string],
 	column: func([]*arrowtensor.FixedShapeTensorArray) (ndarray.Array, error) {
 		return nil, errStringTensor
 	},

@@ -1,0 +1,299 @@
+package dataset
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/ndarrow/ndarrow/ipc"
+	"github.com/ndarrow/ndarrow/limits"
+	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/parquet"
+	"github.com/ndarrow/ndarrow/ragged"
+)
+
+// TakeRows returns the rows of t at the given indices, in that order (an index may repeat),
+// as a copy that views nothing of t: a dense tensor's cells and their validity, a ragged
+// tensor's rows. An index outside [0, Rows) fails with an error wrapping ndarray.ErrShape; a
+// sparse tensor has no rows to take (ndarray.ErrShape).
+func (t Tensor) TakeRows(rows []int64) (Tensor, error) {
+	n := t.Rows()
+	for _, r := range rows {
+		if r < 0 || r >= n {
+			return Tensor{}, fmt.Errorf("dataset: %s: row %d of %d: %w", t.Name, r, n, ndarray.ErrShape)
+		}
+	}
+	out := t
+	switch {
+	case t.Sparse != nil:
+		return Tensor{}, fmt.Errorf("dataset: %s: rows of a sparse tensor: %w", t.Name, ndarray.ErrShape)
+	case t.Ragged != nil:
+		a, err := ragged.TakeAny(t.Ragged, rows)
+		if err != nil {
+			return Tensor{}, fmt.Errorf("dataset: %s: %w", t.Name, err)
+		}
+		out.Ragged = a
+		return out, nil
+	}
+	ops, err := opsOf(t.DType())
+	if err != nil {
+		return Tensor{}, err
+	}
+	out.Dense = ops.takeRows(t.Dense, rows)
+	if t.Valid != nil {
+		out.Valid = make([]bool, len(rows))
+		for i, r := range rows {
+			out.Valid[i] = t.Valid[r]
+		}
+	}
+	return out, nil
+}
+
+// takeRows returns the rows of a (a *ndarray.Dense[T] of rank 1 or more) at rows, checked,
+// as a new row-major array.
+func takeRows[T ndarray.Element](a ndarray.Array, rows []int64) ndarray.Array {
+	d := a.(*ndarray.Dense[T])
+	shape := d.Shape()
+	out := ndarray.New[T](append(ndarray.Shape{int64(len(rows))}, shape[1:]...)...)
+	cell := shape[1:].Size()
+	if d.Layout().IsRowMajor() {
+		if src, ok := d.Contiguous(); ok {
+			dst := out.Data()
+			for i, r := range rows {
+				copy(dst[int64(i)*cell:int64(i+1)*cell], src[r*cell:(r+1)*cell])
+			}
+			return out
+		}
+	}
+	for i, r := range rows {
+		row, _ := d.Slice(ndarray.At(r))
+		dst, _ := out.Slice(ndarray.At(int64(i)))
+		_ = ndarray.Copy(dst, row) // shapes match by construction
+	}
+	return out
+}
+
+// ChunkRows returns the number of rows of each chunk Chunks yields, in order: what ReadRows
+// numbers chunks and rows by.
+func (s *Source) ChunkRows() []int64 {
+	var out []int64
+	for _, p := range s.parts {
+		if p.resident != nil {
+			out = append(out, p.resident.Rows())
+			continue
+		}
+		out = append(out, p.rowRows...)
+	}
+	return out
+}
+
+// ReadRows returns the given rows of chunk i (see ChunkRows), a copy that views nothing of
+// the files, reading only what those rows need: of a tensor read when its file was opened
+// (mapped), the rows' cells; of a Parquet row group, the pages holding the rows; of an Arrow
+// IPC file's record batch, that batch (fetched, in object storage); of a .npy object, the
+// rows' bytes, fetched in runs of adjacent rows. rows must be ascending and distinct, each
+// inside the chunk: anything else fails with an error wrapping ndarray.ErrShape, before
+// anything is read. Errors name the file as Chunks' do; ctx ends a fetch under way.
+func (s *Source) ReadRows(ctx context.Context, i int, rows []int64) (Tensor, error) {
+	p, j, err := s.chunkAt(i)
+	if err != nil {
+		return Tensor{}, err
+	}
+	want := s.ChunkRows()[i]
+	for k, r := range rows {
+		if r < 0 || r >= want || (k > 0 && r <= rows[k-1]) {
+			return Tensor{}, fmt.Errorf("dataset: %s: chunk %d of %d rows: rows must be ascending and distinct, inside the chunk (row %d): %w", s.Name, i, want, r, ndarray.ErrShape)
+		}
+	}
+	var failed error
+	fail := s.failer(p, func(_ Tensor, err error) bool { failed = err; return false })
+	if err := context.Cause(ctx); err != nil {
+		fail(err)
+		return Tensor{}, failed
+	}
+	var t Tensor
+	err = Guard(func() error {
+		var err error
+		switch {
+		case p.resident != nil:
+			t, err = p.resident.TakeRows(rows)
+		case p.blocks != nil:
+			t, err = s.arrowRows(ctx, p, p.rowFirst+j, want, rows)
+		case p.npy != nil:
+			t, err = s.npyRows(ctx, p, p.rowFirst+j, rows)
+		default:
+			t, err = s.parquetRows(ctx, p, p.rowFirst+j, want, rows)
+		}
+		return err
+	})
+	if err != nil {
+		fail(err)
+		return Tensor{}, failed
+	}
+	return s.named(t), nil
+}
+
+// chunkAt returns the part chunk i of the Source is in and its index among the part's
+// chunks read.
+func (s *Source) chunkAt(i int) (sourcePart, int, error) {
+	at := i
+	for _, p := range s.parts {
+		n := len(p.rowRows)
+		if p.resident != nil {
+			n = 1
+		}
+		if at < n {
+			return p, at, nil
+		}
+		at -= n
+	}
+	return sourcePart{}, 0, fmt.Errorf("dataset: %s: chunk %d of %d: %w", s.Name, i, s.NumChunks(), ndarray.ErrShape)
+}
+
+// parquetRows reads rows of row group i of a Parquet part, which the footer says holds want
+// rows.
+func (s *Source) parquetRows(ctx context.Context, p sourcePart, i int, want int64, rows []int64) (Tensor, error) {
+	b := p.file.mapping.Bytes()
+	if p.file.remote != nil {
+		buf, err := p.file.remote.Clone()
+		if err != nil {
+			return Tensor{}, err
+		}
+		defer buf.Mapping().Release()
+		b = buf.Mapping().Bytes()
+		r, err := parquet.NewReader(b, parquet.ReaderOptions{Allocator: memory.NewGoAllocator(), Limits: s.lim, Columns: []string{p.column}})
+		if err != nil {
+			return Tensor{}, err
+		}
+		if _, err := s.fetchRowGroup(ctx, buf, r, i); err != nil {
+			return Tensor{}, err
+		}
+		return s.parquetTake(r, p, i, want, rows)
+	}
+	r, err := parquet.NewReader(b, parquet.ReaderOptions{Allocator: memory.NewGoAllocator(), Limits: s.lim, Columns: []string{p.column}})
+	if err != nil {
+		return Tensor{}, err
+	}
+	return s.parquetTake(r, p, i, want, rows)
+}
+
+// parquetTake decodes the rows of row group i r reads.
+func (s *Source) parquetTake(r *parquet.Reader, p sourcePart, i int, want int64, rows []int64) (Tensor, error) {
+	if r.NumRowGroups() != p.rowTotal {
+		return Tensor{}, fmt.Errorf("parquet: %d row groups, %d when the file was opened: %w", r.NumRowGroups(), p.rowTotal, parquet.ErrInvalid)
+	}
+	t, err := s.parquetRowGroup(r, p, i, want)
+	if err != nil {
+		return Tensor{}, err
+	}
+	return t.TakeRows(rows)
+}
+
+// arrowRows reads rows of record batch i of an Arrow IPC file part, which its footer says
+// holds want rows: the batch decoded over the mapping (a file's) or fetched (an object's).
+func (s *Source) arrowRows(ctx context.Context, p sourcePart, i int, want int64, rows []int64) (Tensor, error) {
+	r, err := ipc.NewBatchReader(p.file.mapping.Bytes(), ipc.BatchOptions{Limits: s.lim, Allocator: memory.NewGoAllocator(), SkipUnsupported: true})
+	if err != nil {
+		return Tensor{}, err
+	}
+	defer r.Release()
+	t, err := s.arrowBatch(ctx, r, p, i, want)
+	if err != nil {
+		return Tensor{}, err
+	}
+	return t.TakeRows(rows)
+}
+
+// arrowBatch returns record batch i of an Arrow IPC file part as the Source's tensor: over
+// the file's mapping, or fetched into Go memory from object storage.
+func (s *Source) arrowBatch(ctx context.Context, r *ipc.BatchReader, p sourcePart, i int, want int64) (Tensor, error) {
+	blk := p.blocks[i]
+	size := blk.MetaLen + blk.BodyLen
+	var data []byte
+	if p.file.remote == nil {
+		data = p.file.mapping.Bytes()[blk.Offset : blk.Offset+size] // inside the file: the footer's blocks are checked
+	} else {
+		if size > s.lim.MaxCopySize {
+			return Tensor{}, fmt.Errorf("ipc: record batch %d: fetching %d bytes, more than MaxCopySize %d: %w", i, size, s.lim.MaxCopySize, limits.ErrExceeded)
+		}
+		data = make([]byte, size)
+		if err := p.file.remote.Object().ReadFull(ctx, data, blk.Offset); err != nil {
+			return Tensor{}, objectError(err)
+		}
+	}
+	rec, err := r.DecodeBlock(i, data)
+	if err != nil {
+		return Tensor{}, err
+	}
+	ts, _, err := FromRecords(r.Schema(), []arrow.Record{rec}, p.base)
+	rec.Release() // Go memory or the mapping: the tensor's views stay valid
+	if err != nil {
+		return Tensor{}, err
+	}
+	k := slices.IndexFunc(ts, func(t Tensor) bool { return t.Column == p.column })
+	if k < 0 {
+		return Tensor{}, fmt.Errorf("ipc: record batch %d: column %s is no longer a tensor: %w", i, p.column, ipc.ErrInvalid)
+	}
+	return s.checkChunk(ts[k], "ipc: record batch", i, want, ipc.ErrInvalid)
+}
+
+// npyRowFetches is how many runs of rows of a .npy object are fetched at once.
+const npyRowFetches = 8
+
+// npyRows fetches rows (of run i) of a .npy part in object storage: each run of adjacent
+// rows one ranged read, npyRowFetches at a time.
+func (s *Source) npyRows(ctx context.Context, p sourcePart, i int, rows []int64) (Tensor, error) {
+	rowBytes := p.npy.RowBytes()
+	total := int64(len(rows)) * rowBytes
+	if total > s.lim.MaxCopySize {
+		return Tensor{}, fmt.Errorf("npy: %d rows: fetching %d bytes, more than MaxCopySize %d: %w", len(rows), total, s.lim.MaxCopySize, limits.ErrExceeded)
+	}
+	data := make([]byte, total)
+	first := int64(i) * p.chunkRows // the run's first row in the array
+	type run struct{ at, row, n int64 }
+	var runs []run
+	for k := 0; k < len(rows); {
+		e := k + 1
+		for e < len(rows) && rows[e] == rows[e-1]+1 {
+			e++
+		}
+		runs = append(runs, run{int64(k), first + rows[k], int64(e - k)})
+		k = e
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var failed error
+	slots := make(chan struct{}, npyRowFetches)
+	obj := p.file.remote.Object()
+	for _, rn := range runs {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			dst := data[rn.at*rowBytes : (rn.at+rn.n)*rowBytes]
+			if err := obj.ReadFull(ctx, dst, p.npy.DataOffset+rn.row*rowBytes); err != nil {
+				once.Do(func() { failed = objectError(err); cancel(failed) })
+			}
+		}()
+	}
+	wg.Wait()
+	if failed != nil {
+		return Tensor{}, failed
+	}
+	a, err := p.npy.Rows(int64(len(rows)), data)
+	if err != nil {
+		return Tensor{}, err
+	}
+	d, err := a.Dense()
+	if err != nil {
+		return Tensor{}, err
+	}
+	return Tensor{Kind: KindDense, Dense: d}, nil
+}

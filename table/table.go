@@ -1,0 +1,328 @@
+// Package table reads the tables of a dataset by rows. A table is columns of one row count
+// side by side — a Parquet or Arrow IPC file's, a TFRecord file's Examples, a directory's
+// table of parts, a .npy file or .npz member (a table of one column) — over the files of a
+// dataset.Dir, in fragments: a Parquet row group, an Arrow IPC record batch, a run of .npy
+// rows in object storage, a file read whole. Its rows are numbered across the fragments in
+// path order. Take gives any rows of it, reading only the fragments, and in them only the
+// pages, batches or bytes, those rows need.
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/limits"
+)
+
+// ErrRowRange is returned for a row index outside a table.
+var ErrRowRange = errors.New("table: row out of range")
+
+// ErrNoTable is returned when a path holds no table of the name asked for, or several tables
+// and none was named.
+var ErrNoTable = errors.New("table: no such table")
+
+// ErrNoColumn is returned for a column name a table does not have.
+var ErrNoColumn = errors.New("table: no such column")
+
+// ErrNotAligned is returned for columns whose fragments do not hold the same rows (a part of
+// a directory table that lacks a column): their rows cannot be taken side by side.
+var ErrNotAligned = errors.New("table: columns of different fragments")
+
+// Table is one table of a dataset, read by rows. A Table is safe for concurrent use.
+type Table struct {
+	Name    string            // as dataset names it: a file's base name, a directory table's name
+	LeftOut []dataset.LeftOut // the columns that have no tensor form, which Take leaves out
+	columns []*dataset.Source // in the table's order
+	names   []string          // each column's name
+	first   []int64           // the table row of each fragment's first row; one more: the rows
+	dir     *dataset.Dir      // released with the Table when Open made it
+	lim     limits.Limits
+}
+
+// Options are what Open takes.
+type Options struct {
+	// Table names the table to open among several a directory holds (see dataset.ScanDir); ""
+	// for the only one, or the one named after the path.
+	Table string
+	// Limits bound what reading takes (see limits.Limits; zero fields take the defaults).
+	// Take copies at most MaxCopySize bytes of rows.
+	Limits limits.Limits
+}
+
+// Open opens the table at path: a file, a directory or a prefix of objects (s3://, gs://,
+// https://), as dataset.ScanDir scans it, reading only footers and headers. Files that could
+// not be read are named in the error when no table remains. Release the Table when done.
+func Open(path string, o Options) (*Table, error) {
+	d, err := dataset.ScanDir(path, o.Limits)
+	if err != nil {
+		return nil, err
+	}
+	name := o.Table
+	if name == "" {
+		names := Names(d)
+		switch base := dataset.BaseName(strings.TrimRight(path, "/")); {
+		case len(names) == 1:
+			name = names[0]
+		case slices.Contains(names, base):
+			name = base
+		case len(names) == 0:
+			d.Release()
+			return nil, fmt.Errorf("%s: no table: %w", path, errors.Join(append([]error{ErrNoTable}, d.Skipped...)...))
+		default:
+			d.Release()
+			return nil, fmt.Errorf("%s holds the tables %s: name one: %w", path, strings.Join(names, ", "), ErrNoTable)
+		}
+	}
+	t, err := FromDir(d, name)
+	if err != nil {
+		d.Release()
+		return nil, err
+	}
+	t.dir = d
+	return t, nil
+}
+
+// Names returns the names of the tables of a scanned directory, in the order of their first
+// columns.
+func Names(d *dataset.Dir) []string {
+	var out []string
+	for _, src := range d.Sources {
+		name := tableOf(src)
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// tableOf is the name of the table a Source is a column of: its Table, or its own name for a
+// tensor of its own.
+func tableOf(src *dataset.Source) string {
+	if src.Table != "" {
+		return src.Table
+	}
+	return src.Name
+}
+
+// FromDir returns the table named name of a directory ScanDir scanned (see Names); d must
+// stay retained while the Table is used. Its columns must hold rows in the same fragments,
+// or it fails with an error wrapping ErrNotAligned naming the column that does not.
+func FromDir(d *dataset.Dir, name string) (*Table, error) {
+	t := &Table{Name: name, lim: d.Limits()}
+	for _, src := range d.Sources {
+		if tableOf(src) != name {
+			continue
+		}
+		col := src.Column
+		if src.Table == "" || col == "" {
+			col = src.Name
+		}
+		t.columns = append(t.columns, src)
+		t.names = append(t.names, col)
+	}
+	if len(t.columns) == 0 {
+		return nil, fmt.Errorf("%s: no table %s (it has %s): %w", d.Path, name, strings.Join(Names(d), ", "), ErrNoTable)
+	}
+	for _, l := range d.LeftOut {
+		if strings.HasPrefix(l.Name, name+".") {
+			t.LeftOut = append(t.LeftOut, l)
+		}
+	}
+	frags := t.columns[0].ChunkRows()
+	for i, src := range t.columns[1:] {
+		if got := src.ChunkRows(); !slices.Equal(got, frags) {
+			return nil, fmt.Errorf("%s: column %s has fragments of %v rows, column %s of %v: %w", name, t.names[i+1], got, t.names[0], frags, ErrNotAligned)
+		}
+	}
+	t.first = make([]int64, len(frags)+1)
+	for i, n := range frags {
+		t.first[i+1] = t.first[i] + n
+	}
+	return t, nil
+}
+
+// NumRows returns the table's rows.
+func (t *Table) NumRows() int64 { return t.first[len(t.first)-1] }
+
+// Columns returns the names of the table's columns, in order.
+func (t *Table) Columns() []string { return slices.Clone(t.names) }
+
+// NumFragments returns the number of the table's fragments.
+func (t *Table) NumFragments() int { return len(t.first) - 1 }
+
+// Fragment returns the table rows [start, end) of fragment i.
+func (t *Table) Fragment(i int) (start, end int64) { return t.first[i], t.first[i+1] }
+
+// Locate returns the fragment holding table row row (0 <= row < NumRows) and the row's index
+// in it.
+func (t *Table) Locate(row int64) (frag int, local int64) {
+	frag = sort.Search(len(t.first)-1, func(i int) bool { return t.first[i+1] > row })
+	return frag, row - t.first[frag]
+}
+
+// Release releases the files of a Table Open opened; a Table from FromDir leaves its Dir alone.
+func (t *Table) Release() {
+	if t.dir != nil {
+		t.dir.Release()
+		t.dir = nil
+	}
+}
+
+// Take returns the table's rows at the given indices, in that order — an index may repeat,
+// and a negative one counts from the end, as NumPy's does — with the columns named (all of
+// them, in the table's order, when columns is empty), as a table of tensors named
+// TABLE.COLUMN: copies, in Go memory, that view no file. An index outside the table fails with
+// an error wrapping ErrRowRange that names it and the table's rows, before anything is read;
+// so does a take whose rows would copy more than the limits' MaxCopySize bytes (wrapping
+// limits.ErrExceeded). Only the fragments holding the rows are read, on as many goroutines as
+// GOMAXPROCS, each reading only what its rows need (see dataset.Source.ReadRows). ctx ends
+// the reads under way.
+func (t *Table) Take(ctx context.Context, rows []int64, columns []string) (*dataset.Table, error) {
+	cols, err := t.pick(columns)
+	if err != nil {
+		return nil, err
+	}
+	n := t.NumRows()
+	want := make([]int64, len(rows))
+	for i, r := range rows {
+		if r < 0 {
+			r += n
+		}
+		if r < 0 || r >= n {
+			return nil, fmt.Errorf("%s: row %d of a table of %d rows: %w", t.Name, rows[i], n, ErrRowRange)
+		}
+		want[i] = r
+	}
+	if err := t.checkSize(cols, int64(len(rows))); err != nil {
+		return nil, err
+	}
+	uniq := slices.Clone(want)
+	slices.Sort(uniq)
+	uniq = slices.Compact(uniq)
+	// The fragments the rows are in, each with its rows (local, ascending).
+	type piece struct {
+		frag  int
+		local []int64
+	}
+	var pieces []piece
+	for k := 0; k < len(uniq); {
+		f, _ := t.Locate(uniq[k])
+		e := k
+		local := []int64{}
+		for e < len(uniq) && uniq[e] < t.first[f+1] {
+			local = append(local, uniq[e]-t.first[f])
+			e++
+		}
+		pieces = append(pieces, piece{f, local})
+		k = e
+	}
+	if len(pieces) == 0 && t.NumFragments() > 0 {
+		pieces = append(pieces, piece{0, nil}) // no rows: the columns' empty form
+	}
+	// Read every (column, piece), GOMAXPROCS at a time.
+	got := make([][]dataset.Tensor, len(cols))
+	for c := range got {
+		got[c] = make([]dataset.Tensor, len(pieces))
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var failed error
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for c, col := range cols {
+		for p, pc := range pieces {
+			slots <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-slots }()
+				tn, err := t.columns[col].ReadRows(ctx, pc.frag, pc.local)
+				if err != nil {
+					once.Do(func() { failed = err; cancel(err) })
+					return
+				}
+				got[c][p] = tn
+			}()
+		}
+	}
+	wg.Wait()
+	if failed != nil {
+		return nil, failed
+	}
+	out := make([]dataset.Tensor, len(cols))
+	for c, col := range cols {
+		var tn dataset.Tensor
+		if len(pieces) == 0 { // a table of no fragments: its columns' empty form
+			if tn, err = t.columns[col].Read(ctx); err != nil {
+				return nil, err
+			}
+		} else if tn, err = dataset.Concat(got[c]); err != nil {
+			return nil, err
+		}
+		if !slices.Equal(uniq, want) { // the rows as asked: in their order, repeated
+			pos := make([]int64, len(want))
+			for i, r := range want {
+				k, _ := slices.BinarySearch(uniq, r)
+				pos[i] = int64(k)
+			}
+			if tn, err = tn.TakeRows(pos); err != nil {
+				return nil, err
+			}
+		}
+		tn.Column = t.names[col]
+		out[c] = tn
+	}
+	return dataset.TableOf(t.Name, out, t.LeftOut)
+}
+
+// pick returns the indices of the columns named, all of them for none.
+func (t *Table) pick(columns []string) ([]int, error) {
+	if len(columns) == 0 {
+		out := make([]int, len(t.columns))
+		for i := range out {
+			out[i] = i
+		}
+		return out, nil
+	}
+	out := make([]int, len(columns))
+	for i, name := range columns {
+		k := slices.Index(t.names, name)
+		if k < 0 {
+			for _, l := range t.LeftOut {
+				if l.Column == name {
+					return nil, fmt.Errorf("%s: column %s: %s: %w", t.Name, name, l.Why, ErrNoColumn)
+				}
+			}
+			return nil, fmt.Errorf("%s: no column %s (it has %s): %w", t.Name, name, strings.Join(t.names, ", "), ErrNoColumn)
+		}
+		out[i] = k
+	}
+	return out, nil
+}
+
+// checkSize fails when rows rows of the columns cols would take more than MaxCopySize bytes,
+// as each column's bytes per row (its Bytes over its rows) say.
+func (t *Table) checkSize(cols []int, rows int64) error {
+	n := t.NumRows()
+	if n == 0 {
+		return nil
+	}
+	total := 0.0
+	for _, c := range cols {
+		if b := t.columns[c].Bytes(); b > 0 { // unknown for a ragged Parquet column
+			total += float64(b) / float64(n) * float64(rows)
+		}
+	}
+	if most := t.lim.WithDefaults().MaxCopySize; total > float64(most) {
+		return fmt.Errorf("%s: %d rows take about %.0f bytes, more than MaxCopySize %d: %w", t.Name, rows, total, most, limits.ErrExceeded)
+	}
+	return nil
+}

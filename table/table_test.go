@@ -1,0 +1,274 @@
+package table_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/internal/storetest"
+	"github.com/ndarrow/ndarrow/limits"
+	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/parquet"
+	"github.com/ndarrow/ndarrow/table"
+)
+
+const testRows = 1000
+
+// records returns the test table as record batches of batch rows: emb, fixed_size_list<float32,
+// 4> (row r: 4r..4r+3); label int64 (r); name utf8 (null every 7th row); tokens list<int32>
+// (r%4 values).
+func records(t testing.TB, batch int) []arrow.Record {
+	mem := memory.NewGoAllocator()
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "emb", Type: arrow.FixedSizeListOf(4, arrow.PrimitiveTypes.Float32)},
+		{Name: "label", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "tokens", Type: arrow.ListOf(arrow.PrimitiveTypes.Int32)},
+	}, nil)
+	var out []arrow.Record
+	for at := 0; at < testRows; at += batch {
+		b := array.NewRecordBuilder(mem, schema)
+		emb := b.Field(0).(*array.FixedSizeListBuilder)
+		tok := b.Field(3).(*array.ListBuilder)
+		for r := at; r < min(at+batch, testRows); r++ {
+			emb.Append(true)
+			for k := range 4 {
+				emb.ValueBuilder().(*array.Float32Builder).Append(float32(4*r + k))
+			}
+			b.Field(1).(*array.Int64Builder).Append(int64(r))
+			if r%7 == 3 {
+				b.Field(2).(*array.StringBuilder).AppendNull()
+			} else {
+				b.Field(2).(*array.StringBuilder).Append(fmt.Sprintf("row %d", r))
+			}
+			tok.Append(true)
+			for k := range r % 4 {
+				tok.ValueBuilder().(*array.Int32Builder).Append(int32(r*10 + k))
+			}
+		}
+		out = append(out, b.NewRecord())
+		b.Release()
+	}
+	return out
+}
+
+// writeFiles writes the test table in every form Take reads and returns their paths by name.
+func writeFiles(t testing.TB, dir string) map[string]string {
+	recs := records(t, 128)
+	paths := map[string]string{}
+	write := func(name string, f func(w *os.File)) {
+		path := filepath.Join(dir, name)
+		w, err := os.Create(path)
+		require.NoError(t, err)
+		f(w)
+		require.NoError(t, w.Close())
+		paths[name] = path
+	}
+	write("batches.arrow", func(w *os.File) {
+		fw, err := arrowipc.NewFileWriter(w, arrowipc.WithSchema(recs[0].Schema()))
+		require.NoError(t, err)
+		for _, r := range recs {
+			require.NoError(t, fw.Write(r))
+		}
+		require.NoError(t, fw.Close())
+	})
+	write("stream.arrows", func(w *os.File) {
+		sw := arrowipc.NewWriter(w, arrowipc.WithSchema(recs[0].Schema()))
+		for _, r := range recs {
+			require.NoError(t, sw.Write(r))
+		}
+		require.NoError(t, sw.Close())
+	})
+	for _, c := range []struct {
+		name  string
+		codec parquet.Compression
+	}{{"plain.parquet", parquet.Uncompressed}, {"zstd.parquet", parquet.Zstd}} {
+		write(c.name, func(w *os.File) {
+			pw, err := parquet.NewWriter(w, recs[0].Schema(), parquet.WriterOptions{Compression: c.codec, RowGroupBytes: 8 << 10})
+			require.NoError(t, err)
+			for _, r := range recs {
+				require.NoError(t, pw.Write(r))
+			}
+			require.NoError(t, pw.Close())
+		})
+	}
+	return paths
+}
+
+// full reads every column of the table at path whole, as dataset does.
+func full(t *testing.T, path string) *dataset.Table {
+	d, err := dataset.OpenDir(path, limits.Limits{})
+	require.NoError(t, err)
+	t.Cleanup(d.Release)
+	require.Empty(t, d.Skipped)
+	tab, err := d.Table(dataset.BaseName(path))
+	require.NoError(t, err)
+	return tab
+}
+
+// sameRows checks that got holds the rows of want at rows, column by column.
+func sameRows(t *testing.T, want *dataset.Table, rows []int64, got *dataset.Table, what string) {
+	require.Equal(t, len(want.Columns), len(got.Columns), what)
+	n := want.Rows
+	abs := make([]int64, len(rows))
+	for i, r := range rows {
+		if r < 0 {
+			r += n
+		}
+		abs[i] = r
+	}
+	for i, wc := range want.Columns {
+		w, err := wc.TakeRows(abs)
+		require.NoError(t, err)
+		g := got.Columns[i]
+		assert.Equal(t, wc.Column, g.Column, what)
+		assert.Equal(t, w.Shape(), g.Shape(), "%s %s", what, wc.Column)
+		assert.Equal(t, w.Valid, g.Valid, "%s %s validity", what, wc.Column)
+		assert.Equal(t, w.Dense != nil, g.Dense != nil)
+		if w.Dense != nil {
+			assert.Equal(t, w.Dense.String(), g.Dense.String(), "%s %s", what, wc.Column)
+		} else {
+			assert.Equal(t, w.Ragged.String(), g.Ragged.String(), "%s %s", what, wc.Column)
+		}
+	}
+}
+
+var takes = [][]int64{
+	{5},
+	{0, 999, -1, 5, 5, 130, 127, 128, 129, 0},
+	{999, 998, 997, 3},
+	{},
+	{128, 129, 130, 131, 255, 256},
+}
+
+// TestTakeFromFiles: rows in any order, repeated, counted from the end, from an Arrow IPC
+// file of several batches and a stream, and Parquet of several row groups (PLAIN, ZSTD),
+// equal the rows of a full read; the label column says which rows came.
+func TestTakeFromFiles(t *testing.T) {
+	paths := writeFiles(t, t.TempDir())
+	for name, path := range paths {
+		t.Run(name, func(t *testing.T) {
+			want := full(t, path)
+			tab, err := table.Open(path, table.Options{})
+			require.NoError(t, err)
+			defer tab.Release()
+			require.Equal(t, int64(testRows), tab.NumRows())
+			assert.Equal(t, []string{"emb", "label", "name", "tokens"}, tab.Columns())
+			if name != "stream.arrows" {
+				assert.Greater(t, tab.NumFragments(), 1, "batches or row groups")
+			}
+			for _, rows := range takes {
+				got, err := tab.Take(t.Context(), rows, nil)
+				require.NoError(t, err, "%v", rows)
+				assert.Equal(t, int64(len(rows)), got.Rows)
+				sameRows(t, want, rows, got, fmt.Sprintf("%s %v", name, rows))
+			}
+			got, err := tab.Take(t.Context(), []int64{-1, 2}, []string{"label", "emb"})
+			require.NoError(t, err)
+			require.Equal(t, []string{"label", "emb"}, got.Names())
+			labels, err := dataset.DenseOf[int64](got.Columns[0])
+			require.NoError(t, err)
+			assert.Equal(t, []int64{999, 2}, labels.Ravel())
+		})
+	}
+}
+
+// TestTakeRefusesWhatIsNotThere: a row past either end is named with the table's rows,
+// before anything is read; an unknown column is named with the columns there are.
+func TestTakeRefusesWhatIsNotThere(t *testing.T) {
+	paths := writeFiles(t, t.TempDir())
+	tab, err := table.Open(paths["plain.parquet"], table.Options{})
+	require.NoError(t, err)
+	defer tab.Release()
+	for _, rows := range [][]int64{{1000}, {3, -1001}, {1 << 62}} {
+		_, err := tab.Take(t.Context(), rows, nil)
+		require.ErrorIs(t, err, table.ErrRowRange)
+		assert.Contains(t, err.Error(), "of a table of 1000 rows")
+	}
+	_, err = tab.Take(t.Context(), []int64{1}, []string{"nope"})
+	require.ErrorIs(t, err, table.ErrNoColumn)
+	assert.Contains(t, err.Error(), "emb, label, name, tokens")
+	_, err = tab.Take(t.Context(), make([]int64, 1<<20), nil)
+	require.NoError(t, err, "a million copies of row 0 are within MaxCopySize")
+	small, err := table.Open(paths["plain.parquet"], table.Options{Limits: limits.Limits{MaxCopySize: 1 << 10}})
+	require.NoError(t, err)
+	defer small.Release()
+	_, err = small.Take(t.Context(), make([]int64, 1000), nil)
+	require.ErrorIs(t, err, limits.ErrExceeded)
+}
+
+// TestTakeFromNpyAndParts: a .npy file is a table of one column; a directory of parts in
+// mixed formats is one table whose rows run across them in path order.
+func TestTakeFromNpyAndParts(t *testing.T) {
+	dir := t.TempDir()
+	d := ndarray.New[float64](50, 3)
+	for i := range d.Ravel() {
+		d.Ravel()[i] = float64(i)
+	}
+	npy := filepath.Join(dir, "x.npy")
+	require.NoError(t, dataset.Save(npy, []dataset.Tensor{{Name: "x", Kind: dataset.KindDense, Dense: d}}, dataset.WriteOptions{}))
+	tab, err := table.Open(npy, table.Options{})
+	require.NoError(t, err)
+	defer tab.Release()
+	assert.Equal(t, []string{"x"}, tab.Columns())
+	got, err := tab.Take(t.Context(), []int64{49, 0, 7}, nil)
+	require.NoError(t, err)
+	x, err := dataset.DenseOf[float64](got.Columns[0])
+	require.NoError(t, err)
+	assert.Equal(t, []float64{147, 148, 149, 0, 1, 2, 21, 22, 23}, x.Ravel())
+
+	parts := filepath.Join(t.TempDir(), "mixed")
+	require.NoError(t, os.Mkdir(parts, 0o755))
+	src := writeFiles(t, t.TempDir())
+	copyFile(t, src["zstd.parquet"], filepath.Join(parts, "part-0.parquet"))
+	copyFile(t, src["batches.arrow"], filepath.Join(parts, "part-1.arrow"))
+	mixed, err := table.Open(parts, table.Options{})
+	require.NoError(t, err)
+	defer mixed.Release()
+	require.Equal(t, "mixed", mixed.Name)
+	require.Equal(t, int64(2*testRows), mixed.NumRows())
+	got, err = mixed.Take(t.Context(), []int64{1999, 0, 1000, 999, -2}, []string{"label"})
+	require.NoError(t, err)
+	labels, err := dataset.DenseOf[int64](got.Columns[0])
+	require.NoError(t, err)
+	assert.Equal(t, []int64{999, 0, 0, 999, 998}, labels.Ravel())
+}
+
+// TestTakeFromObjects: the same takes from objects in S3 (the real test server) equal those
+// from the local files.
+func TestTakeFromObjects(t *testing.T) {
+	srv := storetest.StartS3(t, "rows")
+	paths := writeFiles(t, t.TempDir())
+	for name, path := range paths {
+		srv.PutFile(t, "rows", "t/"+name, path)
+	}
+	for name, path := range paths {
+		t.Run(name, func(t *testing.T) {
+			want := full(t, path)
+			tab, err := table.Open("s3://rows/t/"+name, table.Options{})
+			require.NoError(t, err)
+			defer tab.Release()
+			for _, rows := range takes {
+				got, err := tab.Take(t.Context(), rows, nil)
+				require.NoError(t, err, "%v", rows)
+				sameRows(t, want, rows, got, fmt.Sprintf("s3 %s %v", name, rows))
+			}
+		})
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	b, err := os.ReadFile(from)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(to, bytes.Clone(b), 0o644))
+}
