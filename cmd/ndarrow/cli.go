@@ -28,6 +28,19 @@ and line, then one per column left out: {"name", "column", "left_out": TYPE, "wh
 DIR may be an object or a prefix of objects: ` + objectURIs + ` The format is recognized from
 the file's first bytes:
 ` + inputFormats},
+	"take": {"--rows LIST|@FILE [--columns NAMES] [--table NAME] [--to FORMAT] [--fill VALUE] IN OUT", `Take writes rows of the table in IN — a file, a directory of parts, an object or a prefix of
+objects (` + objectURIs + `) — to OUT in FORMAT, which OUT's extension gives unless --to does
+(OUT - is standard output, with --to). --rows gives the rows: indices separated by commas, or
+@FILE with one index a line (@- reads them from standard input); in any order, repeated or
+not, negative ones counting from the end as NumPy's do; a row outside the table is an error
+naming it and the table's rows, before anything is read. The rows are written in the order
+given, with every column of the table in its order (each column that has no tensor form named
+on stderr), or the columns --columns names, in that order.
+
+Only what the rows need is read: of an Arrow IPC file, the record batches holding them (views
+of the mapped file); of a Parquet file, the row groups holding them; of an object, only those
+batches, row groups or .npy rows are fetched. A directory's tables are named as inspect names
+them: --table picks one when IN holds several.`},
 	"convert": {"[--to FORMAT] [--tensor NAME] [--fill VALUE] [--dense] [--max-dense N] [--compression C] IN OUT", `Convert writes the tensors of IN — a file, or every tensor file of a directory, named as serve
 names them — to OUT in FORMAT, which OUT's extension gives unless --to does:` + formatList() + `
 

@@ -8,6 +8,7 @@
 //
 //	inspect   describe the tensors in files
 //	convert   convert a tensor file to another format
+//	take      write rows of a table, any rows in any order, to a file
 //	serve     serve the tensor files of a directory over Arrow Flight
 //	ls        list the tensors a Flight server serves
 //	get       fetch a tensor from a Flight server
@@ -59,6 +60,7 @@ func commands() []command {
 	return []command{
 		{"inspect", "describe the tensors in files (--json: one object per tensor)", runInspect},
 		{"convert", "convert a tensor file to another format", runConvert},
+		{"take", "write rows of a table, any rows in any order, to a file", runTake},
 		{"serve", "serve the tensor files of a directory over Arrow Flight", runServe},
 		{"ls", "list the tensors a Flight server serves", runLs},
 		{"get", "fetch a tensor from a Flight server", runGet},

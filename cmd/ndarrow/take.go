@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/limits"
+	"github.com/ndarrow/ndarrow/table"
+)
+
+func runTake(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("take", flag.ContinueOnError)
+	rows := fs.String("rows", "", "the rows to take: `LIST` of indices separated by commas (negative ones count from the end), or @FILE with one index a line")
+	to := fs.String("to", "", "output format (default: OUT's extension): "+formatNames())
+	columns := fs.String("columns", "", "take only these columns, in this order: `NAMES` separated by commas")
+	name := fs.String("table", "", "the table to take from, when IN holds several")
+	var fill *string
+	fs.Func("fill", "give the null rows of plain columns this `VALUE` (see convert)", func(s string) error {
+		fill = &s
+		return nil
+	})
+	opts := writeFlags(fs, stderr, "take")
+	if code, ok := parseArgs(fs, "take", args, stdout, stderr, 2, 2); !ok {
+		return code
+	}
+	if *to != "" {
+		if err := checkFormat(*to); err != nil {
+			return usageError(stderr, "take", err)
+		}
+	}
+	if *rows == "" {
+		return usageError(stderr, "take", errors.New("--rows is required"))
+	}
+	want, err := parseRows(*rows)
+	if err != nil {
+		return usageError(stderr, "take", err)
+	}
+	var cols []string
+	if *columns != "" {
+		cols = strings.Split(*columns, ",")
+	}
+	return finishCommand(ctx, stderr, "take", dataset.Guard(func() error {
+		o := opts()
+		o.fill = fill
+		return take(ctx, fs.Arg(0), fs.Arg(1), *to, *name, want, cols, o, stdout, stderr)
+	}))
+}
+
+// parseRows parses --rows: indices separated by commas, or @FILE (- for standard input)
+// with one index a line (blank lines and lines starting with # left out).
+func parseRows(s string) ([]int64, error) {
+	file, isFile := strings.CutPrefix(s, "@")
+	if !isFile {
+		var out []int64
+		for _, f := range strings.Split(s, ",") {
+			n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("--rows: %q is not a row index", f)
+			}
+			out = append(out, n)
+		}
+		return out, nil
+	}
+	var r io.Reader = os.Stdin
+	if file != "-" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, fmt.Errorf("--rows: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	out := []int64{}
+	sc := bufio.NewScanner(r)
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		n, err := strconv.ParseInt(text, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("--rows: %s:%d: %q is not a row index", file, line, text)
+		}
+		out = append(out, n)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("--rows: %s: %w", file, err)
+	}
+	return out, nil
+}
+
+// take writes rows of the table in in (cols of it, or every column) to out in format to
+// (out's extension when empty), as convert writes, and names on stderr the columns the table
+// has no tensor form for.
+func take(ctx context.Context, in, out, to, name string, rows []int64, cols []string, opts writeOptions, stdout, stderr io.Writer) error {
+	if err := checkOutput(out); err != nil {
+		return err
+	}
+	format, err := outputFormat(to, out)
+	if err != nil {
+		return err
+	}
+	t, err := table.Open(in, table.Options{Table: name, Limits: limits.Limits{}})
+	if err != nil {
+		return err
+	}
+	defer t.Release()
+	got, err := t.Take(ctx, rows, cols)
+	if err != nil {
+		return err
+	}
+	tensors, err := filled(got.Columns, opts.fill)
+	if err != nil {
+		return err
+	}
+	err = writeOutput(ctx, out, stdout, func(w io.Writer) error {
+		if !opts.skip {
+			if err := checkNulls(format, tensors); err != nil {
+				return err
+			}
+		}
+		return write(format, w, tensors, opts.forOutput(out))
+	})
+	if err == nil && len(cols) == 0 {
+		for _, l := range t.LeftOut {
+			fmt.Fprintf(stderr, "ndarrow take: %s\n", l)
+		}
+	}
+	return err
+}
