@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/ndarrow/ndarrow/internal/objstore"
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
@@ -99,42 +100,111 @@ func (s *Source) ChunkRows() []int64 {
 // inside the chunk: anything else fails with an error wrapping ndarray.ErrShape, before
 // anything is read. Errors name the file as Chunks' do; ctx ends a fetch under way.
 func (s *Source) ReadRows(ctx context.Context, i int, rows []int64) (Tensor, error) {
-	p, j, err := s.chunkAt(i)
+	ts, err := ReadRowsOf(ctx, []*Source{s}, i, rows)
 	if err != nil {
 		return Tensor{}, err
 	}
-	want := s.ChunkRows()[i]
+	return ts[0], nil
+}
+
+// ReadRowsOf returns the given rows of chunk i of each of srcs — columns of one table, whose
+// chunks hold the same rows — as ReadRows does, each file read once for every column it
+// holds: a Parquet row group's pages of all those columns, an Arrow IPC record batch decoded
+// once.
+func ReadRowsOf(ctx context.Context, srcs []*Source, i int, rows []int64) ([]Tensor, error) {
+	if len(srcs) == 0 {
+		return nil, nil
+	}
+	parts := make([]sourcePart, len(srcs))
+	locals := make([]int, len(srcs))
+	var want int64
+	for k, s := range srcs {
+		p, j, err := s.chunkAt(i)
+		if err != nil {
+			return nil, err
+		}
+		parts[k], locals[k] = p, j
+		n := p.rowRows
+		rowsHere := int64(0)
+		if p.resident != nil {
+			rowsHere = p.resident.Rows()
+		} else {
+			rowsHere = n[j]
+		}
+		if k == 0 {
+			want = rowsHere
+		} else if rowsHere != want {
+			return nil, fmt.Errorf("dataset: %s: chunk %d holds %d rows, %s's %d: %w", s.Name, i, rowsHere, srcs[0].Name, want, ndarray.ErrShape)
+		}
+	}
 	for k, r := range rows {
 		if r < 0 || r >= want || (k > 0 && r <= rows[k-1]) {
-			return Tensor{}, fmt.Errorf("dataset: %s: chunk %d of %d rows: rows must be ascending and distinct, inside the chunk (row %d): %w", s.Name, i, want, r, ndarray.ErrShape)
+			return nil, fmt.Errorf("dataset: %s: chunk %d of %d rows: rows must be ascending and distinct, inside the chunk (row %d): %w", srcs[0].Name, i, want, r, ndarray.ErrShape)
 		}
 	}
-	var failed error
-	fail := s.failer(p, func(_ Tensor, err error) bool { failed = err; return false })
-	if err := context.Cause(ctx); err != nil {
-		fail(err)
-		return Tensor{}, failed
-	}
-	var t Tensor
-	err = Guard(func() error {
-		var err error
-		switch {
-		case p.resident != nil:
-			t, err = p.resident.TakeRows(rows)
-		case p.blocks != nil:
-			t, err = s.arrowRows(ctx, p, p.rowFirst+j, want, rows)
-		case p.npy != nil:
-			t, err = s.npyRows(ctx, p, p.rowFirst+j, rows)
-		default:
-			t, err = s.parquetRows(ctx, p, p.rowFirst+j, want, rows)
+	out := make([]Tensor, len(srcs))
+	done := make([]bool, len(srcs))
+	for k, s := range srcs {
+		if done[k] {
+			continue
 		}
-		return err
-	})
-	if err != nil {
-		fail(err)
-		return Tensor{}, failed
+		p := parts[k]
+		// The sources read with this one: the other columns of the same file's chunk.
+		group := []int{k}
+		if p.resident == nil && p.npy == nil {
+			for m := k + 1; m < len(srcs); m++ {
+				q := parts[m]
+				if !done[m] && q.resident == nil && q.npy == nil && q.file == p.file && (q.blocks != nil) == (p.blocks != nil) && locals[m]+q.rowFirst == locals[k]+p.rowFirst {
+					group = append(group, m)
+				}
+			}
+		}
+		var failed error
+		fail := s.failer(p, func(_ Tensor, err error) bool { failed = err; return false })
+		if err := context.Cause(ctx); err != nil {
+			fail(err)
+			return nil, failed
+		}
+		var got []Tensor
+		err := Guard(func() error {
+			var err error
+			chunk := p.rowFirst + locals[k]
+			switch {
+			case p.resident != nil:
+				var t Tensor
+				t, err = p.resident.TakeRows(rows)
+				got = []Tensor{t}
+			case p.npy != nil:
+				var t Tensor
+				t, err = s.npyRows(ctx, p, chunk, rows)
+				got = []Tensor{t}
+			default:
+				columns := make([]string, len(group))
+				for g, m := range group {
+					columns[g] = parts[m].column
+				}
+				if p.blocks != nil {
+					got, err = s.arrowRows(ctx, p, chunk, want, columns, rows)
+				} else {
+					got, err = s.parquetRows(ctx, p, chunk, want, columns, rows)
+				}
+			}
+			return err
+		})
+		if err != nil {
+			fail(err)
+			return nil, failed
+		}
+		for g, m := range group {
+			t, err := srcs[m].checkChunk(got[g], "chunk", i, int64(len(rows)), ndarray.ErrShape)
+			if err != nil {
+				srcs[m].failer(parts[m], func(_ Tensor, err error) bool { failed = err; return false })(err)
+				return nil, failed
+			}
+			out[m], done[m] = srcs[m].named(t), true
+		}
 	}
-	return s.named(t), nil
+	return out, nil
 }
 
 // chunkAt returns the part chunk i of the Source is in and its index among the part's
@@ -154,63 +224,85 @@ func (s *Source) chunkAt(i int) (sourcePart, int, error) {
 	return sourcePart{}, 0, fmt.Errorf("dataset: %s: chunk %d of %d: %w", s.Name, i, s.NumChunks(), ndarray.ErrShape)
 }
 
-// parquetRows reads rows of row group i of a Parquet part, which the footer says holds want
-// rows.
-func (s *Source) parquetRows(ctx context.Context, p sourcePart, i int, want int64, rows []int64) (Tensor, error) {
+// parquetRows reads rows of row group i of the columns of a Parquet part (of one file),
+// which the footer says holds want rows; an object's column chunks are fetched first.
+func (s *Source) parquetRows(ctx context.Context, p sourcePart, i int, want int64, columns []string, rows []int64) ([]Tensor, error) {
 	b := p.file.mapping.Bytes()
+	var buf *objstore.Buffer // an object's: this read's own
 	if p.file.remote != nil {
-		buf, err := p.file.remote.Clone()
-		if err != nil {
-			return Tensor{}, err
+		var err error
+		if buf, err = p.file.remote.Clone(); err != nil {
+			return nil, err
 		}
 		defer buf.Mapping().Release()
 		b = buf.Mapping().Bytes()
-		r, err := parquet.NewReader(b, parquet.ReaderOptions{Allocator: memory.NewGoAllocator(), Limits: s.lim, Columns: []string{p.column}})
-		if err != nil {
-			return Tensor{}, err
-		}
-		if _, err := s.fetchRowGroup(ctx, buf, r, i); err != nil {
-			return Tensor{}, err
-		}
-		return s.parquetTake(r, p, i, want, rows)
 	}
-	r, err := parquet.NewReader(b, parquet.ReaderOptions{Allocator: memory.NewGoAllocator(), Limits: s.lim, Columns: []string{p.column}})
+	r, err := parquet.NewReader(b, parquet.ReaderOptions{Allocator: memory.NewGoAllocator(), Limits: s.lim, Columns: columns})
 	if err != nil {
-		return Tensor{}, err
+		return nil, err
 	}
-	return s.parquetTake(r, p, i, want, rows)
-}
-
-// parquetTake decodes the rows of row group i r reads.
-func (s *Source) parquetTake(r *parquet.Reader, p sourcePart, i int, want int64, rows []int64) (Tensor, error) {
 	if r.NumRowGroups() != p.rowTotal {
-		return Tensor{}, fmt.Errorf("parquet: %d row groups, %d when the file was opened: %w", r.NumRowGroups(), p.rowTotal, parquet.ErrInvalid)
+		return nil, fmt.Errorf("parquet: %d row groups, %d when the file was opened: %w", r.NumRowGroups(), p.rowTotal, parquet.ErrInvalid)
 	}
-	t, err := s.parquetRowGroup(r, p, i, want)
+	if buf != nil {
+		if _, err := s.fetchRowGroup(ctx, buf, r, i); err != nil {
+			return nil, err
+		}
+	}
+	rec, err := r.ReadRowGroup(i)
 	if err != nil {
-		return Tensor{}, err
+		return nil, err
 	}
-	return t.TakeRows(rows)
+	ts, _, err := FromRecords(r.Schema(), []arrow.Record{rec}, p.base)
+	rec.Release() // Go memory: the tensors' views stay valid
+	if err != nil {
+		return nil, err
+	}
+	if ts, err = pickColumns(ts, columns, "parquet: row group", i, want, parquet.ErrInvalid); err != nil {
+		return nil, err
+	}
+	for k, t := range ts {
+		if ts[k], err = t.TakeRows(rows); err != nil {
+			return nil, err
+		}
+	}
+	return ts, nil
 }
 
-// arrowRows reads rows of record batch i of an Arrow IPC file part, which its footer says
-// holds want rows: the batch decoded over the mapping (a file's) or fetched (an object's).
-func (s *Source) arrowRows(ctx context.Context, p sourcePart, i int, want int64, rows []int64) (Tensor, error) {
+// arrowRows reads rows of record batch i of the columns of an Arrow IPC file part, which its
+// footer says holds want rows: the batch decoded once over the mapping (a file's) or fetched
+// (an object's).
+func (s *Source) arrowRows(ctx context.Context, p sourcePart, i int, want int64, columns []string, rows []int64) ([]Tensor, error) {
 	r, err := ipc.NewBatchReader(p.file.mapping.Bytes(), ipc.BatchOptions{Limits: s.lim, Allocator: memory.NewGoAllocator(), SkipUnsupported: true})
 	if err != nil {
-		return Tensor{}, err
+		return nil, err
 	}
 	defer r.Release()
-	t, err := s.arrowBatch(ctx, r, p, i, want)
+	ts, err := s.arrowBatchColumns(ctx, r, p, i, want, columns)
 	if err != nil {
-		return Tensor{}, err
+		return nil, err
 	}
-	return t.TakeRows(rows)
+	for k, t := range ts {
+		if ts[k], err = t.TakeRows(rows); err != nil {
+			return nil, err
+		}
+	}
+	return ts, nil
 }
 
 // arrowBatch returns record batch i of an Arrow IPC file part as the Source's tensor: over
 // the file's mapping, or fetched into Go memory from object storage.
 func (s *Source) arrowBatch(ctx context.Context, r *ipc.BatchReader, p sourcePart, i int, want int64) (Tensor, error) {
+	ts, err := s.arrowBatchColumns(ctx, r, p, i, want, []string{p.column})
+	if err != nil {
+		return Tensor{}, err
+	}
+	return s.checkChunk(ts[0], "ipc: record batch", i, want, ipc.ErrInvalid)
+}
+
+// arrowBatchColumns returns the tensors of the columns named of record batch i of an Arrow
+// IPC file part, in that order.
+func (s *Source) arrowBatchColumns(ctx context.Context, r *ipc.BatchReader, p sourcePart, i int, want int64, columns []string) ([]Tensor, error) {
 	blk := p.blocks[i]
 	size := blk.MetaLen + blk.BodyLen
 	var data []byte
@@ -218,27 +310,41 @@ func (s *Source) arrowBatch(ctx context.Context, r *ipc.BatchReader, p sourcePar
 		data = p.file.mapping.Bytes()[blk.Offset : blk.Offset+size] // inside the file: the footer's blocks are checked
 	} else {
 		if size > s.lim.MaxCopySize {
-			return Tensor{}, fmt.Errorf("ipc: record batch %d: fetching %d bytes, more than MaxCopySize %d: %w", i, size, s.lim.MaxCopySize, limits.ErrExceeded)
+			return nil, fmt.Errorf("ipc: record batch %d: fetching %d bytes, more than MaxCopySize %d: %w", i, size, s.lim.MaxCopySize, limits.ErrExceeded)
 		}
 		data = make([]byte, size)
 		if err := p.file.remote.Object().ReadFull(ctx, data, blk.Offset); err != nil {
-			return Tensor{}, objectError(err)
+			return nil, objectError(err)
 		}
 	}
 	rec, err := r.DecodeBlock(i, data)
 	if err != nil {
-		return Tensor{}, err
+		return nil, err
 	}
 	ts, _, err := FromRecords(r.Schema(), []arrow.Record{rec}, p.base)
 	rec.Release() // Go memory or the mapping: the tensor's views stay valid
 	if err != nil {
-		return Tensor{}, err
+		return nil, err
 	}
-	k := slices.IndexFunc(ts, func(t Tensor) bool { return t.Column == p.column })
-	if k < 0 {
-		return Tensor{}, fmt.Errorf("ipc: record batch %d: column %s is no longer a tensor: %w", i, p.column, ipc.ErrInvalid)
+	return pickColumns(ts, columns, "ipc: record batch", i, want, ipc.ErrInvalid)
+}
+
+// pickColumns returns the tensors of ts of the columns named, in that order, each checked to
+// hold want rows: an error wrapping invalid names chunk i (what: "parquet: row group") where
+// a column is no longer a tensor or holds other rows.
+func pickColumns(ts []Tensor, columns []string, what string, i int, want int64, invalid error) ([]Tensor, error) {
+	out := make([]Tensor, len(columns))
+	for k, c := range columns {
+		m := slices.IndexFunc(ts, func(t Tensor) bool { return t.Column == c })
+		if m < 0 {
+			return nil, fmt.Errorf("%s %d: column %s is no longer a tensor: %w", what, i, c, invalid)
+		}
+		if ts[m].Rows() != want {
+			return nil, fmt.Errorf("%s %d: %d rows, the footer says %d: %w", what, i, ts[m].Rows(), want, invalid)
+		}
+		out[k] = ts[m]
 	}
-	return s.checkChunk(ts[k], "ipc: record batch", i, want, ipc.ErrInvalid)
+	return out, nil
 }
 
 // npyRowFetches is how many runs of rows of a .npy object are fetched at once.

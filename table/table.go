@@ -181,9 +181,9 @@ func (t *Table) Release() {
 // TABLE.COLUMN: copies, in Go memory, that view no file. An index outside the table fails with
 // an error wrapping ErrRowRange that names it and the table's rows, before anything is read;
 // so does a take whose rows would copy more than the limits' MaxCopySize bytes (wrapping
-// limits.ErrExceeded). Only the fragments holding the rows are read, on as many goroutines as
-// GOMAXPROCS, each reading only what its rows need (see dataset.Source.ReadRows). ctx ends
-// the reads under way.
+// limits.ErrExceeded). Only the fragments holding the rows are read, GOMAXPROCS at a time,
+// each file once for all the columns and only what the rows need (see dataset.ReadRowsOf).
+// ctx ends the reads under way.
 func (t *Table) Take(ctx context.Context, rows []int64, columns []string) (*dataset.Table, error) {
 	cols, err := t.pick(columns)
 	if err != nil {
@@ -226,7 +226,11 @@ func (t *Table) Take(ctx context.Context, rows []int64, columns []string) (*data
 	if len(pieces) == 0 && t.NumFragments() > 0 {
 		pieces = append(pieces, piece{0, nil}) // no rows: the columns' empty form
 	}
-	// Read every (column, piece), GOMAXPROCS at a time.
+	// Read every piece, all its columns at once, GOMAXPROCS pieces at a time.
+	srcs := make([]*dataset.Source, len(cols))
+	for c, col := range cols {
+		srcs[c] = t.columns[col]
+	}
 	got := make([][]dataset.Tensor, len(cols))
 	for c := range got {
 		got[c] = make([]dataset.Tensor, len(pieces))
@@ -237,21 +241,21 @@ func (t *Table) Take(ctx context.Context, rows []int64, columns []string) (*data
 	var once sync.Once
 	var failed error
 	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for c, col := range cols {
-		for p, pc := range pieces {
-			slots <- struct{}{}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer func() { <-slots }()
-				tn, err := t.columns[col].ReadRows(ctx, pc.frag, pc.local)
-				if err != nil {
-					once.Do(func() { failed = err; cancel(err) })
-					return
-				}
+	for p, pc := range pieces {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			ts, err := dataset.ReadRowsOf(ctx, srcs, pc.frag, pc.local)
+			if err != nil {
+				once.Do(func() { failed = err; cancel(err) })
+				return
+			}
+			for c, tn := range ts {
 				got[c][p] = tn
-			}()
-		}
+			}
+		}()
 	}
 	wg.Wait()
 	if failed != nil {
