@@ -128,14 +128,14 @@ func takeFiles(t *testing.T) map[string][]byte {
 			files["pqarrow/mixed-"+name+"-"+v+"+index"] = withIndex(t, b)
 		}
 	}
-	for _, pattern := range []string{"testdata/arrow-cpp-17-parquet/*.parquet", "testdata/pageindex/*.parquet"} {
+	for _, pattern := range []string{"testdata/arrow-cpp-17-parquet/*.parquet", "testdata/take/*.parquet", "testdata/pageindex/*.parquet"} {
 		paths, err := filepath.Glob(pattern)
 		require.NoError(t, err)
 		for _, p := range paths {
 			b, err := os.ReadFile(p)
 			require.NoError(t, err)
 			files[p] = b
-			if filepath.Dir(p) == "testdata/arrow-cpp-17-parquet" {
+			if filepath.Dir(p) != "testdata/pageindex" {
 				files[p+"+index"] = withIndex(t, b)
 			}
 		}
@@ -216,7 +216,7 @@ func TestTakeRows(t *testing.T) {
 			mem := checkedAllocator(t, name)
 			r, err := parquet.NewReader(b, parquet.ReaderOptions{Allocator: mem})
 			require.NoError(t, err)
-			if slices.Contains([]string{"ndarrow/tensor-none", "ndarrow/tensor-zstd+index"}, name) {
+			if slices.Contains([]string{"ndarrow/tensor-none", "ndarrow/tensor-zstd+index", "testdata/take/cpp17-zstd.parquet+index", "testdata/take/cpp17-none.parquet"}, name) {
 				assert.Equal(t, []string{"emb", "label"}, parquet.TakesDirectly(r, 0), "the columns read page by page")
 			}
 			for rg := range r.NumRowGroups() {
