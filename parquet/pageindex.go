@@ -59,10 +59,13 @@ func (r *Reader) offsetIndexRange(rg, leaf int) (ByteRange, bool) {
 
 // PageIndexRanges returns the byte ranges of the offset indexes (the page indexes saying where
 // each page of a column chunk begins and which rows it holds) of the column chunks of row
-// group rowGroup that the reader reads, coalesced, for a caller that fetches them before
-// TakeRanges and TakeRows: empty when the file has none. It panics when rowGroup is not one of
-// the file's.
+// group rowGroup that the reader reads, sorted and coalesced, for a caller that fetches them
+// before TakeRanges and TakeRows: empty when the file has none (or has no such row group).
+// Ranges the footer states outside the file are left out (TakeRows refuses them).
 func (r *Reader) PageIndexRanges(rowGroup int) []ByteRange {
+	if rowGroup < 0 || rowGroup >= r.NumRowGroups() {
+		return nil
+	}
 	var out []ByteRange
 	for _, c := range r.cols {
 		for _, leaf := range c.leaves {

@@ -67,6 +67,23 @@ func (r *Reader) TakeRows(rowGroup int, rows []int64) (rec arrow.Record, err err
 // one, the pages holding the rows; for any other column, or a column chunk without an offset
 // index, the whole column chunk (as ChunkRanges). Its errors are TakeRows'.
 func (r *Reader) TakeRanges(rowGroup int, rows []int64) (out []ByteRange, err error) {
+	if r.mapping != nil { // a mapped file may shrink under the read
+		err = mmap.Guard(func() error {
+			var err error
+			out, err = r.takeRanges(rowGroup, rows)
+			return err
+		})
+		var fault *mmap.FaultError
+		if errors.As(err, &fault) {
+			return nil, fmt.Errorf("parquet: row group %d: %w", rowGroup, err)
+		}
+		return out, err
+	}
+	return r.takeRanges(rowGroup, rows)
+}
+
+// takeRanges is TakeRanges.
+func (r *Reader) takeRanges(rowGroup int, rows []int64) (out []ByteRange, err error) {
 	defer recoverInvalid(fmt.Sprintf("row group %d", rowGroup), &err)
 	if err := r.checkTake(rowGroup, rows); err != nil {
 		return nil, err

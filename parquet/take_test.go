@@ -465,3 +465,25 @@ func FuzzTakeRows(f *testing.F) {
 		}
 	})
 }
+
+// TestTakeRowsOfAMappedFile: a file Open maps gives the rows of the bytes it holds.
+func TestTakeRowsOfAMappedFile(t *testing.T) {
+	rec := tensorTable(t, 300, 16, 6)
+	defer rec.Release()
+	b := withIndex(t, writeParquet(t, rec, parquet.WriterOptions{Compression: parquet.Uncompressed}))
+	path := filepath.Join(t.TempDir(), "t.parquet")
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	r, err := parquet.Open(path, parquet.ReaderOptions{Allocator: mem})
+	require.NoError(t, err)
+	defer r.Close()
+	rows := []int64{0, 17, 299}
+	ranges, err := r.TakeRanges(0, rows)
+	require.NoError(t, err)
+	assert.NotEmpty(t, ranges)
+	got, err := r.TakeRows(0, rows)
+	require.NoError(t, err)
+	defer got.Release()
+	requireRows(t, rec, got, rows)
+}
