@@ -396,31 +396,39 @@ type ByteRange struct{ Offset, Length int64 }
 // them) — for a caller that brings only those bytes into memory, such as a reader of object
 // storage.
 func (r *Reader) ChunkRanges(i int) []ByteRange {
-	size := int64(len(r.b))
 	var out []ByteRange
 	for _, c := range r.cols {
 		for _, leaf := range c.leaves {
-			cc := r.md.FileMetaData.RowGroups[i].Columns[leaf]
-			if cc.MetaData == nil {
-				continue
+			if br, ok := r.chunkRange(i, leaf); ok {
+				out = append(out, br)
 			}
-			m := cc.MetaData
-			start := m.DataPageOffset
-			if m.DictionaryPageOffset != nil && *m.DictionaryPageOffset > 0 && start > *m.DictionaryPageOffset {
-				start = *m.DictionaryPageOffset
-			}
-			length := m.TotalCompressedSize
-			if start < 0 || length < 0 || start > size {
-				continue
-			}
-			length = min(length, size-start)
-			if r.md.WriterVersion().LessThan(metadata.Parquet816FixedVersion) {
-				length += min(100, size-start-length) // what arrow-go reads past it (PARQUET-816)
-			}
-			out = append(out, ByteRange{start, length})
 		}
 	}
 	return out
+}
+
+// chunkRange returns the bytes ReadRowGroup(i) reads of leaf column leaf (see ChunkRanges),
+// false when the footer states none inside the file.
+func (r *Reader) chunkRange(i, leaf int) (ByteRange, bool) {
+	size := int64(len(r.b))
+	cc := r.md.FileMetaData.RowGroups[i].Columns[leaf]
+	if cc.MetaData == nil {
+		return ByteRange{}, false
+	}
+	m := cc.MetaData
+	start := m.DataPageOffset
+	if m.DictionaryPageOffset != nil && *m.DictionaryPageOffset > 0 && start > *m.DictionaryPageOffset {
+		start = *m.DictionaryPageOffset
+	}
+	length := m.TotalCompressedSize
+	if start < 0 || length < 0 || start > size {
+		return ByteRange{}, false
+	}
+	length = min(length, size-start)
+	if r.md.WriterVersion().LessThan(metadata.Parquet816FixedVersion) {
+		length += min(100, size-start-length) // what arrow-go reads past it (PARQUET-816)
+	}
+	return ByteRange{start, length}, true
 }
 
 // Metadata returns the file's key-value metadata, ARROW:schema left out.
