@@ -18,8 +18,8 @@ import (
 )
 
 // TakeRows returns the rows of t at the given indices, in that order (an index may repeat),
-// as a copy that views nothing of t: a dense tensor's cells and their validity, a ragged
-// tensor's rows. An index outside [0, Rows) fails with an error wrapping ndarray.ErrShape; a
+// as a copy that views nothing of t: a dense tensor's cells and their validity (nil when no
+// row taken is null), a ragged tensor's rows. An index outside [0, Rows) fails with an error wrapping ndarray.ErrShape; a
 // sparse tensor has no rows to take (ndarray.ErrShape).
 func (t Tensor) TakeRows(rows []int64) (Tensor, error) {
 	n := t.Rows()
@@ -45,10 +45,14 @@ func (t Tensor) TakeRows(rows []int64) (Tensor, error) {
 		return Tensor{}, err
 	}
 	out.Dense = ops.takeRows(t.Dense, rows)
-	if t.Valid != nil {
-		out.Valid = make([]bool, len(rows))
-		for i, r := range rows {
-			out.Valid[i] = t.Valid[r]
+	out.Valid = nil // unless a row taken is null
+	for _, r := range rows {
+		if t.Valid != nil && !t.Valid[r] {
+			out.Valid = make([]bool, len(rows))
+			for k, r := range rows {
+				out.Valid[k] = t.Valid[r]
+			}
+			break
 		}
 	}
 	return out, nil
@@ -225,7 +229,11 @@ func (s *Source) chunkAt(i int) (sourcePart, int, error) {
 }
 
 // parquetRows reads rows of row group i of the columns of a Parquet part (of one file),
-// which the footer says holds want rows; an object's column chunks are fetched first.
+// which the footer says holds want rows: only the pages holding the rows (parquet.Reader
+// TakeRows). Of an object, the column chunks' offset indexes are fetched first, then the
+// byte ranges TakeRows reads (TakeRanges: a page's header and levels and the rows' bytes of
+// an uncompressed tensor column, the pages holding the rows of a compressed one, the whole
+// column chunk of any other), at most MaxCopySize bytes.
 func (s *Source) parquetRows(ctx context.Context, p sourcePart, i int, want int64, columns []string, rows []int64) ([]Tensor, error) {
 	b := p.file.mapping.Bytes()
 	var buf *objstore.Buffer // an object's: this read's own
@@ -245,11 +253,18 @@ func (s *Source) parquetRows(ctx context.Context, p sourcePart, i int, want int6
 		return nil, fmt.Errorf("parquet: %d row groups, %d when the file was opened: %w", r.NumRowGroups(), p.rowTotal, parquet.ErrInvalid)
 	}
 	if buf != nil {
-		if _, err := s.fetchRowGroup(ctx, buf, r, i); err != nil {
+		if err := s.fetchRanges(ctx, buf, i, r.PageIndexRanges(i)); err != nil {
+			return nil, err
+		}
+		ranges, err := r.TakeRanges(i, rows)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.fetchRanges(ctx, buf, i, ranges); err != nil {
 			return nil, err
 		}
 	}
-	rec, err := r.ReadRowGroup(i)
+	rec, err := r.TakeRows(i, rows)
 	if err != nil {
 		return nil, err
 	}
@@ -258,15 +273,22 @@ func (s *Source) parquetRows(ctx context.Context, p sourcePart, i int, want int6
 	if err != nil {
 		return nil, err
 	}
-	if ts, err = pickColumns(ts, columns, "parquet: row group", i, want, parquet.ErrInvalid); err != nil {
-		return nil, err
+	return pickColumns(ts, columns, "parquet: row group", i, int64(len(rows)), parquet.ErrInvalid)
+}
+
+// fetchRanges fetches the byte ranges rs of a Parquet object (of row group i) into buf, at
+// most the limits' MaxCopySize bytes.
+func (s *Source) fetchRanges(ctx context.Context, buf *objstore.Buffer, i int, rs []parquet.ByteRange) error {
+	ranges := make([]objstore.Range, len(rs))
+	total := int64(0)
+	for k, c := range rs {
+		ranges[k] = objstore.Range{Off: c.Offset, Len: c.Length}
+		total += c.Length
 	}
-	for k, t := range ts {
-		if ts[k], err = t.TakeRows(rows); err != nil {
-			return nil, err
-		}
+	if total > s.lim.MaxCopySize {
+		return fmt.Errorf("parquet: row group %d: fetching %d bytes, more than MaxCopySize %d: %w", i, total, s.lim.MaxCopySize, limits.ErrExceeded)
 	}
-	return ts, nil
+	return objectError(buf.Fetch(ctx, ranges...))
 }
 
 // arrowRows reads rows of record batch i of the columns of an Arrow IPC file part, which its
