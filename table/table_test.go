@@ -272,3 +272,25 @@ func copyFile(t *testing.T, from, to string) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(to, bytes.Clone(b), 0o644))
 }
+
+// TestTakeFromArrowCppParquet: rows of Parquet files Arrow C++ 17 wrote (uncompressed and ZSTD,
+// 1 MiB pages, no page index: pages found by walking their headers) equal those of a full read.
+func TestTakeFromArrowCppParquet(t *testing.T) {
+	for _, name := range []string{"cpp17-none.parquet", "cpp17-zstd.parquet"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), name)
+			copyFile(t, filepath.Join("../parquet/testdata/take", name), path)
+			want := full(t, path)
+			tab, err := table.Open(path, table.Options{})
+			require.NoError(t, err)
+			defer tab.Release()
+			n := tab.NumRows()
+			require.Greater(t, tab.NumFragments(), 1)
+			for _, rows := range [][]int64{{0}, {n - 1, 0, n / 2, n / 2, -1}, {n / 3, n/3 + 1, n/3 + 2, 2 * n / 3}} {
+				got, err := tab.Take(t.Context(), rows, nil)
+				require.NoError(t, err)
+				sameRows(t, want, rows, got, fmt.Sprintf("%s %v", name, rows))
+			}
+		})
+	}
+}
