@@ -85,7 +85,6 @@ func (e Encoding) thriftCode() int32 {
 	return 0
 }
 
-
 // pageOverhead is what a page of a fixed-size column takes besides its rows' values and
 // repetition levels, at most: its header, the lengths of its levels and a few runs of
 // definition levels.

@@ -197,7 +197,7 @@ func newWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions, direct boo
 		pq.WithCompression(codec),
 		pq.WithStats(true),
 		pq.WithAllocator(opts.Allocator),
-		pq.WithMaxRowGroupLength(1<<62), // row groups end by bytes, not rows
+		pq.WithMaxRowGroupLength(1 << 62), // row groups end by bytes, not rows
 		pq.WithCreatedBy("ndarrow"),
 		pq.WithDictionaryDefault(opts.Dictionary),
 	}
