@@ -550,7 +550,7 @@ type directWriter struct {
 	codec    Compression
 	encoding Encoding
 	mem      memory.Allocator
-	// pageBytes is the values a page holds at most (whole rows, at least one).
+	// pageBytes is what a page holds at most (WriterOptions.PageBytes: whole rows, at least one).
 	pageBytes int64
 
 	pending     []arrow.Record // the open row group's rows, retained
