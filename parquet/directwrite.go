@@ -85,9 +85,10 @@ func (e Encoding) thriftCode() int32 {
 	return 0
 }
 
-// directPageBytes is the values a page holds at most (whole rows, at least one): Arrow C++'s
-// and arrow-go's default data page size.
-const directPageBytes = 1 << 20
+// pageOverhead is what a page of a fixed-size column takes besides its rows' values and
+// repetition levels, at most: its header, the lengths of its levels and a few runs of
+// definition levels.
+const pageOverhead = 64
 
 // maxDirectRowBytes bounds a row the direct writer takes, so that a page of one row stays far
 // below Parquet's 2 GiB page limit.
@@ -549,6 +550,8 @@ type directWriter struct {
 	codec    Compression
 	encoding Encoding
 	mem      memory.Allocator
+	// pageBytes is what a page holds at most (WriterOptions.PageBytes: whole rows, at least one).
+	pageBytes int64
 
 	pending     []arrow.Record // the open row group's rows, retained
 	pendingRows int64
@@ -565,11 +568,22 @@ type chunkMeta struct {
 	values, uncompressed, compressed, offset int64
 	stats                                    chunkStats
 	encoding                                 Encoding
+
+	// pages describe the chunk's pages while it is written; columnIndex and offsetIndex are
+	// then its page index (ColumnIndex and OffsetIndex, compact Thrift; columnIndex nil when
+	// a page has values but no minimum and maximum: NaNs only), written before the footer at
+	// columnIndexAt and offsetIndexAt.
+	pages                        []pageEntry
+	columnIndex, offsetIndex     []byte
+	columnIndexAt, offsetIndexAt int64
 }
 
 func newDirectWriter(w io.Writer, schema *arrow.Schema, cols []writeColumn, opts WriterOptions) (*directWriter, error) {
 	d := &directWriter{out: bufio.NewWriterSize(w, 64<<10), schema: schema, cols: cols,
-		codec: opts.Compression, encoding: opts.Encoding, mem: opts.Allocator}
+		codec: opts.Compression, encoding: opts.Encoding, mem: opts.Allocator, pageBytes: opts.PageBytes}
+	if d.pageBytes <= 0 {
+		d.pageBytes = DefaultPageBytes
+	}
 	if _, err := d.compressor(); err != nil {
 		return nil, err
 	}
@@ -654,6 +668,7 @@ type builtPage struct {
 	header       []byte
 	body         [][]byte
 	values       int64 // levels, nulls included
+	firstRow     int64 // the row group's row the page begins with
 	uncompressed int64
 	compressed   int64
 	lo, hi       []byte
@@ -696,6 +711,8 @@ func (d *directWriter) writeChunk(i int, parts []arrow.Record) (chunkMeta, error
 		if err != nil || p.err != nil {
 			return p.err
 		}
+		m.pages = append(m.pages, pageEntry{offset: d.pos, size: int64(len(p.header)) + p.compressed,
+			firstRow: p.firstRow, lo: p.lo, hi: p.hi, nulls: p.nulls, nullPage: p.values == p.nulls})
 		d.write(p.header)
 		for _, b := range p.body {
 			d.write(b)
@@ -706,10 +723,11 @@ func (d *directWriter) writeChunk(i int, parts []arrow.Record) (chunkMeta, error
 		m.stats.merge(c.ops, p.lo, p.hi, p.nulls)
 		return d.err
 	}
+	base := int64(0) // the rows of the parts before
 	for _, part := range parts {
-		bounds := c.pageBounds(part, i)
+		bounds := c.pageBounds(part, i, d.pageBytes)
 		for k := 0; k+1 < len(bounds) && err == nil; k++ {
-			p := &builtPage{done: make(chan struct{}), scratch: scratchPool.Get().(*pageScratch)}
+			p := &builtPage{done: make(chan struct{}), scratch: scratchPool.Get().(*pageScratch), firstRow: base + bounds[k]}
 			spec := pageSpec{part: part, lo: bounds[k], hi: bounds[k+1]}
 			sem <- struct{}{}
 			go func() {
@@ -731,22 +749,35 @@ func (d *directWriter) writeChunk(i int, parts []arrow.Record) (chunkMeta, error
 				err = writeFront()
 			}
 		}
+		base += part.NumRows()
 	}
 	for len(queue) > 0 {
 		if e := writeFront(); err == nil {
 			err = e
 		}
 	}
+	if err == nil {
+		m.columnIndex, m.offsetIndex = c.pageIndex(m.pages)
+	}
+	m.pages = nil
 	return m, err
 }
 
 // pageBounds returns where the pages of column i of part begin, and its row count: whole
-// rows, about directPageBytes of values a page (at least a row).
-func (c *writeColumn) pageBounds(part arrow.Record, i int) []int64 {
+// rows (a page never begins inside a row, as the page index asks), about pageBytes of values
+// a page (at least a row).
+func (c *writeColumn) pageBounds(part arrow.Record, i int, pageBytes int64) []int64 {
 	rows := part.NumRows()
 	bounds := []int64{0}
 	if !c.ragged() {
-		perPage := max(1, directPageBytes/(c.plan.cell*c.plan.width))
+		// A row's values and, roughly, its repetition levels (two bytes a run: a page
+		// of 1 KiB rows holds 63 of them in 64 KiB); the header and the runs of
+		// definition levels take less than pageOverhead.
+		row := c.plan.cell * c.plan.width
+		if c.depth > 0 {
+			row += 2 * int64(len(c.repRow))
+		}
+		perPage := max(1, (pageBytes-pageOverhead)/row)
 		for lo := perPage; lo < rows; lo += perPage {
 			bounds = append(bounds, lo)
 		}
@@ -754,7 +785,7 @@ func (c *writeColumn) pageBounds(part arrow.Record, i int) []int64 {
 	}
 	if c.nested != nil {
 		datas := c.levels(part, i)
-		perPage := max(1, directPageBytes/c.plan.width)
+		perPage := max(1, pageBytes/c.plan.width)
 		first := int64(-1)
 		for r := int64(0); r < rows; r++ {
 			start, count, _ := c.nestedSpan(datas, 0, r+1, false)
@@ -769,7 +800,7 @@ func (c *writeColumn) pageBounds(part arrow.Record, i int) []int64 {
 		return append(bounds, rows)
 	}
 	top := part.Column(i).Data()
-	perPage := max(1, directPageBytes/c.plan.width)
+	perPage := max(1, pageBytes/c.plan.width)
 	first, _ := c.valueRange(top, 0, 0)
 	for r := int64(0); r < rows; r++ {
 		if _, end := c.valueRange(top, 0, r+1); end-first >= perPage && r+1 < rows {
@@ -1356,11 +1387,12 @@ func (d *directWriter) codecCode() int32 {
 	return 0
 }
 
-// close writes the open row group and the footer, and flushes.
+// close writes the open row group, the page index and the footer, and flushes.
 func (d *directWriter) close() error {
 	if err := d.flush(); err != nil {
 		return err
 	}
+	d.writePageIndex()
 	footer := d.footer()
 	d.write(footer)
 	d.write(binary.LittleEndian.AppendUint32(nil, uint32(len(footer))))
@@ -1563,5 +1595,13 @@ func (c *writeColumn) chunk(w *compactWriter, m chunkMeta, d *directWriter) {
 	}
 	w.end()
 	w.end()
+	if m.offsetIndex != nil {
+		w.i64(4, m.offsetIndexAt)
+		w.i32(5, int32(len(m.offsetIndex)))
+	}
+	if m.columnIndex != nil {
+		w.i64(6, m.columnIndexAt)
+		w.i32(7, int32(len(m.columnIndex)))
+	}
 	w.end()
 }

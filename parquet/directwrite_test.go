@@ -736,9 +736,10 @@ func fuzzRecord(b []byte) arrow.Record {
 	return array.NewRecord(arrow.NewSchema([]arrow.Field{{Name: "x", Type: col.DataType(), Nullable: true}}, nil), []arrow.Array{col}, int64(rows))
 }
 
-// FuzzDirectWriter: whatever column of numbers, list sizes, nulls, codec, encoding and
-// row-group size, the direct writer's file reads back (through pqarrow and through the direct
-// reader) as the rows written, as pqarrow's own file of them does.
+// FuzzDirectWriter: whatever column of numbers, list sizes, nulls, codec, encoding, page and
+// row-group size, the direct writer's file has a true page index (CheckPageIndex) and reads
+// back (through pqarrow and through the direct reader) as the rows written, as pqarrow's own
+// file of them does.
 func FuzzDirectWriter(f *testing.F) {
 	f.Add([]byte{0, 1, 3, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24}, uint8(0), uint16(0))
 	f.Add([]byte{3, 2, 1, 2, 0xA5, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24}, uint8(7), uint16(20))
@@ -751,11 +752,13 @@ func FuzzDirectWriter(f *testing.F) {
 		}
 		defer rec.Release()
 		codecs := []parquet.Compression{parquet.Uncompressed, parquet.Zstd, parquet.Snappy, parquet.Gzip}
-		opts := parquet.WriterOptions{Compression: codecs[int(how)%4], RowGroupBytes: int64(groupBytes)}
+		opts := parquet.WriterOptions{Compression: codecs[int(how)%4], RowGroupBytes: int64(groupBytes), PageBytes: int64(how>>3) * 48}
 		if _, isList := rec.Column(0).(*array.List); how&4 != 0 && !hasBools(rec.Schema()) && !isList {
 			opts.Encoding = parquet.ByteStreamSplit
 		}
 		direct := writeRecords(t, []arrow.Record{rec}, opts, false)
+		_, err := parquet.CheckPageIndex(direct)
+		require.NoError(t, err, "the page index")
 		for _, general := range []bool{true, false} {
 			if general && opts.Encoding == parquet.ByteStreamSplit {
 				continue // pqarrow reads no BYTE_STREAM_SPLIT

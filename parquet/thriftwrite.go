@@ -92,3 +92,33 @@ func (w *compactWriter) listStrings(id int16, v []string) {
 		w.b = append(w.b, s...)
 	}
 }
+
+// listBools writes field id, a list of bools (a byte each: 1 true, 2 false, as Thrift's
+// compact protocol writes them in containers).
+func (w *compactWriter) listBools(id int16, v []bool) {
+	w.list(id, len(v), thriftTrue)
+	for _, x := range v {
+		if x {
+			w.b = append(w.b, thriftTrue)
+		} else {
+			w.b = append(w.b, thriftFalse)
+		}
+	}
+}
+
+// listBinary writes field id, a list of binaries.
+func (w *compactWriter) listBinary(id int16, v [][]byte) {
+	w.list(id, len(v), thriftBinary)
+	for _, s := range v {
+		w.uvarint(uint64(len(s)))
+		w.b = append(w.b, s...)
+	}
+}
+
+// listI64 writes field id, a list of i64.
+func (w *compactWriter) listI64(id int16, v []int64) {
+	w.list(id, len(v), thriftI64)
+	for _, x := range v {
+		w.zigzag(x)
+	}
+}

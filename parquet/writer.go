@@ -93,6 +93,12 @@ func (c Compression) codec() (compress.Compression, error) {
 // of Arrow data, what Spark and DuckDB read well in parallel.
 const DefaultRowGroupBytes = 128 << 20
 
+// DefaultPageBytes is the values a data page of the direct writer holds at most when
+// WriterOptions.PageBytes is zero: 64 KiB, so that a reader with the page index fetches a row
+// of a tensor column (a page: 64 rows of 256 float32s) with one small range request, at little
+// cost to a full scan (BENCHMARKS.md, "parquet: pages for random access").
+const DefaultPageBytes = 64 << 10
+
 // WriterOptions say how to write.
 type WriterOptions struct {
 	Compression Compression
@@ -107,6 +113,10 @@ type WriterOptions struct {
 	// Encoding is the values' encoding (default Plain). ByteStreamSplit takes only files
 	// whose columns are all floats (16, 32, 64 bits) or 32- and 64-bit integers, flat or in fixed-size lists.
 	Encoding Encoding
+	// PageBytes is the values (before encoding and compression) a data page holds at most,
+	// in whole rows, at least one row a page (default DefaultPageBytes). Files pqarrow writes
+	// keep arrow-go's 1 MiB pages unless it is set.
+	PageBytes int64
 	// Allocator serves the writer's buffers (default memory.DefaultAllocator).
 	Allocator memory.Allocator
 }
@@ -119,8 +129,11 @@ type WriterOptions struct {
 // A file whose columns are all bools, floats (16, 32 or 64 bits) or 32- and 64-bit integers,
 // flat, in fixed-size lists (arrow.fixed_shape_tensor) or in a list or large_list (a ragged
 // tensor), is written without pqarrow (see directwrite.go): the same schema and levels, pages
-// built and compressed on GOMAXPROCS goroutines. Other files, and files with dictionary
-// encoding asked for, are written by pqarrow.
+// built and compressed on GOMAXPROCS goroutines, each page whole rows, and a page index (a
+// ColumnIndex and an OffsetIndex per column chunk) before the footer, for readers that fetch
+// rows by their number or skip pages by their values. Other files, and files with dictionary
+// encoding asked for, are written by pqarrow, which writes no page index (arrow-go v17 has no
+// page index writer) and may begin a page inside a list row.
 type Writer struct {
 	direct   *directWriter // nil: pqarrow writes
 	fw       *pqarrow.FileWriter
@@ -180,14 +193,18 @@ func newWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions, direct boo
 		}
 		return nil, fmt.Errorf("parquet: %v encoding: pqarrow does not write it: %w", opts.Encoding, ErrUnsupported)
 	}
-	props := pq.NewWriterProperties(
+	propOpts := []pq.WriterProperty{
 		pq.WithCompression(codec),
 		pq.WithStats(true),
 		pq.WithAllocator(opts.Allocator),
-		pq.WithMaxRowGroupLength(1<<62), // row groups end by bytes, not rows
+		pq.WithMaxRowGroupLength(1 << 62), // row groups end by bytes, not rows
 		pq.WithCreatedBy("ndarrow"),
 		pq.WithDictionaryDefault(opts.Dictionary),
-	)
+	}
+	if opts.PageBytes > 0 {
+		propOpts = append(propOpts, pq.WithDataPageSize(opts.PageBytes))
+	}
+	props := pq.NewWriterProperties(propOpts...)
 	storage, narrowed := storageSchema(schema)
 	var arrowOpts []pqarrow.WriterOption
 	if !narrowed {
