@@ -489,6 +489,34 @@ func (c *Client) GetTable(ctx context.Context, name string, opts ...GetOption) (
 	return tensors, nil
 }
 
+// Take fetches the given rows of the flight named name, in that order — an index may repeat,
+// and a negative one counts from the end — with the columns named (COLUMN or NAME.COLUMN; all
+// of them, in order, for none): one take (see TakeTicket) described by GetFlightInfo, then
+// fetched by DoGet through the verified decoder Get uses. The tensors are named as GetTable
+// names them: a table's columns NAME.COLUMN, the one tensor of any other flight name. A row
+// outside the flight is an error wrapping table.ErrRowRange naming it and the flight's rows
+// (the server's OutOfRange), a flight the server does not serve ErrNotFound, a column it does
+// not have InvalidArgument; a take the server's memory budget cannot hold ResourceExhausted.
+func (c *Client) Take(ctx context.Context, name string, rows []int64, columns []string, opts ...GetOption) ([]dataset.Tensor, error) {
+	fi, err := c.fc.GetFlightInfo(ctx, &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorCMD, Cmd: TakeTicket(name, rows, columns)})
+	if err != nil {
+		return nil, c.remote(err)
+	}
+	fi.FlightDescriptor = pathDescriptor(name) // described as the flight it takes from
+	info, err := infoOf(fi, c.opts.Limits)
+	if err != nil {
+		return nil, err
+	}
+	tensors, err := c.fetch(ctx, found{fi: fi, info: info}, opts)
+	if err != nil {
+		return nil, err
+	}
+	if info.Kind != KindTable && len(tensors) == 1 {
+		tensors[0].Name, tensors[0].Column = name, ""
+	}
+	return tensors, nil
+}
+
 // ErrTable is returned by Get for a flight of several tensor columns.
 var ErrTable = errors.New("flight: a table of several tensors")
 
