@@ -500,3 +500,21 @@ func valueBytesOf(x dataset.Tensor) []byte {
 	fmt.Fprint(&b, x.Valid)
 	return b.Bytes()
 }
+
+// TestTakeAboveTheServersReceiveLimit: a take whose rows make a request larger than the
+// server receives says so — the server's limit and its option, not the client's — and is
+// limits.ErrExceeded.
+func TestTakeAboveTheServersReceiveLimit(t *testing.T) {
+	s := serve(t, Options{MaxRecvMessageBytes: 1 << 20}, "grpc")
+	ctx := context.Background()
+	c := dial(t, s.uri, ClientOptions{})
+	v, err := ndarray.FromSlice([]int64{10, 11, 12, 13}, 4)
+	require.NoError(t, err)
+	require.NoError(t, c.Put(ctx, "v", dataset.Tensor{Dense: v}))
+	_, err = c.Take(ctx, "v", make([]int64, 1<<20), nil)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, limits.ErrExceeded)
+	assert.Equal(t, codes.ResourceExhausted, status.Code(err))
+	assert.Contains(t, err.Error(), "a take of 1048576 rows")
+	assert.Contains(t, err.Error(), "serve --max-recv-message-bytes")
+}
