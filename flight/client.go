@@ -24,9 +24,11 @@ import (
 	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/experimental"
+	"google.golang.org/grpc/status"
 
 	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/ipc"
@@ -484,6 +486,42 @@ func (c *Client) GetTable(ctx context.Context, name string, opts ...GetOption) (
 		return nil, err
 	}
 	if f.info.Kind != KindTable && len(tensors) == 1 {
+		tensors[0].Name, tensors[0].Column = name, ""
+	}
+	return tensors, nil
+}
+
+// Take fetches the given rows of the flight named name, in that order — an index may repeat,
+// and a negative one counts from the end — with the columns named (COLUMN or NAME.COLUMN; all
+// of them, in order, for none): one take (see TakeTicket) described by GetFlightInfo, then
+// fetched by DoGet through the verified decoder Get uses. The tensors are named as GetTable
+// names them: a table's columns NAME.COLUMN, the one tensor of any other flight name. A row
+// outside the flight is an error wrapping table.ErrRowRange naming it and the flight's rows
+// (the server's OutOfRange), a flight the server does not serve ErrNotFound, a column it does
+// not have InvalidArgument; a take the server's memory budget cannot hold ResourceExhausted.
+func (c *Client) Take(ctx context.Context, name string, rows []int64, columns []string, opts ...GetOption) ([]dataset.Tensor, error) {
+	cmd := TakeTicket(name, rows, columns)
+	fi, err := c.fc.GetFlightInfo(ctx, &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorCMD, Cmd: cmd})
+	if err != nil {
+		if st, ok := status.FromError(err); ok && st.Code() == codes.ResourceExhausted {
+			if got, limit, ok := tooLarge(st.Message()); ok && got >= int64(len(cmd)) { // the server's receive limit, not ours
+				return nil, &remoteError{sentinel: limits.ErrExceeded, status: err, msg: fmt.Sprintf(
+					"flight: %s: a take of %d rows is a request of %d bytes, above the %d bytes %s receives (serve --max-recv-message-bytes): take fewer rows at a time",
+					name, len(rows), got, limit, c.origin.host)}
+			}
+		}
+		return nil, c.remote(err)
+	}
+	fi.FlightDescriptor = pathDescriptor(name) // described as the flight it takes from
+	info, err := infoOf(fi, c.opts.Limits)
+	if err != nil {
+		return nil, err
+	}
+	tensors, err := c.fetch(ctx, found{fi: fi, info: info}, opts)
+	if err != nil {
+		return nil, err
+	}
+	if info.Kind != KindTable && len(tensors) == 1 {
 		tensors[0].Name, tensors[0].Column = name, ""
 	}
 	return tensors, nil

@@ -22,6 +22,14 @@
 // a table whole, Client.PutTable uploads one. A Store serving a share of each tensor
 // (Store.SetShare) serves the columns of its tables only.
 //
+// Rows of any flight — a table's, a column's, a tensor's along its first axis — in any
+// order, repeated, negative ones from the end, are one DoGet whose ticket is the JSON
+// {"take":{"name":NAME,"rows":[...],"columns":[...]}} (TakeTicket; see take.go), which any
+// Flight client can send, or one GetFlightInfo of that command: the server reads only the
+// fragments holding the rows (package table), against the version current when it starts,
+// within the memory budget, and sends them as one stream of the flight's schema. Client.Take
+// makes one.
+//
 // A Store follows the directories it serves (Store.Rescan, Store.Watch, the "reload" action):
 // files that appear are served, files replaced or rewritten are served from their new
 // contents, files removed are no longer served; a stream under way keeps the version it
@@ -54,8 +62,8 @@
 // the response's trailer, as DoGet's would.
 //
 // No client can make a Server hold more than its two budgets: Options.MemoryBudget for
-// clients' data (what DoGets decode, what uploads hold arriving, staged and stored until
-// deleted) and Options.WireBudget for what arrives before a handler takes it (connections,
+// clients' data (what DoGets decode, what takes hold, what uploads hold arriving, staged and
+// stored until deleted) and Options.WireBudget for what arrives before a handler takes it (connections,
 // each call's window, each message while it is received). Each is reserved before it is
 // allocated; what does not fit waits its turn or fails with ResourceExhausted, and nothing is
 // evicted. A call whose message does not arrive, or is not taken, within

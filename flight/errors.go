@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ndarrow/ndarrow/limits"
+	"github.com/ndarrow/ndarrow/table"
 )
 
 // ErrUnauthenticated is returned by a Client when the server refused its credentials.
@@ -49,6 +50,8 @@ func fromRemote(host string, err error) error {
 	switch st.Code() {
 	case codes.NotFound:
 		sentinel = ErrNotFound
+	case codes.OutOfRange: // a take's row outside the flight
+		sentinel = table.ErrRowRange
 	case codes.Unauthenticated:
 		sentinel = ErrUnauthenticated
 	case codes.ResourceExhausted:

@@ -37,6 +37,7 @@ import (
 	"github.com/ndarrow/ndarrow/parquet"
 	"github.com/ndarrow/ndarrow/ragged"
 	"github.com/ndarrow/ndarrow/sparse"
+	"github.com/ndarrow/ndarrow/table"
 )
 
 // Message and upload limits a Server uses when Options leaves them zero.
@@ -471,6 +472,10 @@ func statusOr(err error, code codes.Code) error {
 		code = codes.NotFound
 	case errors.Is(err, limits.ErrExceeded):
 		code = codes.ResourceExhausted
+	case errors.Is(err, table.ErrRowRange):
+		code = codes.OutOfRange
+	case errors.Is(err, ErrTicket), errors.Is(err, table.ErrNoColumn):
+		code = codes.InvalidArgument
 	case errors.Is(err, ErrName), errors.Is(err, arrow.ErrInvalid), errors.Is(err, ipc.ErrUnsupported), errors.Is(err, parquet.ErrUnsupported),
 		errors.Is(err, dataset.ErrNotTensors), errors.Is(err, ndarray.ErrDType), errors.Is(err, ndarray.ErrShape),
 		errors.Is(err, ndarray.ErrIndex), errors.Is(err, ragged.ErrInvalid), errors.Is(err, sparse.ErrInvalid),
@@ -487,8 +492,12 @@ func statusOr(err error, code codes.Code) error {
 }
 
 // GetFlightInfo describes a tensor: with Shards, the parts every shard holds, one endpoint
-// each, in row order.
+// each, in row order. A descriptor whose command is a take (see TakeTicket) is described as
+// its answer, checked but not read: one endpoint, on this server, whose ticket is the take.
 func (s *Server) GetFlightInfo(ctx context.Context, d *arrowflight.FlightDescriptor) (*arrowflight.FlightInfo, error) {
+	if d.GetType() == arrowflight.DescriptorCMD && isTake(d.GetCmd()) {
+		return s.takeInfo(ctx, d.GetCmd())
+	}
 	name, local, err := nameOf(d)
 	if err != nil {
 		return nil, err
@@ -638,16 +647,24 @@ func (s *Server) ListFlights(c *arrowflight.Criteria, stream arrowflight.FlightS
 	return nil
 }
 
-// DoGet sends a tensor as record batches, each under the message limit: a tensor added whole
+// DoGet sends a tensor as record batches, each under the message limit; a take ticket (see
+// TakeTicket) the rows it asks for, read and held (within the memory budget) before the first
+// is sent, against the version of the flight current when it starts: a tensor added whole
 // from its record batch, a Source chunk by chunk, each read as the stream reaches it. Every
 // read of a mapped file happens on the handler's goroutine, under dataset.Guard: a file that
 // shrinks under the stream, or (checked once every chunk is sent) was modified in place while
 // it was sent — whatever its path names by then — fails this stream with codes.DataLoss naming
 // the file; every other stream goes on.
 func (s *Server) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_DoGetServer) error {
-	e, err := s.store.get(string(t.GetTicket()))
+	var e *entry
+	var err error
+	if isTake(t.GetTicket()) {
+		e, err = s.takeEntry(stream.Context(), t.GetTicket())
+	} else if e, err = s.store.get(string(t.GetTicket())); err != nil {
+		err = statusOf(err)
+	}
 	if err != nil {
-		return statusOf(err)
+		return err
 	}
 	defer e.release()
 	frames.begin() // its messages are marshaled into frame buffers (serverCodec)

@@ -69,6 +69,8 @@ type entry struct {
 	columns []*dataset.Source  // a directory's table's columns (retained), whose chunks a DoGet reads in lockstep unless record holds them
 	root    string             // the directory of a Source, which names its files to clients
 	held    *sharedReservation // an upload's share of the memory budget, or nil
+	tensors []dataset.Tensor   // a table held in memory (an upload): its columns, which record views
+	done    func()             // called at the last release (a take's answer gives back its memory budget)
 	refs    atomic.Int64
 }
 
@@ -108,6 +110,9 @@ func (e *entry) release() {
 	if e.held != nil {
 		e.held.release()
 	}
+	if e.done != nil {
+		e.done()
+	}
 }
 
 // NewStore returns an empty store whose record batches that cannot view a tensor's memory are
@@ -134,9 +139,10 @@ func (s *Store) SetShare(k, n int) error {
 }
 
 // CheckName returns an error wrapping ErrName unless name can name a tensor: 1 to 255 bytes of
-// printable ASCII other than '/' and '\\', not starting with '.'.
+// printable ASCII other than '/' and '\\', not starting with '.' or '{' (a ticket starting
+// with '{' is a take: see TakeTicket).
 func CheckName(name string) error {
-	if name == "" || len(name) > 255 || name[0] == '.' {
+	if name == "" || len(name) > 255 || name[0] == '.' || name[0] == '{' {
 		return fmt.Errorf("%w: %q", ErrName, name)
 	}
 	for i := range len(name) {

@@ -118,7 +118,7 @@ func (s *Store) newTableEntry(name string, columns []dataset.Tensor, left []data
 		cols[i] = &entry{meta: metadataOf(c), schema: crec.Schema(), rows: crec.NumRows(), bytes: cn, tensor: c, record: crec}
 		cols[i].refs.Store(1)
 	}
-	e := &entry{meta: tableMetadataOf(rec.NumRows(), metas, left), schema: rec.Schema(), rows: rec.NumRows(), bytes: n, record: rec}
+	e := &entry{meta: tableMetadataOf(rec.NumRows(), metas, left), schema: rec.Schema(), rows: rec.NumRows(), bytes: n, record: rec, tensors: columns}
 	e.refs.Store(1)
 	return e, cols, nil
 }

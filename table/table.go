@@ -115,25 +115,40 @@ func tableOf(src *dataset.Source) string {
 // stay retained while the Table is used. Its columns must hold rows in the same fragments,
 // or it fails with an error wrapping ErrNotAligned naming the column that does not.
 func FromDir(d *dataset.Dir, name string) (*Table, error) {
-	t := &Table{Name: name, lim: d.Limits()}
+	var cols []*dataset.Source
 	for _, src := range d.Sources {
-		if tableOf(src) != name {
-			continue
+		if tableOf(src) == name {
+			cols = append(cols, src)
 		}
+	}
+	if len(cols) == 0 {
+		return nil, fmt.Errorf("%s: no table %s (it has %s): %w", d.Path, name, strings.Join(Names(d), ", "), ErrNoTable)
+	}
+	var left []dataset.LeftOut
+	for _, l := range d.LeftOut {
+		if strings.HasPrefix(l.Name, name+".") {
+			left = append(left, l)
+		}
+	}
+	return FromSources(name, cols, left, d.Limits())
+}
+
+// FromSources returns the table named name whose columns are the Sources cols, in that order
+// (each named by its Column, or by its Name when it is a tensor of its own), left naming its
+// columns that have no tensor form; Take copies within lim. The Sources must stay retained
+// while the Table is used. Their fragments must hold the same rows, or it fails with an error
+// wrapping ErrNotAligned naming the column that does not; no Sources is ErrNoTable.
+func FromSources(name string, cols []*dataset.Source, left []dataset.LeftOut, lim limits.Limits) (*Table, error) {
+	if len(cols) == 0 {
+		return nil, fmt.Errorf("%s: a table of no columns: %w", name, ErrNoTable)
+	}
+	t := &Table{Name: name, LeftOut: left, lim: lim, columns: slices.Clone(cols)}
+	for _, src := range cols {
 		col := src.Column
 		if src.Table == "" || col == "" {
 			col = src.Name
 		}
-		t.columns = append(t.columns, src)
 		t.names = append(t.names, col)
-	}
-	if len(t.columns) == 0 {
-		return nil, fmt.Errorf("%s: no table %s (it has %s): %w", d.Path, name, strings.Join(Names(d), ", "), ErrNoTable)
-	}
-	for _, l := range d.LeftOut {
-		if strings.HasPrefix(l.Name, name+".") {
-			t.LeftOut = append(t.LeftOut, l)
-		}
 	}
 	frags := t.columns[0].ChunkRows()
 	for i, src := range t.columns[1:] {

@@ -83,10 +83,16 @@ Arrow IPC stream that tensorflow-io's ArrowStreamDataset reads: a column per ten
 order (the row shapes are printed, for tf.reshape) — no nulls, extension or large types, and
 the end-of-stream marker.`},
 	"ls": {"[--json] [client flags] URI", `Ls lists the tensors a Flight server serves: name, kind, dtype, shape, rows and bytes.`},
-	"get": {"[--to FORMAT] [--dense] [--max-dense N] [client flags] URI NAME OUT",
+	"get": {"[--to FORMAT] [--tensor COLUMN] [--rows LIST|@FILE [--columns NAMES]] [--dense] [--max-dense N] [client flags] URI NAME OUT",
 		`Get fetches the tensor NAME from the Flight server at URI (grpc://, grpc+tls://) into OUT (a file,
 or an object: s3://BUCKET/KEY, gs://BUCKET/KEY), in the format OUT's extension gives unless
 --to does:` + formatList() + `
+
+--rows fetches only the rows listed, in their order — repeated, negative ones counting from the
+end; @FILE lists one a line — of a table (every column, or those --columns or --tensor names) or
+of a tensor (rows along its first axis): the server reads only what holds them (a Parquet
+row group's pages, an Arrow record batch) and sends them as one stream. A row outside NAME is
+one error line naming the row and NAME's rows.
 
 ` + keeps},
 	"put": {"[--tensor NAME] [--name NAME] [client flags] URI FILE|DIR",

@@ -472,6 +472,8 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("get", flag.ContinueOnError)
 	to := fs.String("to", "", "output format (default: OUT's extension): "+formatNames())
 	pick := fs.String("tensor", "", "of a table, get only this column (COLUMN or NAME.COLUMN, as ls prints it)")
+	rowsFlag := fs.String("rows", "", "get only these rows, in this order: `LIST` of indices separated by commas (negative ones count from the end), or @FILE with one index a line")
+	columns := fs.String("columns", "", "with --rows, of a table only these columns, in this order: `NAMES` separated by commas")
 	writeOpts := writeFlags(fs, stderr, "get")
 	withClient := clientFlags(fs)
 	if code, ok := parseArgs(fs, "get", args, stdout, stderr, 3, 3); !ok {
@@ -481,6 +483,26 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if err := checkFormat(*to); err != nil {
 			return usageError(stderr, "get", err)
 		}
+	}
+	var rows []int64
+	var cols []string
+	switch {
+	case *rowsFlag != "":
+		var err error
+		if rows, err = parseRows(*rowsFlag); err != nil {
+			return usageError(stderr, "get", err)
+		}
+		if *columns != "" {
+			cols = strings.Split(*columns, ",")
+		}
+		if *pick != "" {
+			if cols != nil {
+				return usageError(stderr, "get", errors.New("--tensor and --columns pick columns both: give one"))
+			}
+			cols = []string{*pick}
+		}
+	case *columns != "":
+		return usageError(stderr, "get", errors.New("--columns picks the columns of --rows: without --rows, --tensor picks one"))
 	}
 	uri, name, out := fs.Arg(0), fs.Arg(1), fs.Arg(2)
 	if err := checkOutput(out); err != nil {
@@ -503,12 +525,17 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			defer bar.finish()
 			opts = append(opts, flight.WithProgress(bar.update))
 		}
-		tensors, err := getTensors(ctx, c, name, *pick, dataset.Format(format), opts)
+		var tensors []tensor
+		if rows != nil {
+			tensors, err = takeTensors(ctx, c, name, rows, cols, dataset.Format(format), opts)
+		} else {
+			tensors, err = getTensors(ctx, c, name, *pick, dataset.Format(format), opts)
+		}
 		if err != nil {
 			return err
 		}
 		wopts := writeOpts().forOutput(out)
-		if *pick == "" && dataset.HoldsSeveral(dataset.Format(format)) {
+		if *pick == "" && len(cols) == 0 && dataset.HoldsSeveral(dataset.Format(format)) {
 			// the columns of the flight the stream leaves out, or ndarrow cannot read, named
 			if info, err := c.Info(ctx, name); err == nil {
 				for _, l := range info.LeftOut {
@@ -564,6 +591,24 @@ func getTensors(ctx context.Context, c *flight.Client, name, pick string, format
 		return []tensor{t}, err
 	}
 	return c.GetTable(ctx, name, opts...)
+}
+
+// takeTensors fetches what get --rows writes: the rows of the flight name (the columns cols
+// of a table, or all of them), as one tensor where format holds one.
+func takeTensors(ctx context.Context, c *flight.Client, name string, rows []int64, cols []string, format dataset.Format, opts []flight.GetOption) ([]tensor, error) {
+	tensors, err := c.Take(ctx, name, rows, cols, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if len(tensors) > 1 && !dataset.HoldsSeveral(format) {
+		names := make([]string, len(tensors))
+		for i, t := range tensors {
+			names[i] = strings.TrimPrefix(t.Name, name+".")
+		}
+		return nil, fmt.Errorf("%s is a table of %d tensors (%s); a .%s file holds one: pick it with --tensor or --columns, or write .npz, .arrow or .parquet",
+			name, len(names), strings.Join(names, ", "), format)
+	}
+	return tensors, nil
 }
 
 func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) int {

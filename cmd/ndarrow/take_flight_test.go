@@ -1,0 +1,93 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/npy"
+)
+
+// TestGetRows: `get --rows` of a served Parquet table (several row groups), of an uploaded
+// table and of a served .npy tensor writes the same file `take --rows` writes of the file
+// itself — the rows in their order, repeated, counted from the end, every column or those
+// --columns or --tensor names, @FILE one a line — and a row outside the flight, or --columns
+// without --rows, is one error line.
+func TestGetRows(t *testing.T) {
+	served := t.TempDir()
+	src := filepath.Join(served, "t.parquet")
+	writeLabelledTable(t, src, 450)
+	x := ndarray.New[float64](30, 2)
+	for i := range x.Data() {
+		x.Data()[i] = float64(i) / 2
+	}
+	f, err := os.Create(filepath.Join(served, "x.npy"))
+	require.NoError(t, err)
+	_, err = npy.Write(f, x)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	upload := filepath.Join(t.TempDir(), "u.parquet")
+	writeLabelledTable(t, upload, 260)
+
+	s := startServe(t, served)
+	code, _, stderr := runCLI("put", s.uri, upload)
+	require.Equal(t, exitOK, code, stderr)
+	dir := t.TempDir()
+	rowsFile := filepath.Join(dir, "rows.txt")
+	require.NoError(t, os.WriteFile(rowsFile, []byte("7\n# a comment\n-1\n\n7\n0\n"), 0o644))
+
+	for _, tc := range []struct {
+		name, flight, file, out string
+		args                    []string
+	}{
+		{"a Parquet table, every column", "t", src, "o.parquet", []string{"--rows", "3,0,-1,3,250"}},
+		{"a Parquet table, rows from a file", "t", src, "o.arrow", []string{"--rows", "@" + rowsFile}},
+		{"a Parquet table, columns picked", "t", src, "o.arrows", []string{"--rows", "449,1", "--columns", "name,label"}},
+		{"a Parquet table, one column to .npy", "t", src, "o.npy", []string{"--rows", "5,4", "--columns", "emb"}},
+		{"an uploaded table", "u", upload, "o.parquet", []string{"--rows", "-2,10,259"}},
+		{"an uploaded table, --tensor", "u", upload, "o.npy", []string{"--rows", "1,2", "--tensor", "emb"}},
+		{"a .npy tensor", "x", filepath.Join(served, "x.npy"), "o.npy", []string{"--rows", "29,0,-3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := filepath.Join(t.TempDir(), tc.out)
+			code, stdout, stderr := runCLI(append(append([]string{"get"}, tc.args...), s.uri, tc.flight, got)...)
+			require.Equal(t, exitOK, code, stderr)
+			assert.Contains(t, stdout, "→ "+got)
+			want := filepath.Join(t.TempDir(), tc.out)
+			args := tc.args
+			if len(args) == 4 && args[2] == "--tensor" {
+				args = []string{args[0], args[1], "--columns", args[3]}
+			}
+			code, _, stderr = runCLI(append(append([]string{"take"}, args...), tc.file, want)...)
+			require.Equal(t, exitOK, code, stderr)
+			requireSameColumns(t, want, got)
+		})
+	}
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		code     int
+		contains string
+	}{
+		{"a row past the end", []string{"--rows", "0,450", s.uri, "t", "o.parquet"}, exitFail, "row 450 of a flight of 450 rows"},
+		{"a row before the start", []string{"--rows", "-31", s.uri, "x", "o.npy"}, exitFail, "row -31 of a flight of 30 rows"},
+		{"a column the table does not have", []string{"--rows", "0", "--columns", "nope", s.uri, "t", "o.parquet"}, exitFail, "no column nope"},
+		{"a flight not served", []string{"--rows", "0", s.uri, "nope", "o.parquet"}, exitFail, "nope"},
+		{"a table into a one-tensor format", []string{"--rows", "0", s.uri, "t", "o.npy"}, exitFail, "pick it with --tensor or --columns"},
+		{"a row that is no number", []string{"--rows", "1,x", s.uri, "t", "o.parquet"}, exitUsage, `"x" is not a row index`},
+		{"--columns without --rows", []string{"--columns", "label", s.uri, "t", "o.parquet"}, exitUsage, "--columns picks the columns of --rows"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := tc.args
+			args[len(args)-1] = filepath.Join(t.TempDir(), args[len(args)-1])
+			code, _, stderr := runCLI(append([]string{"get"}, args...)...)
+			assert.Equal(t, tc.code, code, stderr)
+			assert.Contains(t, stderr, tc.contains)
+			assert.NoFileExists(t, args[len(args)-1])
+		})
+	}
+}
