@@ -2,8 +2,11 @@ package dataset
 
 import (
 	"bytes"
+	"context"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
@@ -15,6 +18,7 @@ import (
 	"github.com/ndarrow/ndarrow/internal/storetest"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/parquet"
 )
 
 // TestTensorTakeRows: rows of dense tensors (numbers, strings; row-major and not) with their
@@ -131,4 +135,102 @@ func TestObjectReadRowsFetchesOnlyTheRows(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int64{100, 199}, ids.Ravel())
 	assert.Equal(t, "t.ids", ts[1].Name)
+}
+
+// writeEmbTable writes rows x 256 float32 emb beside an int64 label as uncompressed Parquet
+// with ndarrow's writer (its default pages and page index) at path.
+func writeEmbTable(t testing.TB, path string, rows int64) {
+	emb := ndarray.New[float32](rows, 256)
+	for i := range emb.Ravel() {
+		emb.Ravel()[i] = float32(i % 9973)
+	}
+	label := ndarray.New[int64](rows)
+	for i := range label.Ravel() {
+		label.Ravel()[i] = int64(i)
+	}
+	require.NoError(t, Save(path, []Tensor{{Name: "emb", Column: "emb", Dense: emb}, {Name: "label", Column: "label", Dense: label}},
+		WriteOptions{ParquetCompression: parquet.Uncompressed}))
+}
+
+// objectTake takes rows (table rows, ascending) of every column of the one Parquet object d
+// scanned, fragment by fragment, and returns the bytes and requests it fetched.
+func objectTake(t testing.TB, d *Dir, rows []int64) (bytes, requests int64, got []Tensor) {
+	obj := objectOf(d.files[0])
+	b0, r0 := obj.Stats().Bytes(), obj.Stats().Requests()
+	frags := d.Sources[0].ChunkRows()
+	first := int64(0)
+	for i, n := range frags {
+		var local []int64
+		for _, r := range rows {
+			if r >= first && r < first+n {
+				local = append(local, r-first)
+			}
+		}
+		if len(local) > 0 {
+			ts, err := ReadRowsOf(context.Background(), d.Sources, i, local)
+			require.NoError(t, err)
+			got = append(got, ts...)
+		}
+		first += n
+	}
+	return obj.Stats().Bytes() - b0, obj.Stats().Requests() - r0, got
+}
+
+// TestObjectParquetTakeFetchesRows: random rows of an uncompressed Parquet object ndarrow
+// wrote fetch the offset indexes, then each row's page head and bytes: at most 64 KiB a row
+// besides 1 MiB of index, in at most 4 requests a row; the values are the rows'.
+func TestObjectParquetTakeFetchesRows(t *testing.T) {
+	srv := storetest.StartS3(t, "take")
+	path := filepath.Join(t.TempDir(), "t.parquet")
+	writeEmbTable(t, path, 8192) // 8 MiB
+	srv.PutFile(t, "take", "t.parquet", path)
+	d, err := ScanDir("s3://take/t.parquet", limits.Limits{})
+	require.NoError(t, err)
+	defer d.Release()
+	require.Len(t, d.Sources, 2)
+	rows := []int64{3, 700, 701, 2048, 4000, 6001, 8191}
+	fetched, requests, got := objectTake(t, d, rows)
+	assert.LessOrEqual(t, fetched, int64(len(rows))*64<<10+1<<20, "bytes fetched")
+	assert.LessOrEqual(t, requests, int64(4*len(rows)), "requests")
+	t.Logf("%d rows: %d bytes, %d requests", len(rows), fetched, requests)
+	var labels []int64
+	for _, tn := range got {
+		if tn.Column == "label" {
+			l, err := DenseOf[int64](tn)
+			require.NoError(t, err)
+			labels = append(labels, l.Ravel()...)
+		}
+	}
+	assert.Equal(t, rows, labels)
+	emb := got[0]
+	e, err := DenseOf[float32](emb)
+	require.NoError(t, err)
+	assert.Equal(t, float32((3*256)%9973), e.Get(0, 0))
+}
+
+// BenchmarkObjectParquetTake: 256 random rows of a 256 MiB uncompressed Parquet object
+// (262144 x 256 float32 and an int64 label) on the S3 test server: bytes and requests a row.
+func BenchmarkObjectParquetTake(b *testing.B) {
+	srv := storetest.StartS3(b, "take")
+	path := filepath.Join(b.TempDir(), "t.parquet")
+	writeEmbTable(b, path, 262144)
+	srv.PutFile(b, "take", "t.parquet", path)
+	r := rand.New(rand.NewPCG(7, 7))
+	rows := make([]int64, 0, 256)
+	for _, i := range r.Perm(262144)[:256] {
+		rows = append(rows, int64(i))
+	}
+	slices.Sort(rows)
+	var fetched, requests int64
+	b.ResetTimer()
+	for range b.N {
+		d, err := ScanDir("s3://take/t.parquet", limits.Limits{})
+		require.NoError(b, err)
+		obj := objectOf(d.files[0])
+		objectTake(b, d, rows)
+		fetched, requests = obj.Stats().Bytes(), obj.Stats().Requests() // the scan's too
+		d.Release()
+	}
+	b.ReportMetric(float64(fetched)/256, "bytes/row")
+	b.ReportMetric(float64(requests)/256, "requests/row")
 }
