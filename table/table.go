@@ -35,6 +35,9 @@ var ErrNoColumn = errors.New("table: no such column")
 // a directory table that lacks a column): their rows cannot be taken side by side.
 var ErrNotAligned = errors.New("table: columns of different fragments")
 
+// minPieceRows is the fewest rows of a fragment Take reads on a goroutine of their own.
+const minPieceRows = 256
+
 // Table is one table of a dataset, read by rows. A Table is safe for concurrent use.
 type Table struct {
 	Name    string            // as dataset names it: a file's base name, a directory table's name
@@ -227,11 +230,14 @@ func (t *Table) Take(ctx context.Context, rows []int64, columns []string) (*data
 		local []int64
 	}
 	var pieces []piece
+	// A fragment's rows are split into pieces of at least minPieceRows and about a
+	// GOMAXPROCS-th of all, so that the goroutines share a take from one fragment too.
+	most := max(minPieceRows, (len(uniq)+runtime.GOMAXPROCS(0)-1)/runtime.GOMAXPROCS(0))
 	for k := 0; k < len(uniq); {
 		f, _ := t.Locate(uniq[k])
 		e := k
 		local := []int64{}
-		for e < len(uniq) && uniq[e] < t.first[f+1] {
+		for e < len(uniq) && uniq[e] < t.first[f+1] && len(local) < most {
 			local = append(local, uniq[e]-t.first[f])
 			e++
 		}

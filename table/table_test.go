@@ -207,8 +207,9 @@ func TestTakeRefusesWhatIsNotThere(t *testing.T) {
 	require.ErrorIs(t, err, limits.ErrExceeded)
 }
 
-// TestTakeFromNpyAndParts: a .npy file is a table of one column; a directory of parts in
-// mixed formats is one table whose rows run across them in path order.
+// TestTakeFromNpyAndParts: a .npy file is a table of one column, a TFRecord file of Examples
+// a table of its features; a directory of parts in mixed formats is one table whose rows run
+// across them in path order.
 func TestTakeFromNpyAndParts(t *testing.T) {
 	dir := t.TempDir()
 	d := ndarray.New[float64](50, 3)
@@ -226,6 +227,26 @@ func TestTakeFromNpyAndParts(t *testing.T) {
 	x, err := dataset.DenseOf[float64](got.Columns[0])
 	require.NoError(t, err)
 	assert.Equal(t, []float64{147, 148, 149, 0, 1, 2, 21, 22, 23}, x.Ravel())
+
+	// A TFRecord file of Examples has no row index: its rows are taken from its tensors,
+	// read when the table is opened.
+	src0 := writeFiles(t, t.TempDir())
+	arrowTable := full(t, src0["batches.arrow"])
+	tfr := filepath.Join(dir, "ex.tfrecord")
+	label, err := arrowTable.Column("label")
+	require.NoError(t, err)
+	emb, err := arrowTable.Column("emb")
+	require.NoError(t, err)
+	require.NoError(t, dataset.Save(tfr, []dataset.Tensor{label, emb}, dataset.WriteOptions{}))
+	ex, err := table.Open(tfr, table.Options{})
+	require.NoError(t, err)
+	defer ex.Release()
+	wantEx := full(t, tfr)
+	for _, rows := range takes {
+		got, err := ex.Take(t.Context(), rows, nil)
+		require.NoError(t, err)
+		sameRows(t, wantEx, rows, got, fmt.Sprintf("tfrecord %v", rows))
+	}
 
 	parts := filepath.Join(t.TempDir(), "mixed")
 	require.NoError(t, os.Mkdir(parts, 0o755))
