@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sort"
 	"sync"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -78,6 +79,109 @@ func takeRows[T ndarray.Element](a ndarray.Array, rows []int64) ndarray.Array {
 		row, _ := d.Slice(ndarray.At(r))
 		dst, _ := out.Slice(ndarray.At(int64(i)))
 		_ = ndarray.Copy(dst, row) // shapes match by construction
+	}
+	return out
+}
+
+// TakeRowsOf returns the rows at the given indices of parts joined along their first axis —
+// an index counts the rows of the parts in order, as if Concat had joined them — as one copy
+// made without joining them first. Parts join as Concat says; an index outside fails with an
+// error wrapping ndarray.ErrShape.
+func TakeRowsOf(parts []Tensor, rows []int64) (Tensor, error) {
+	if len(parts) == 1 {
+		return parts[0].TakeRows(rows)
+	}
+	dense := len(parts) > 0
+	nulls := false
+	total := int64(0)
+	for _, p := range parts {
+		dense = dense && p.Dense != nil && p.Dense.DType() == parts[0].Dense.DType() && p.Dense.Rank() > 0 &&
+			p.Dense.Shape()[1:].Equal(parts[0].Dense.Shape()[1:])
+		nulls = nulls || p.Valid != nil
+		total += p.Rows()
+	}
+	if !dense { // ragged parts, or parts Concat refuses: joined, then taken
+		t, err := Concat(parts)
+		if err != nil {
+			return Tensor{}, err
+		}
+		return t.TakeRows(rows)
+	}
+	for _, r := range rows {
+		if r < 0 || r >= total {
+			return Tensor{}, fmt.Errorf("dataset: %s: row %d of %d: %w", parts[0].Name, r, total, ndarray.ErrShape)
+		}
+	}
+	ops, err := opsOf(parts[0].DType())
+	if err != nil {
+		return Tensor{}, err
+	}
+	arrays := make([]ndarray.Array, len(parts))
+	for i, p := range parts {
+		arrays[i] = p.Dense
+	}
+	out := parts[0]
+	out.Dense = ops.takeRowsOf(arrays, rows)
+	out.Valid = nil
+	if nulls {
+		firsts := partFirsts(parts)
+		for i, r := range rows {
+			k := partOf(firsts, r)
+			if v := parts[k].Valid; v != nil && !v[r-firsts[k]] {
+				if out.Valid == nil {
+					out.Valid = make([]bool, len(rows))
+					for j := range out.Valid {
+						out.Valid[j] = true
+					}
+				}
+				out.Valid[i] = false
+			}
+		}
+	}
+	return out, nil
+}
+
+// partFirsts returns the first row of each part counted across parts, and one more: the rows.
+func partFirsts(parts []Tensor) []int64 {
+	out := make([]int64, len(parts)+1)
+	for i, p := range parts {
+		out[i+1] = out[i] + p.Rows()
+	}
+	return out
+}
+
+// partOf returns the part whose rows hold row r, given partFirsts.
+func partOf(firsts []int64, r int64) int {
+	return sort.Search(len(firsts)-1, func(j int) bool { return firsts[j+1] > r })
+}
+
+// takeRowsOf returns the rows at rows (checked) of parts (*ndarray.Dense[T] of one cell
+// shape) joined along their first axis, as a new row-major array.
+func takeRowsOf[T ndarray.Element](parts []ndarray.Array, rows []int64) ndarray.Array {
+	typed := make([]*ndarray.Dense[T], len(parts))
+	firsts := make([]int64, len(parts)+1)
+	flat := make([][]T, len(parts)) // a part's values when row-major and contiguous
+	for i, p := range parts {
+		typed[i] = p.(*ndarray.Dense[T])
+		firsts[i+1] = firsts[i] + typed[i].Dim(0)
+		if typed[i].Layout().IsRowMajor() {
+			flat[i], _ = typed[i].Contiguous()
+		}
+	}
+	shape := typed[0].Shape()
+	out := ndarray.New[T](append(ndarray.Shape{int64(len(rows))}, shape[1:]...)...)
+	cell := shape[1:].Size()
+	dst := out.Data()
+	for i, r := range rows {
+		k := partOf(firsts, r)
+		local := r - firsts[k]
+		if flat[k] != nil {
+			copy(dst[int64(i)*cell:int64(i+1)*cell], flat[k][local*cell:(local+1)*cell])
+			continue
+		}
+		row, _ := typed[k].Slice(ndarray.At(local))
+		d, _ := out.Slice(ndarray.At(int64(i)))
+		_ = ndarray.Copy(d, row) // shapes match by construction
 	}
 	return out
 }

@@ -234,3 +234,26 @@ func BenchmarkObjectParquetTake(b *testing.B) {
 	b.ReportMetric(float64(fetched)/256, "bytes/row")
 	b.ReportMetric(float64(requests)/256, "requests/row")
 }
+
+// TestTakeRowsOf: rows across parts, as if joined — dense (contiguous or not, with nulls in
+// one part) and ragged — equal Concat then TakeRows.
+func TestTakeRowsOf(t *testing.T) {
+	a, err := ndarray.FromSlice([]int32{0, 1, 2, 3}, 2, 2)
+	require.NoError(t, err)
+	b, err := ndarray.FromSlice([]int32{4, 6, 5, 7}, 2, 2)
+	require.NoError(t, err)
+	empty := ndarray.New[int32](0, 2)
+	parts := []Tensor{{Name: "x", Dense: a}, {Name: "x", Dense: empty}, {Name: "x", Dense: b.Transpose(), Valid: []bool{true, false}}}
+	rows := []int64{3, 0, 2, 2, 1}
+	joined, err := Concat(parts)
+	require.NoError(t, err)
+	want, err := joined.TakeRows(rows)
+	require.NoError(t, err)
+	got, err := TakeRowsOf(parts, rows)
+	require.NoError(t, err)
+	assert.Equal(t, want.Dense.String(), got.Dense.String())
+	assert.Equal(t, []int32{6, 7, 0, 1, 4, 5, 4, 5, 2, 3}, got.Dense.(*ndarray.Dense[int32]).Ravel())
+	assert.Equal(t, []bool{false, true, true, true, true}, got.Valid)
+	_, err = TakeRowsOf(parts, []int64{4})
+	require.ErrorIs(t, err, ndarray.ErrShape)
+}

@@ -31,6 +31,7 @@ type typedOps struct {
 	stack         func(cell ndarray.Shape, capRows int64) rowStack
 	stackParts    func(cell ndarray.Shape, rows []int64) ([]rowStack, func() ndarray.Array)
 	takeRows      func(a ndarray.Array, rows []int64) ndarray.Array
+	takeRowsOf    func(parts []ndarray.Array, rows []int64) ndarray.Array
 }
 
 func opsFor[T ndarray.Numeric]() typedOps {
@@ -38,6 +39,7 @@ func opsFor[T ndarray.Numeric]() typedOps {
 		stack:      newDenseStack[T],
 		stackParts: newDenseParts[T],
 		takeRows:   takeRows[T],
+		takeRowsOf: takeRowsOf[T],
 		column: func(chunks []*arrowtensor.FixedShapeTensorArray) (ndarray.Array, error) {
 			if len(chunks) == 0 {
 				return nil, fmt.Errorf("a column of no chunks: %w", ndarray.ErrShape)
@@ -111,6 +113,7 @@ var boolOps = typedOps{
 	stack:      newDenseStack[bool],
 	stackParts: newDenseParts[bool],
 	takeRows:   takeRows[bool],
+	takeRowsOf: takeRowsOf[bool],
 	column: func(chunks []*arrowtensor.FixedShapeTensorArray) (ndarray.Array, error) {
 		if len(chunks) == 0 {
 			return nil, fmt.Errorf("a column of no chunks: %w", ndarray.ErrShape)
@@ -160,6 +163,7 @@ var stringOps = typedOps{
 	stack:      newDenseStack[string],
 	stackParts: newDenseParts[string],
 	takeRows:   takeRows[string],
+	takeRowsOf: takeRowsOf[string],
 	column: func([]*arrowtensor.FixedShapeTensorArray) (ndarray.Array, error) {
 		return nil, errStringTensor
 	},

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sort"
@@ -283,24 +284,26 @@ func (t *Table) Take(ctx context.Context, rows []int64, columns []string) (*data
 		return nil, failed
 	}
 	out := make([]dataset.Tensor, len(cols))
+	var pos []int64 // where each row asked is among uniq, unless they are the same
+	if !slices.Equal(uniq, want) {
+		pos = make([]int64, len(want))
+		for i, r := range want {
+			k, _ := slices.BinarySearch(uniq, r)
+			pos[i] = int64(k)
+		}
+	}
 	for c, col := range cols {
 		var tn dataset.Tensor
-		if len(pieces) == 0 { // a table of no fragments: its columns' empty form
-			if tn, err = t.columns[col].Read(ctx); err != nil {
-				return nil, err
-			}
-		} else if tn, err = dataset.Concat(got[c]); err != nil {
-			return nil, err
+		switch {
+		case len(pieces) == 0: // a table of no fragments: its columns' empty form
+			tn, err = t.columns[col].Read(ctx)
+		case pos == nil:
+			tn, err = dataset.Concat(got[c])
+		default: // the rows as asked, in their order, repeated: one copy from the pieces
+			tn, err = dataset.TakeRowsOf(got[c], pos)
 		}
-		if !slices.Equal(uniq, want) { // the rows as asked: in their order, repeated
-			pos := make([]int64, len(want))
-			for i, r := range want {
-				k, _ := slices.BinarySearch(uniq, r)
-				pos[i] = int64(k)
-			}
-			if tn, err = tn.TakeRows(pos); err != nil {
-				return nil, err
-			}
+		if err != nil {
+			return nil, err
 		}
 		tn.Column = t.names[col]
 		out[c] = tn
@@ -336,18 +339,39 @@ func (t *Table) pick(columns []string) ([]int, error) {
 // checkSize fails when rows rows of the columns cols would take more than MaxCopySize bytes,
 // as each column's bytes per row (its Bytes over its rows) say.
 func (t *Table) checkSize(cols []int, rows int64) error {
-	n := t.NumRows()
-	if n == 0 {
-		return nil
-	}
-	total := 0.0
-	for _, c := range cols {
-		if b := t.columns[c].Bytes(); b > 0 { // unknown for a ragged Parquet column
-			total += float64(b) / float64(n) * float64(rows)
-		}
-	}
-	if most := t.lim.WithDefaults().MaxCopySize; total > float64(most) {
-		return fmt.Errorf("%s: %d rows take about %.0f bytes, more than MaxCopySize %d: %w", t.Name, rows, total, most, limits.ErrExceeded)
+	total, _ := t.takeBytes(cols, rows)
+	if most := t.lim.WithDefaults().MaxCopySize; total > most {
+		return fmt.Errorf("%s: %d rows take about %d bytes, more than MaxCopySize %d: %w", t.Name, rows, total, most, limits.ErrExceeded)
 	}
 	return nil
+}
+
+// TakeBytes returns about the memory the values of n rows of the columns named (every column
+// for none) take — each column's bytes per row (dataset.Source.Bytes over its rows) times n —
+// and whether every column's is known before reading (not a ragged Parquet column's).
+func (t *Table) TakeBytes(n int64, columns []string) (int64, bool, error) {
+	cols, err := t.pick(columns)
+	if err != nil {
+		return 0, false, err
+	}
+	total, known := t.takeBytes(cols, n)
+	return total, known, nil
+}
+
+// takeBytes is TakeBytes of the columns cols.
+func (t *Table) takeBytes(cols []int, n int64) (int64, bool) {
+	rows := t.NumRows()
+	if rows == 0 {
+		return 0, true
+	}
+	total, known := 0.0, true
+	for _, c := range cols {
+		b := t.columns[c].Bytes()
+		if b < 0 {
+			known = false
+			continue
+		}
+		total += float64(b) / float64(rows) * float64(n)
+	}
+	return int64(min(total, math.MaxInt64/2)), known
 }
