@@ -160,3 +160,50 @@ func ReplaceOffsetIndex(t interface{ Fatal(...any) }, b []byte, rg, leaf int, in
 	out = binary.LittleEndian.AppendUint32(out, uint32(footer.Len()))
 	return append(out, magic...)
 }
+
+// ColumnIndexFields is a ColumnIndex as decodeThriftStruct reads it: per page whether it holds
+// only nulls, its nulls, its PLAIN minimum and maximum; the boundary order (0 unordered, 1
+// ascending, 2 descending).
+type ColumnIndexFields struct {
+	NullPages     []bool
+	NullCounts    []int64
+	Mins, Maxs    [][]byte
+	BoundaryOrder int64
+}
+
+// ColumnIndexOf decodes the ColumnIndex of leaf column leaf of row group rg of r's file; nil
+// when the footer names none.
+func ColumnIndexOf(r *Reader, rg, leaf int) (*ColumnIndexFields, error) {
+	cc := r.md.FileMetaData.RowGroups[rg].Columns[leaf]
+	if cc.ColumnIndexOffset == nil || cc.ColumnIndexLength == nil {
+		return nil, nil
+	}
+	at, n := *cc.ColumnIndexOffset, int64(*cc.ColumnIndexLength)
+	if at < 0 || n < 0 || at+n > int64(len(r.b)) {
+		return nil, fmt.Errorf("a column index at [%d, +%d) outside the file", at, n)
+	}
+	ci, err := decodeThriftStruct(r.b[at : at+n])
+	if err != nil {
+		return nil, err
+	}
+	out := &ColumnIndexFields{}
+	out.BoundaryOrder, _ = ci[4].(int64)
+	for _, v := range asList(ci[1]) {
+		out.NullPages = append(out.NullPages, v.(bool))
+	}
+	for _, v := range asList(ci[2]) {
+		out.Mins = append(out.Mins, v.([]byte))
+	}
+	for _, v := range asList(ci[3]) {
+		out.Maxs = append(out.Maxs, v.([]byte))
+	}
+	for _, v := range asList(ci[5]) {
+		out.NullCounts = append(out.NullCounts, v.(int64))
+	}
+	return out, nil
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
