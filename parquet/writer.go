@@ -114,8 +114,9 @@ type WriterOptions struct {
 	// whose columns are all floats (16, 32, 64 bits) or 32- and 64-bit integers, flat or in fixed-size lists.
 	Encoding Encoding
 	// PageBytes is the values (before encoding and compression) a data page holds at most,
-	// in whole rows, at least one row a page (default DefaultPageBytes). Files pqarrow writes
-	// keep arrow-go's 1 MiB pages unless it is set.
+	// in whole rows, at least one row a page (default DefaultPageBytes) — of a ragged column
+	// about that much: its page ends with the row that reaches it. Files pqarrow writes keep
+	// arrow-go's 1 MiB pages unless it is set.
 	PageBytes int64
 	// Allocator serves the writer's buffers (default memory.DefaultAllocator).
 	Allocator memory.Allocator
