@@ -337,24 +337,13 @@ func (s *Server) take(ctx context.Context, p *takePlan) ([]dataset.Tensor, error
 // flight's schema (its columns picked), and the memory budget they hold, given back when the
 // entry is released. Errors are gRPC statuses.
 func (s *Server) takeEntry(ctx context.Context, ticket []byte) (*entry, error) {
-	releaseParse, err := s.reserve(ctx, "a take ticket", parseBytes(ticket))
+	p, e, releaseParse, err := s.plannedTake(ctx, ticket, "a take ticket", "DoGet")
 	if err != nil {
 		return nil, err
 	}
 	defer releaseParse()
-	req, err := parseTake(ticket, s.opts.Limits.MaxElements)
-	if err != nil {
-		return nil, statusOr(err, codes.InvalidArgument)
-	}
-	e, err := s.store.get(req.Name)
-	if err != nil {
-		return nil, statusOf(err)
-	}
 	defer e.release()
-	p, err := s.planTake(req, e)
-	if err != nil {
-		return nil, s.fileStatus(e, "DoGet", err)
-	}
+	req := p.req
 	release, err := s.reserve(ctx, req.Name, addSat(mulSat(p.answer, 2), p.working))
 	if err != nil {
 		return nil, err
@@ -437,28 +426,44 @@ func (s *Server) reserve(ctx context.Context, what string, n int64) (func(), err
 	return func() { s.budget.release(n) }, nil
 }
 
+// plannedTake parses a take ticket or command (what: "a take ticket"), the parsing's memory
+// reserved from the budget until releaseParse, finds the flight it names and plans the take
+// against the flight's version now. Release the entry when done. Errors are gRPC statuses
+// (method names the call in a file's).
+func (s *Server) plannedTake(ctx context.Context, raw []byte, what, method string) (p *takePlan, e *entry, releaseParse func(), err error) {
+	releaseParse, err = s.reserve(ctx, what, parseBytes(raw))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	req, err := parseTake(raw, s.opts.Limits.MaxElements)
+	if err != nil {
+		releaseParse()
+		return nil, nil, nil, statusOr(err, codes.InvalidArgument)
+	}
+	if e, err = s.store.get(req.Name); err != nil {
+		releaseParse()
+		return nil, nil, nil, statusOf(err)
+	}
+	if p, err = s.planTake(req, e); err != nil {
+		err = s.fileStatus(e, method, err)
+		e.release()
+		releaseParse()
+		return nil, nil, nil, err
+	}
+	return p, e, releaseParse, nil
+}
+
 // takeInfo answers GetFlightInfo for a take command: the FlightInfo of its answer, checked
 // but not read, whose one endpoint's ticket is the take (normalized: the JSON TakeTicket
 // writes).
 func (s *Server) takeInfo(ctx context.Context, cmd []byte) (*arrowflight.FlightInfo, error) {
-	releaseParse, err := s.reserve(ctx, "a take command", parseBytes(cmd))
+	p, e, releaseParse, err := s.plannedTake(ctx, cmd, "a take command", "GetFlightInfo")
 	if err != nil {
 		return nil, err
 	}
 	defer releaseParse()
-	req, err := parseTake(cmd, s.opts.Limits.MaxElements)
-	if err != nil {
-		return nil, statusOr(err, codes.InvalidArgument)
-	}
-	e, err := s.store.get(req.Name)
-	if err != nil {
-		return nil, statusOf(err)
-	}
 	defer e.release()
-	p, err := s.planTake(req, e)
-	if err != nil {
-		return nil, s.fileStatus(e, "GetFlightInfo", err)
-	}
+	req := p.req
 	meta, _ := json.Marshal(p.meta)
 	rows := int64(len(p.rows))
 	epMeta, _ := json.Marshal(endpointMetadata{Rows: &rows})
