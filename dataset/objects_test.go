@@ -321,10 +321,7 @@ func TestObjectArrowFileFetchesBlockByBlock(t *testing.T) {
 	srv := storetest.StartS3(t, "arrows")
 	dir := t.TempDir()
 	path := filepath.Join(dir, "t.arrow")
-	f, err := os.Create(path)
-	require.NoError(t, err)
-	var w *arrowipc.FileWriter
-	for k := range 4 { // four batches of 1000 rows: 1 MiB of emb, 0.25 MiB of ids each
+	writeArrowBatches(t, path, 4, func(k int) []Tensor { // four batches of 1000 rows: 1 MiB of emb, 0.25 MiB of ids each
 		emb := ndarray.New[float32](1000, 256)
 		for i := range emb.Ravel() {
 			emb.Ravel()[i] = float32(k*1000000 + i)
@@ -333,17 +330,8 @@ func TestObjectArrowFileFetchesBlockByBlock(t *testing.T) {
 		for i := range ids.Ravel() {
 			ids.Ravel()[i] = int64(k*1000 + i)
 		}
-		rec, err := Batch(memory.DefaultAllocator, []Tensor{{Name: "emb", Kind: KindFixedShape, Dense: emb}, {Name: "ids", Kind: KindFixedShape, Dense: ids}})
-		require.NoError(t, err)
-		if w == nil {
-			w, err = arrowipc.NewFileWriter(f, arrowipc.WithSchema(rec.Schema()))
-			require.NoError(t, err)
-		}
-		require.NoError(t, w.Write(rec))
-		rec.Release()
-	}
-	require.NoError(t, w.Close())
-	require.NoError(t, f.Close())
+		return []Tensor{{Name: "emb", Kind: KindFixedShape, Dense: emb}, {Name: "ids", Kind: KindFixedShape, Dense: ids}}
+	})
 	srv.PutFile(t, "arrows", "d/t.arrow", path)
 	st, err := os.Stat(path)
 	require.NoError(t, err)
@@ -586,4 +574,24 @@ func assertSameValues(t *testing.T, want, got Tensor, name string) {
 	_, err = got.WriteValues(&gb, 0)
 	require.NoError(t, err)
 	assert.True(t, bytes.Equal(wb.Bytes(), gb.Bytes()), name)
+}
+
+// writeArrowBatches writes an Arrow IPC file at path of n record batches, batch k of the
+// tensors batch(k) gives.
+func writeArrowBatches(t testing.TB, path string, n int, batch func(k int) []Tensor) {
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	var w *arrowipc.FileWriter
+	for k := range n {
+		rec, err := Batch(memory.DefaultAllocator, batch(k))
+		require.NoError(t, err)
+		if w == nil {
+			w, err = arrowipc.NewFileWriter(f, arrowipc.WithSchema(rec.Schema()))
+			require.NoError(t, err)
+		}
+		require.NoError(t, w.Write(rec))
+		rec.Release()
+	}
+	require.NoError(t, w.Close())
+	require.NoError(t, f.Close())
 }

@@ -4,13 +4,9 @@ import (
 	"bytes"
 	"context"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
-
-	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -97,10 +93,7 @@ func TestObjectReadRowsFetchesOnlyTheRows(t *testing.T) {
 
 	dir := t.TempDir()
 	path := filepath.Join(dir, "t.arrow")
-	f, err := os.Create(path)
-	require.NoError(t, err)
-	var w *arrowipc.FileWriter
-	for k := range 3 {
+	writeArrowBatches(t, path, 3, func(k int) []Tensor {
 		emb := ndarray.New[float32](100, 16)
 		for i := range emb.Ravel() {
 			emb.Ravel()[i] = float32(k*10000 + i)
@@ -109,17 +102,8 @@ func TestObjectReadRowsFetchesOnlyTheRows(t *testing.T) {
 		for i := range ids.Ravel() {
 			ids.Ravel()[i] = int64(k*100 + i)
 		}
-		rec, err := Batch(memory.DefaultAllocator, []Tensor{{Name: "emb", Column: "emb", Dense: emb}, {Name: "ids", Column: "ids", Dense: ids}})
-		require.NoError(t, err)
-		if w == nil {
-			w, err = arrowipc.NewFileWriter(f, arrowipc.WithSchema(rec.Schema()))
-			require.NoError(t, err)
-		}
-		require.NoError(t, w.Write(rec))
-		rec.Release()
-	}
-	require.NoError(t, w.Close())
-	require.NoError(t, f.Close())
+		return []Tensor{{Name: "emb", Column: "emb", Dense: emb}, {Name: "ids", Column: "ids", Dense: ids}}
+	})
 	srv.PutFile(t, "rows", "t.arrow", path)
 	ad, err := ScanDir("s3://rows/t.arrow", limits.Limits{})
 	require.NoError(t, err)

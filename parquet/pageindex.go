@@ -1,6 +1,7 @@
 package parquet
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 )
@@ -260,15 +261,7 @@ func (r *Reader) walkPages(rg, leaf int, cell int64) (pages []pageLoc, ok bool, 
 
 // coalesce sorts ranges and merges those that overlap or touch.
 func coalesce(ranges []ByteRange) []ByteRange {
-	slices.SortFunc(ranges, func(a, b ByteRange) int {
-		switch {
-		case a.Offset < b.Offset:
-			return -1
-		case a.Offset > b.Offset:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(ranges, func(a, b ByteRange) int { return cmp.Compare(a.Offset, b.Offset) })
 	out := ranges[:0]
 	for _, br := range ranges {
 		if br.Length <= 0 {

@@ -85,13 +85,7 @@ func (w *compactWriter) listI32(id int16, v []int32) {
 }
 
 // listStrings writes field id, a list of strings.
-func (w *compactWriter) listStrings(id int16, v []string) {
-	w.list(id, len(v), thriftBinary)
-	for _, s := range v {
-		w.uvarint(uint64(len(s)))
-		w.b = append(w.b, s...)
-	}
-}
+func (w *compactWriter) listStrings(id int16, v []string) { listOfBinary(w, id, v) }
 
 // listBools writes field id, a list of bools (a byte each: 1 true, 2 false, as Thrift's
 // compact protocol writes them in containers).
@@ -107,7 +101,10 @@ func (w *compactWriter) listBools(id int16, v []bool) {
 }
 
 // listBinary writes field id, a list of binaries.
-func (w *compactWriter) listBinary(id int16, v [][]byte) {
+func (w *compactWriter) listBinary(id int16, v [][]byte) { listOfBinary(w, id, v) }
+
+// listOfBinary writes field id of w, a list of strings or binaries.
+func listOfBinary[T string | []byte](w *compactWriter, id int16, v []T) {
 	w.list(id, len(v), thriftBinary)
 	for _, s := range v {
 		w.uvarint(uint64(len(s)))

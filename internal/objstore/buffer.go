@@ -1,6 +1,7 @@
 package objstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -183,15 +184,7 @@ func (b *Buffer) Forget(rs ...Range) error {
 // adjacent ones).
 func coalesce(rs []Range, hole int64) []Range {
 	rs = slices.Clone(rs)
-	slices.SortFunc(rs, func(a, b Range) int {
-		switch {
-		case a.Off < b.Off:
-			return -1
-		case a.Off > b.Off:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(rs, func(a, b Range) int { return cmp.Compare(a.Off, b.Off) })
 	var out []Range
 	for _, r := range rs {
 		if r.Len <= 0 {
