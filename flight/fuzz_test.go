@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	arrowflight "github.com/apache/arrow/go/v17/arrow/flight"
@@ -167,4 +168,41 @@ func flightMessages(t dataset.Tensor, name string, batchBytes int64) []fuzzMessa
 	}
 	_ = w.Close()
 	return c.msgs
+}
+
+// FuzzTakeTicket: any bytes as a take ticket are refused (wrapping ErrTicket) or give a
+// request of a name, at most the limit's rows and columns each named once, which TakeTicket
+// writes back as a ticket that parses to the same request; the work is linear in the ticket.
+func FuzzTakeTicket(f *testing.F) {
+	f.Add([]byte(`{"take":{"name":"t","rows":[3,-1,3],"columns":["emb","label"]}}`))
+	f.Add([]byte(`{"take":{"name":"t","rows":[]}}`))
+	f.Add([]byte(`{"take":{"name":"t","rows":[1e400]}}`))
+	f.Add([]byte(`{"take":{"name":"t","rows":[1],"columns":["a","a"]}} {}`))
+	f.Add([]byte(`{"take":null}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		req, err := parseTake(b, 64)
+		if err != nil {
+			if !errors.Is(err, ErrTicket) {
+				t.Fatalf("%q: %v does not wrap ErrTicket", b, err)
+			}
+			return
+		}
+		if req.Name == "" || req.Rows == nil || len(req.Rows) > 64 {
+			t.Fatalf("%q: accepted %+v", b, req)
+		}
+		seen := map[string]bool{}
+		for _, c := range req.Columns {
+			if c == "" || seen[c] {
+				t.Fatalf("%q: column %q accepted twice or empty", b, c)
+			}
+			seen[c] = true
+		}
+		again, err := parseTake(TakeTicket(req.Name, req.Rows, req.Columns), 64)
+		if err != nil {
+			t.Fatalf("%q: TakeTicket of %+v does not parse: %v", b, req, err)
+		}
+		if again.Name != req.Name || !slices.Equal(again.Rows, req.Rows) || !slices.Equal(again.Columns, req.Columns) {
+			t.Fatalf("%q: %+v written back parses to %+v", b, req, again)
+		}
+	})
 }

@@ -97,10 +97,12 @@ func parseTake(ticket []byte, maxRows int64) (takeRequest, error) {
 	case int64(len(req.Rows)) > maxRows:
 		return takeRequest{}, fmt.Errorf("%w: %d rows, more than the %d a take may ask for (Limits.MaxElements): %w", ErrTicket, len(req.Rows), maxRows, limits.ErrExceeded)
 	}
-	for i, c := range req.Columns {
-		if c == "" || slices.Contains(req.Columns[:i], c) {
+	seen := make(map[string]bool, len(req.Columns))
+	for _, c := range req.Columns {
+		if c == "" || seen[c] {
 			return takeRequest{}, fmt.Errorf("%w: column %q named twice or empty", ErrTicket, c)
 		}
+		seen[c] = true
 	}
 	return *req, nil
 }
