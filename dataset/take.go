@@ -250,6 +250,14 @@ func ReadRowsOf(ctx context.Context, srcs []*Source, i int, rows []int64) ([]Ten
 			return nil, fmt.Errorf("dataset: %s: chunk %d of %d rows: rows must be ascending and distinct, inside the chunk (row %d): %w", srcs[0].Name, i, want, r, ndarray.ErrShape)
 		}
 	}
+	// The columns of each file's chunk read together: a Parquet row group's, a record batch's.
+	groups := map[chunkKey][]int{}
+	for k, p := range parts {
+		if p.resident == nil && p.npy == nil {
+			key := chunkKey{p.file, p.blocks != nil, locals[k] + p.rowFirst}
+			groups[key] = append(groups[key], k)
+		}
+	}
 	out := make([]Tensor, len(srcs))
 	done := make([]bool, len(srcs))
 	for k, s := range srcs {
@@ -260,12 +268,7 @@ func ReadRowsOf(ctx context.Context, srcs []*Source, i int, rows []int64) ([]Ten
 		// The sources read with this one: the other columns of the same file's chunk.
 		group := []int{k}
 		if p.resident == nil && p.npy == nil {
-			for m := k + 1; m < len(srcs); m++ {
-				q := parts[m]
-				if !done[m] && q.resident == nil && q.npy == nil && q.file == p.file && (q.blocks != nil) == (p.blocks != nil) && locals[m]+q.rowFirst == locals[k]+p.rowFirst {
-					group = append(group, m)
-				}
-			}
+			group = groups[chunkKey{p.file, p.blocks != nil, locals[k] + p.rowFirst}]
 		}
 		var failed error
 		fail := s.failer(p, func(_ Tensor, err error) bool { failed = err; return false })
@@ -313,6 +316,13 @@ func ReadRowsOf(ctx context.Context, srcs []*Source, i int, rows []int64) ([]Ten
 		}
 	}
 	return out, nil
+}
+
+// chunkKey names one chunk of one file: its Parquet row group or record batch.
+type chunkKey struct {
+	file  *File
+	batch bool // a record batch, not a row group
+	index int
 }
 
 // chunkAt returns the part chunk i of the Source is in and its index among the part's
