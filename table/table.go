@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"runtime"
 	"slices"
@@ -66,6 +67,10 @@ type Options struct {
 func Open(path string, o Options) (*Table, error) {
 	d, err := dataset.ScanDir(path, o.Limits)
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) { // "lstat PATH: …": the path, named once
+			return nil, fmt.Errorf("%s: %w", path, pe.Err)
+		}
 		return nil, err
 	}
 	name := o.Table
@@ -76,9 +81,12 @@ func Open(path string, o Options) (*Table, error) {
 			name = names[0]
 		case slices.Contains(names, base):
 			name = base
+		case len(names) == 0 && len(d.Skipped) > 0: // why its files gave none
+			d.Release()
+			return nil, unreadable(d.Skipped)
 		case len(names) == 0:
 			d.Release()
-			return nil, fmt.Errorf("%s: no table: %w", path, errors.Join(append([]error{ErrNoTable}, d.Skipped...)...))
+			return nil, fmt.Errorf("%s: no table: %w", path, ErrNoTable)
 		default:
 			d.Release()
 			return nil, fmt.Errorf("%s holds the tables %s: name one: %w", path, strings.Join(names, ", "), ErrNoTable)
@@ -93,13 +101,34 @@ func Open(path string, o Options) (*Table, error) {
 	return t, nil
 }
 
+// noTable is the error of a path none of whose files could be read: the first file's error
+// (naming it), and how many more there are; it is ErrNoTable too.
+type noTable struct {
+	first error
+	more  int
+}
+
+func (e noTable) Error() string {
+	if e.more == 0 {
+		return e.first.Error()
+	}
+	return fmt.Sprintf("%v (and %d more files that could not be read)", e.first, e.more)
+}
+
+func (e noTable) Unwrap() []error { return []error{e.first, ErrNoTable} }
+
+// unreadable returns the error of a path whose files could not be read, for the reasons
+// skipped gives (one or more).
+func unreadable(skipped []error) error { return noTable{skipped[0], len(skipped) - 1} }
+
 // Names returns the names of the tables of a scanned directory, in the order of their first
 // columns.
 func Names(d *dataset.Dir) []string {
 	var out []string
+	seen := map[string]bool{}
 	for _, src := range d.Sources {
-		name := tableOf(src)
-		if !slices.Contains(out, name) {
+		if name := tableOf(src); !seen[name] {
+			seen[name] = true
 			out = append(out, name)
 		}
 	}

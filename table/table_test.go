@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -314,4 +315,22 @@ func TestTakeFromArrowCppParquet(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOpenSaysWhyThereIsNoTable: a file that cannot be read is its own error (naming it, and
+// ErrNoTable); a directory of no tables, and a name no table has, are ErrNoTable.
+func TestOpenSaysWhyThereIsNoTable(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.parquet")
+	require.NoError(t, os.WriteFile(bad, []byte("PAR1garbagePAR1"), 0o644))
+	_, err := table.Open(bad, table.Options{})
+	require.ErrorIs(t, err, table.ErrNoTable)
+	require.ErrorIs(t, err, parquet.ErrInvalid)
+	assert.True(t, strings.HasPrefix(err.Error(), bad+": parquet: "), err.Error())
+	_, err = table.Open(t.TempDir(), table.Options{})
+	require.ErrorIs(t, err, table.ErrNoTable)
+	paths := writeFiles(t, t.TempDir())
+	_, err = table.Open(paths["plain.parquet"], table.Options{Table: "nope"})
+	require.ErrorIs(t, err, table.ErrNoTable)
+	assert.Contains(t, err.Error(), "it has plain")
 }

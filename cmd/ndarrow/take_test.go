@@ -89,4 +89,20 @@ func TestTakeCommandErrors(t *testing.T) {
 	code, _, stderr = runCLI("take", "--rows", "@"+filepath.Join(dir, "none.txt"), path, out)
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "none.txt")
+
+	// Inputs that are no table: one line naming the input once.
+	bad := filepath.Join(dir, "bad.parquet")
+	require.NoError(t, os.WriteFile(bad, []byte("PAR1garbagePAR1"), 0o644))
+	empty := filepath.Join(dir, "empty")
+	require.NoError(t, os.Mkdir(empty, 0o755))
+	for in, want := range map[string]string{
+		bad:                                bad + ": parquet: a footer of 1701273954 bytes in a file of 15: invalid Parquet file\n",
+		filepath.Join(dir, "none.parquet"): filepath.Join(dir, "none.parquet") + ": no such file or directory\n",
+		empty:                              empty + ": no table: table: no such table\n",
+	} {
+		code, _, stderr = runCLI("take", "--rows", "0", in, out)
+		assert.Equal(t, 1, code)
+		assert.Equal(t, "ndarrow take: "+want, stderr)
+	}
+	assert.NoFileExists(t, out)
 }
