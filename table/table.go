@@ -186,7 +186,12 @@ func FromSources(name string, cols []*dataset.Source, left []dataset.LeftOut, li
 	frags := t.columns[0].ChunkRows()
 	for i, src := range t.columns[1:] {
 		if got := src.ChunkRows(); !slices.Equal(got, frags) {
-			return nil, fmt.Errorf("%s: column %s has fragments of %v rows, column %s of %v: %w", name, t.names[i+1], got, t.names[0], frags, ErrNotAligned)
+			k := 0
+			for k < min(len(got), len(frags)) && got[k] == frags[k] {
+				k++
+			}
+			return nil, fmt.Errorf("%s: column %s has %d fragments, column %s %d, and fragment %d differs: %w",
+				name, t.names[i+1], len(got), t.names[0], len(frags), k, ErrNotAligned)
 		}
 	}
 	t.first = make([]int64, len(frags)+1)

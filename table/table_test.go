@@ -334,3 +334,18 @@ func TestOpenSaysWhyThereIsNoTable(t *testing.T) {
 	require.ErrorIs(t, err, table.ErrNoTable)
 	assert.Contains(t, err.Error(), "it has plain")
 }
+
+// TestColumnsMustAlign: a directory table one of whose parts lacks a column has columns of
+// different fragments: no take of its rows, but an error naming the column.
+func TestColumnsMustAlign(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "sub")
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	a := ndarray.New[int64](10)
+	b := ndarray.New[float32](10)
+	require.NoError(t, dataset.Save(filepath.Join(sub, "part-0.parquet"), []dataset.Tensor{{Name: "a", Column: "a", Dense: a}, {Name: "b", Column: "b", Dense: b}}, dataset.WriteOptions{}))
+	require.NoError(t, dataset.Save(filepath.Join(sub, "part-1.parquet"), []dataset.Tensor{{Name: "a", Column: "a", Dense: a}}, dataset.WriteOptions{}))
+	_, err := table.Open(dir, table.Options{Table: "sub"})
+	require.ErrorIs(t, err, table.ErrNotAligned)
+	assert.Contains(t, err.Error(), "column b has 1 fragments, column a 2")
+}
