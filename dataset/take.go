@@ -539,3 +539,34 @@ func (s *Source) npyRows(ctx context.Context, p sourcePart, i int, rows []int64)
 	}
 	return Tensor{Kind: KindDense, Dense: d}, nil
 }
+
+// Version returns what identifies the version of the file f read, as a string: of a file, its
+// path, device and inode, size and modification time (to the nanosecond); of an object, its
+// URI, size and the store's version (ETag or generation). Two reads of one path that give the
+// same Version read the same bytes, as far as the file system or store can tell (see
+// ScanDir's Rescan).
+func (f *File) Version() string {
+	if f.remote != nil {
+		o := f.remote.Object()
+		return fmt.Sprintf("%s\x00%d\x00%s", o.URI.String(), o.Size, o.Version)
+	}
+	info := f.mapping.Info()
+	if info == nil {
+		return f.Path
+	}
+	dev, ino := fileID(info)
+	return fmt.Sprintf("%s\x00%d\x00%d\x00%d\x00%d", f.Path, dev, ino, info.Size(), info.ModTime().UnixNano())
+}
+
+// Versions returns the Version of the file of each of the Source's parts, in order, beside
+// the number of chunks each part gives.
+func (s *Source) Versions() (versions []string, chunks []int) {
+	for _, p := range s.parts {
+		n := len(p.rowRows)
+		if p.resident != nil {
+			n = 1
+		}
+		versions, chunks = append(versions, p.file.Version()), append(chunks, n)
+	}
+	return versions, chunks
+}

@@ -1,0 +1,329 @@
+package table
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"iter"
+	"math/bits"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"github.com/ndarrow/ndarrow/dataset"
+)
+
+// ErrCursor is returned for a cursor that is not one, or that does not go with the options
+// or the table it is used with.
+var ErrCursor = errors.New("table: invalid cursor")
+
+// ErrTableChanged is returned when a cursor is used on a table whose files are no longer
+// those it was made on; it is dataset.ErrFileChanged too.
+var ErrTableChanged = fmt.Errorf("table: the table changed since the cursor was made: %w", dataset.ErrFileChanged)
+
+// Version returns what identifies the version of the table's data: 16 hexadecimal digits of
+// a SHA-256 of its files' versions (dataset.File.Version: path, device and inode, size and
+// modification time; an object's URI, size and ETag or generation) and its fragments' rows,
+// in order. A table opened again on the same files has the same Version; one whose files were
+// rewritten, replaced, added or removed another.
+func (t *Table) Version() string {
+	h := sha256.New()
+	for _, src := range t.columns {
+		versions, chunks := src.Versions()
+		for i, v := range versions {
+			fmt.Fprintf(h, "%s\x00%d\x01", v, chunks[i])
+		}
+		h.Write([]byte{2})
+	}
+	for _, f := range t.first {
+		fmt.Fprintf(h, "%d,", f)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// BatchOptions say which batches Batches gives.
+type BatchOptions struct {
+	Size    int64    // rows a batch (more than 0)
+	Columns []string // the columns, in this order; every column when empty
+	// Shuffle orders an epoch's rows by a pseudorandom permutation of all the table's rows
+	// keyed by Seed and Epoch (a different one each epoch), not by fragments or a buffer;
+	// without it rows come in table order.
+	Shuffle bool
+	Seed    uint64
+	Epoch   int64 // 0 or more
+	// Shard of Shards (0 ≤ Shard < Shards; Shards 0 is 1): the shards split the epoch's
+	// positions into contiguous runs, the first rows mod Shards one row longer, so that
+	// together they give every row once and their sizes differ by at most one row.
+	Shard, Shards int
+	// DropLast leaves out each shard's last batch when it is short and evens the shards'
+	// batch counts: every shard gives (rows/Shards)/Size batches of Size rows, as DDP needs.
+	DropLast bool
+	// After resumes after the batch the cursor was given with: the batches are those that
+	// followed it. Its options must be these, and the table the one it was made on.
+	After *Cursor
+}
+
+// Batch is one mini-batch: the table rows, in its order, their values, and the cursor that
+// resumes after it.
+type Batch struct {
+	Index  int64          // the batch's index in its shard's epoch
+	Rows   []int64        // the table rows it holds, in its order
+	Values *dataset.Table // the rows' values: copies, every column asked for
+	Cursor Cursor
+}
+
+// Cursor says where a shard's epoch of batches stands: its options, the table's Version and
+// the index of the next batch. Its text (MarshalText) is a short printable token.
+type Cursor struct {
+	Version  string
+	Shuffle  bool
+	Seed     uint64
+	Epoch    int64
+	Size     int64
+	Shard    int
+	Shards   int
+	DropLast bool
+	Next     int64
+}
+
+// cursorPrefix begins every cursor's text: its format's version.
+const cursorPrefix = "c1"
+
+// MarshalText returns the cursor as a token of printable characters:
+// c1.VERSION.SHUFFLE.SEED.EPOCH.SIZE.SHARD.SHARDS.DROPLAST.NEXT.
+func (c Cursor) MarshalText() ([]byte, error) {
+	return fmt.Appendf(nil, "%s.%s.%d.%d.%d.%d.%d.%d.%d.%d", cursorPrefix, c.Version, b2i(c.Shuffle), c.Seed, c.Epoch, c.Size, c.Shard, c.Shards, b2i(c.DropLast), c.Next), nil
+}
+
+// String returns the cursor's text.
+func (c Cursor) String() string {
+	b, _ := c.MarshalText()
+	return string(b)
+}
+
+// UnmarshalText reads a cursor's text, failing with an error wrapping ErrCursor for anything
+// MarshalText does not write.
+func (c *Cursor) UnmarshalText(b []byte) error {
+	f := strings.Split(string(b), ".")
+	if len(f) != 10 || f[0] != cursorPrefix || len(f[1]) != 16 {
+		return fmt.Errorf("%w: %q is not a cursor (c1.VERSION.…)", ErrCursor, b)
+	}
+	if _, err := hex.DecodeString(f[1]); err != nil {
+		return fmt.Errorf("%w: %q: version %q", ErrCursor, b, f[1])
+	}
+	var n [8]int64
+	for i, s := range f[2:] {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if i == 1 { // the seed: any uint64
+			u, uerr := strconv.ParseUint(s, 10, 64)
+			v, err = int64(u), uerr
+		}
+		if err != nil || (i != 1 && v < 0) {
+			return fmt.Errorf("%w: %q: field %d is %q", ErrCursor, b, i+2, s)
+		}
+		n[i] = v
+	}
+	if n[0] > 1 || n[6] > 1 || n[4] > 1<<31 || n[5] > 1<<31 {
+		return fmt.Errorf("%w: %q: a field out of range", ErrCursor, b)
+	}
+	*c = Cursor{Version: f[1], Shuffle: n[0] == 1, Seed: uint64(n[1]), Epoch: n[2], Size: n[3], Shard: int(n[4]), Shards: int(n[5]), DropLast: n[6] == 1, Next: n[7]}
+	return nil
+}
+
+// ParseCursor returns the cursor whose text is s.
+func ParseCursor(s string) (Cursor, error) {
+	var c Cursor
+	return c, c.UnmarshalText([]byte(s))
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// plan is a shard's epoch of batches: its positions [start, start+length) of the epoch's
+// order, batches of size, count of them.
+type plan struct {
+	perm          *permutation // nil: table order
+	start, length int64
+	size, count   int64
+	cursor        Cursor
+}
+
+// planOf checks o against the table and returns the plan of o's shard and epoch.
+func (t *Table) planOf(o BatchOptions) (plan, error) {
+	shards := max(o.Shards, 1)
+	switch {
+	case o.Size <= 0:
+		return plan{}, fmt.Errorf("table: batches of %d rows: the size must be more than 0", o.Size)
+	case o.Shard < 0 || o.Shard >= shards:
+		return plan{}, fmt.Errorf("table: shard %d of %d: a shard counts from 0 to one less than the shards", o.Shard, shards)
+	case o.Epoch < 0:
+		return plan{}, fmt.Errorf("table: epoch %d: epochs count from 0", o.Epoch)
+	}
+	if _, err := t.pick(o.Columns); err != nil {
+		return plan{}, err
+	}
+	n := t.NumRows()
+	base, extra := n/int64(shards), n%int64(shards)
+	k := int64(o.Shard)
+	p := plan{start: k*base + min(k, extra), length: base, size: o.Size}
+	if k < extra {
+		p.length++
+	}
+	if o.DropLast {
+		p.count = base / o.Size // the same for every shard
+	} else {
+		p.count = (p.length + o.Size - 1) / o.Size
+	}
+	if o.Shuffle {
+		p.perm = newPermutation(n, o.Seed, o.Epoch)
+	}
+	p.cursor = Cursor{Version: t.Version(), Shuffle: o.Shuffle, Seed: o.Seed, Epoch: o.Epoch, Size: o.Size, Shard: o.Shard, Shards: shards, DropLast: o.DropLast}
+	if !o.Shuffle {
+		p.cursor.Seed = 0
+	}
+	if c := o.After; c != nil {
+		want := p.cursor
+		want.Next = c.Next
+		if got := *c; got.Version != want.Version {
+			return plan{}, fmt.Errorf("%s: the cursor's version %s, the table's now %s: %w", t.Name, got.Version, want.Version, ErrTableChanged)
+		} else if got != want {
+			return plan{}, fmt.Errorf("%w: %s is for other options than these (%s)", ErrCursor, got, want)
+		}
+		if c.Next > p.count {
+			return plan{}, fmt.Errorf("%w: %s: batch %d of %d", ErrCursor, c, c.Next, p.count)
+		}
+		p.cursor.Next = c.Next
+	}
+	return p, nil
+}
+
+// rows returns the table rows of batch b of the plan.
+func (p plan) rows(b int64) []int64 {
+	lo := b * p.size
+	hi := min(lo+p.size, p.length)
+	out := make([]int64, hi-lo)
+	for i := range out {
+		pos := p.start + lo + int64(i)
+		if p.perm != nil {
+			pos = p.perm.at(pos)
+		}
+		out[i] = pos
+	}
+	return out
+}
+
+// NumBatches returns the number of batches Batches gives with o from its start (o.After
+// aside).
+func (t *Table) NumBatches(o BatchOptions) (int64, error) {
+	o.After = nil
+	p, err := t.planOf(o)
+	return p.count, err
+}
+
+// Batches returns the batches of the table's rows o asks for, in order, each Take's copy of
+// its rows (every column, or o.Columns), the next one read while the last is used. The order
+// is a pure function of the table's rows, o.Shuffle, o.Seed, o.Epoch, o.Shard and o.Shards:
+// the same options on the same table give the same batches, in any process. Options that do
+// not hold, a cursor of other options or of a changed table (ErrTableChanged), and what Take
+// fails with end the iteration with that error.
+func (t *Table) Batches(ctx context.Context, o BatchOptions) iter.Seq2[Batch, error] {
+	return func(yield func(Batch, error) bool) {
+		p, err := t.planOf(o)
+		if err != nil {
+			yield(Batch{}, err)
+			return
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		type read struct {
+			b   Batch
+			err error
+		}
+		next := make(chan read, 1) // one batch read ahead
+		go func() {
+			defer close(next)
+			for b := p.cursor.Next; b < p.count; b++ {
+				rows := p.rows(b)
+				values, err := t.Take(ctx, rows, o.Columns)
+				c := p.cursor
+				c.Next = b + 1
+				select {
+				case next <- read{Batch{Index: b, Rows: rows, Values: values, Cursor: c}, err}:
+				case <-ctx.Done():
+					return
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+		for r := range next {
+			if !yield(r.b, r.err) || r.err != nil {
+				return
+			}
+		}
+	}
+}
+
+// permutation is a keyed pseudorandom permutation of [0, n): a balanced Feistel network of
+// feistelRounds rounds on the smallest even number of bits that holds n-1, cycle-walked back
+// into [0, n) (the walk from a position inside ends inside: the network is a bijection of its
+// domain, which holds fewer than 4n values, so a walk takes fewer than 4 steps on average).
+// It needs no memory per row: position i maps to its row directly.
+type permutation struct {
+	n    int64
+	half uint // bits of each half
+	keys [feistelRounds]uint64
+}
+
+// feistelRounds is the rounds of the permutation's network (Luby and Rackoff: 4 make a
+// pseudorandom permutation of a pseudorandom round function; 6 for margin).
+const feistelRounds = 6
+
+// newPermutation returns the permutation of [0, n) keyed by seed and epoch.
+func newPermutation(n int64, seed uint64, epoch int64) *permutation {
+	p := &permutation{n: n}
+	width := uint(bits.Len64(uint64(max(n-1, 1))))
+	p.half = (width + 1) / 2
+	r := rand.New(rand.NewPCG(seed, uint64(epoch)^0x6e64617272_6f77)) // "ndarrow"
+	for i := range p.keys {
+		p.keys[i] = r.Uint64()
+	}
+	return p
+}
+
+// at returns the row at position pos (0 ≤ pos < n).
+func (p *permutation) at(pos int64) int64 {
+	x := uint64(pos)
+	for {
+		x = p.encrypt(x)
+		if x < uint64(p.n) {
+			return int64(x)
+		}
+	}
+}
+
+// encrypt is one pass of the network over the domain [0, 2^(2·half)).
+func (p *permutation) encrypt(x uint64) uint64 {
+	mask := uint64(1)<<p.half - 1
+	l, r := x>>p.half, x&mask
+	for _, k := range p.keys {
+		l, r = r, l^(mix(r^k)&mask)
+	}
+	return l<<p.half | r
+}
+
+// mix is SplitMix64's finalizer: every input bit flips each output bit with probability
+// about one half.
+func mix(z uint64) uint64 {
+	z += 0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}

@@ -1,0 +1,142 @@
+package table_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/table"
+)
+
+// collect returns every batch of o, its labels checked to be its rows.
+func collect(t *testing.T, tab *table.Table, o table.BatchOptions) []table.Batch {
+	var out []table.Batch
+	for b, err := range tab.Batches(t.Context(), o) {
+		require.NoError(t, err)
+		label, err := b.Values.Column("label")
+		require.NoError(t, err)
+		labels, err := dataset.DenseOf[int64](label)
+		require.NoError(t, err)
+		require.Equal(t, b.Rows, labels.Ravel(), "batch %d's values are its rows'", b.Index)
+		require.Equal(t, b.Index+1, b.Cursor.Next)
+		out = append(out, b)
+	}
+	return out
+}
+
+func rowsOf(bs []table.Batch) []int64 {
+	var out []int64
+	for _, b := range bs {
+		out = append(out, b.Rows...)
+	}
+	return out
+}
+
+// TestBatchesCoverEveryRowOnce: shuffled or not, the shards of an epoch together give every
+// row once, with its values; their sizes differ by at most a row; the order is the same for
+// the same options and another for another epoch; unshuffled, it is the table's.
+func TestBatchesCoverEveryRowOnce(t *testing.T) {
+	paths := writeFiles(t, t.TempDir())
+	for _, name := range []string{"zstd.parquet", "batches.arrow"} {
+		tab, err := table.Open(paths[name], table.Options{})
+		require.NoError(t, err)
+		defer tab.Release()
+		for _, shuffle := range []bool{false, true} {
+			var all []int64
+			var sizes []int
+			for k := range 3 {
+				o := table.BatchOptions{Size: 64, Shuffle: shuffle, Seed: 7, Shard: k, Shards: 3, Columns: []string{"label", "emb"}}
+				bs := collect(t, tab, o)
+				rows := rowsOf(bs)
+				sizes = append(sizes, len(rows))
+				all = append(all, rows...)
+				n, err := tab.NumBatches(o)
+				require.NoError(t, err)
+				assert.Equal(t, int64(len(bs)), n)
+				for i, b := range bs[:len(bs)-1] {
+					assert.Len(t, b.Rows, 64, "batch %d", i)
+				}
+				assert.Equal(t, rows, rowsOf(collect(t, tab, o)), "the same options, the same batches")
+				if shuffle {
+					o.Epoch = 1
+					assert.NotEqual(t, rows, rowsOf(collect(t, tab, o)), "epoch 1 another order")
+				}
+			}
+			assert.Equal(t, []int{334, 333, 333}, sizes)
+			sorted := slices.Clone(all)
+			slices.Sort(sorted)
+			for i, r := range sorted {
+				require.Equal(t, int64(i), r, "%s shuffle %v: every row once", name, shuffle)
+			}
+			assert.Equal(t, !shuffle, slices.Equal(sorted, all), "%s: in table order unless shuffled", name)
+		}
+	}
+}
+
+// TestBatchesDropLast: with DropLast every shard gives the same number of full batches.
+func TestBatchesDropLast(t *testing.T) {
+	paths := writeFiles(t, t.TempDir())
+	tab, err := table.Open(paths["plain.parquet"], table.Options{})
+	require.NoError(t, err)
+	defer tab.Release()
+	for k := range 3 {
+		bs := collect(t, tab, table.BatchOptions{Size: 64, Shuffle: true, Seed: 1, Shard: k, Shards: 3, DropLast: true})
+		require.Len(t, bs, 5, "shard %d: (1000/3)/64 batches", k)
+		for _, b := range bs {
+			assert.Len(t, b.Rows, 64)
+		}
+	}
+}
+
+// TestBatchesResume: resuming after a batch's cursor (through its text) gives exactly the
+// batches that followed it; a cursor of other options, or of a table since changed, is
+// refused, the latter as ErrTableChanged.
+func TestBatchesResume(t *testing.T) {
+	dir := t.TempDir()
+	paths := writeFiles(t, dir)
+	path := paths["plain.parquet"]
+	tab, err := table.Open(path, table.Options{})
+	require.NoError(t, err)
+	o := table.BatchOptions{Size: 100, Shuffle: true, Seed: 9, Epoch: 2, Shard: 1, Shards: 2}
+	whole := collect(t, tab, o)
+	require.Len(t, whole, 5)
+	text, err := whole[1].Cursor.MarshalText()
+	require.NoError(t, err)
+	c, err := table.ParseCursor(string(text))
+	require.NoError(t, err)
+	o.After = &c
+	rest := collect(t, tab, o)
+	require.Len(t, rest, 3)
+	for i, b := range rest {
+		assert.Equal(t, whole[i+2].Rows, b.Rows)
+		assert.Equal(t, whole[i+2].Cursor, b.Cursor)
+	}
+	last := whole[4].Cursor
+	o.After = &last
+	assert.Empty(t, collect(t, tab, o), "after the last batch: none")
+
+	other := o
+	other.After, other.Seed = &c, 10
+	for _, err := range tab.Batches(t.Context(), other) {
+		require.ErrorIs(t, err, table.ErrCursor)
+	}
+	tab.Release()
+
+	// The file rewritten: the same path, other rows.
+	copyFile(t, paths["zstd.parquet"], path+".new")
+	require.NoError(t, os.Rename(path+".new", path))
+	again, err := table.Open(path, table.Options{})
+	require.NoError(t, err)
+	defer again.Release()
+	o.After = &c
+	for _, err := range again.Batches(t.Context(), o) {
+		require.ErrorIs(t, err, table.ErrTableChanged)
+		require.ErrorIs(t, err, dataset.ErrFileChanged)
+		assert.Contains(t, err.Error(), filepath.Base(path[:len(path)-len(".parquet")]))
+	}
+}
