@@ -341,3 +341,32 @@ func retyped(d arrow.ArrayData, dt arrow.DataType) arrow.ArrayData {
 	}
 	return array.NewData(dt, d.Len(), d.Buffers(), children, d.NullN(), d.Offset())
 }
+
+// Conform returns rec with the types of schema (its field names and metadata too), each
+// column's type equal or, for strings, schema's bytes where rec has text (AsType, a view):
+// a record batch of a stream whose schema was written before it was read. It fails with an
+// error wrapping ErrUnsupported naming the column that cannot be. Release the result.
+func Conform(rec arrow.Record, schema *arrow.Schema) (arrow.Record, error) {
+	if rec.Schema().Equal(schema) {
+		rec.Retain()
+		return rec, nil
+	}
+	if rec.NumCols() != int64(schema.NumFields()) {
+		return nil, fmt.Errorf("arrowtensor: a record batch of %d columns for a schema of %d: %w", rec.NumCols(), schema.NumFields(), ErrUnsupported)
+	}
+	cols := make([]arrow.Array, rec.NumCols())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for i, c := range rec.Columns() {
+		var err error
+		if cols[i], err = AsType(c, schema.Field(i).Type); err != nil {
+			return nil, fmt.Errorf("arrowtensor: column %s: %w", schema.Field(i).Name, err)
+		}
+	}
+	return array.NewRecord(schema, cols, rec.NumRows()), nil
+}

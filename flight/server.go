@@ -789,7 +789,7 @@ func relativePath(root, path string) string {
 // A chunk's field metadata may differ from the first part's, and its strings be text where
 // the stream's are bytes (conform); its types may not differ otherwise.
 func (s *Server) send(ctx context.Context, w *arrowipc.Writer, schema *arrow.Schema, rec arrow.Record) error {
-	rec, err := conform(rec, schema)
+	rec, err := arrowtensor.Conform(rec, schema)
 	if err != nil {
 		return status.Error(codes.Internal, err.Error())
 	}

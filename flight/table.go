@@ -10,7 +10,6 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
 
-	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/ndarray"
@@ -280,35 +279,6 @@ func (s *Server) sendTableChunk(ctx context.Context, e *entry, w *arrowipc.Write
 	}
 	defer rec.Release()
 	return s.send(ctx, w, e.schema, rec)
-}
-
-// conform returns rec with the types of schema (its field names and metadata too), its
-// columns' types equal or, for strings, schema's bytes where rec has text (arrowtensor.AsType):
-// a chunk's record batch in a stream whose schema was announced before it was read. Release
-// the result.
-func conform(rec arrow.Record, schema *arrow.Schema) (arrow.Record, error) {
-	if rec.Schema().Equal(schema) {
-		rec.Retain()
-		return rec, nil
-	}
-	if rec.NumCols() != int64(schema.NumFields()) {
-		return nil, fmt.Errorf("flight: a chunk of %d columns in a stream of %d: %w", rec.NumCols(), schema.NumFields(), ipc.ErrInvalid)
-	}
-	cols := make([]arrow.Array, rec.NumCols())
-	defer func() {
-		for _, c := range cols {
-			if c != nil {
-				c.Release()
-			}
-		}
-	}()
-	for i, c := range rec.Columns() {
-		var err error
-		if cols[i], err = arrowtensor.AsType(c, schema.Field(i).Type); err != nil {
-			return nil, fmt.Errorf("flight: %s: %w", schema.Field(i).Name, err)
-		}
-	}
-	return array.NewRecord(schema, cols, rec.NumRows()), nil
 }
 
 // fromRecordsCopies returns at most what dataset.FromRecords allocates reading records, the

@@ -17,6 +17,7 @@ import (
 	arrowflight "github.com/apache/arrow/go/v17/arrow/flight"
 	"google.golang.org/grpc/codes"
 
+	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
@@ -401,7 +402,7 @@ func (s *Server) takeRecord(p *takePlan, tensors []dataset.Tensor) (*entry, erro
 		return nil, fmt.Errorf("flight: %s: %w", p.req.Name, err)
 	}
 	defer rec.Release()
-	conformed, err := conform(rec, p.schema)
+	conformed, err := arrowtensor.Conform(rec, p.schema)
 	if err != nil {
 		return nil, err
 	}

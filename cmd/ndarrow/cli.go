@@ -28,6 +28,19 @@ and line, then one per column left out: {"name", "column", "left_out": TYPE, "wh
 DIR may be an object or a prefix of objects: ` + objectURIs + ` The format is recognized from
 the file's first bytes:
 ` + inputFormats},
+	"batches": {"--batch-size N [--shuffle SEED] [--epoch E] [--shard K/N] [--drop-last] [--after CURSOR] [--cursors FILE] [--columns NAMES] [--table NAME] IN OUT", `Batches writes the mini-batches of the table in IN — a file, a directory of parts, an object or a
+prefix of objects — to OUT, an Arrow IPC stream (a .arrows file, or - for standard output)
+whose record batches are the mini-batches in order: N rows each but a shard's last (unless
+--drop-last), every column of the table (or those --columns names).
+
+--shuffle SEED orders each epoch's rows by a pseudorandom permutation of all the table's rows
+(not of its files or row groups) keyed by SEED and --epoch: the same on any machine, another
+each epoch. --shard K/N gives worker K (from 0) its share of the epoch: the shards together
+give every row once, their sizes within one row; with --drop-last every shard gives as many
+batches. --cursors FILE writes, after each batch is written, its cursor (a printable token)
+on a line of FILE; --after CURSOR resumes after that batch with the same options, giving
+exactly the batches that followed it. A cursor pins the table's files: resuming after they
+changed is an error saying so.`},
 	"take": {"--rows LIST|@FILE [--columns NAMES] [--table NAME] [--to FORMAT] [--fill VALUE] IN OUT", `Take writes rows of the table in IN — a file, a directory of parts, an object or a prefix of
 objects (` + objectURIs + `) — to OUT in FORMAT, which OUT's extension gives unless --to does
 (OUT - is standard output, with --to). --rows gives the rows: indices separated by commas, or

@@ -9,6 +9,7 @@
 //	inspect   describe the tensors in files
 //	convert   convert a tensor file to another format
 //	take      write rows of a table, any rows in any order, to a file
+//	batches   write shuffled, sharded, resumable mini-batches of a table as an Arrow stream
 //	serve     serve the tensor files of a directory over Arrow Flight
 //	ls        list the tensors a Flight server serves
 //	get       fetch a tensor from a Flight server
@@ -61,6 +62,7 @@ func commands() []command {
 		{"inspect", "describe the tensors in files (--json: one object per tensor)", runInspect},
 		{"convert", "convert a tensor file to another format", runConvert},
 		{"take", "write rows of a table, any rows in any order, to a file", runTake},
+		{"batches", "write shuffled, sharded, resumable mini-batches of a table as an Arrow stream", runBatches},
 		{"serve", "serve the tensor files of a directory over Arrow Flight", runServe},
 		{"ls", "list the tensors a Flight server serves", runLs},
 		{"get", "fetch a tensor from a Flight server", runGet},

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/ndarrow/ndarrow/arrowtensor"
+	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/table"
+)
+
+func runBatches(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("batches", flag.ContinueOnError)
+	size := fs.Int64("batch-size", 0, "rows a batch: `N` (required)")
+	var o table.BatchOptions
+	fs.Func("shuffle", "order each epoch's rows by a permutation of all the table's rows keyed by this `SEED` (and the epoch)", func(s string) error {
+		seed, err := strconv.ParseUint(s, 10, 64)
+		o.Shuffle, o.Seed = true, seed
+		return err
+	})
+	fs.Int64Var(&o.Epoch, "epoch", 0, "the epoch `E` (from 0): with --shuffle, another order each epoch")
+	shard := fs.String("shard", "", "this worker's shard: `K/N`, K from 0 to N-1")
+	fs.BoolVar(&o.DropLast, "drop-last", false, "leave out each shard's short last batch: every shard gives as many batches of N rows")
+	after := fs.String("after", "", "resume after the batch this `CURSOR` was written after")
+	cursors := fs.String("cursors", "", "write the cursor after each batch to `FILE`, one line a batch, as each batch is written")
+	columns := fs.String("columns", "", "only these columns, in this order: `NAMES` separated by commas")
+	name := fs.String("table", "", "the table, when IN holds several")
+	if code, ok := parseArgs(fs, "batches", args, stdout, stderr, 2, 2); !ok {
+		return code
+	}
+	o.Size = *size
+	if o.Size <= 0 {
+		return usageError(stderr, "batches", errors.New("--batch-size N is required, N more than 0"))
+	}
+	if *shard != "" {
+		k, n, ok := strings.Cut(*shard, "/")
+		var err1, err2 error
+		o.Shard, err1 = strconv.Atoi(k)
+		o.Shards, err2 = strconv.Atoi(n)
+		if !ok || err1 != nil || err2 != nil || o.Shards < 1 || o.Shard < 0 || o.Shard >= o.Shards {
+			return usageError(stderr, "batches", fmt.Errorf("--shard %q: K/N with 0 <= K < N", *shard))
+		}
+	}
+	if *after != "" {
+		c, err := table.ParseCursor(*after)
+		if err != nil {
+			return usageError(stderr, "batches", fmt.Errorf("--after: %w", err))
+		}
+		o.After = &c
+	}
+	if *columns != "" {
+		o.Columns = strings.Split(*columns, ",")
+	}
+	out := fs.Arg(1)
+	if out != "-" && !strings.HasSuffix(out, ".arrows") {
+		return usageError(stderr, "batches", fmt.Errorf("%s: OUT is an Arrow IPC stream: a .arrows file or - (standard output)", out))
+	}
+	return finishCommand(ctx, stderr, "batches", dataset.Guard(func() error {
+		return batches(ctx, fs.Arg(0), out, *name, *cursors, o, stdout, stderr)
+	}))
+}
+
+// batches writes the mini-batches o asks for of the table in in to out, an Arrow IPC stream
+// of one record batch each, and each batch's cursor to the file cursors (when not "") as the
+// batch is written.
+func batches(ctx context.Context, in, out, name, cursors string, o table.BatchOptions, stdout, stderr io.Writer) error {
+	if err := checkOutput(out); err != nil {
+		return err
+	}
+	t, err := table.Open(in, table.Options{Table: name})
+	if err != nil {
+		return err
+	}
+	defer t.Release()
+	if _, err := t.NumBatches(o); err != nil { // the options checked before OUT is made
+		return err
+	}
+	tuneCollector(t, 3*o.Size, o.Columns) // a batch read ahead, one in hand, one written
+	var cw *bufio.Writer
+	if cursors != "" {
+		f, err := os.Create(cursors)
+		if err != nil {
+			return fmt.Errorf("--cursors: %w", err)
+		}
+		defer f.Close()
+		cw = bufio.NewWriter(f)
+	}
+	err = writeOutput(ctx, out, stdout, func(w io.Writer) error {
+		var sw *arrowipc.Writer
+		var schema *arrow.Schema
+		mem := memory.NewGoAllocator()
+		for b, err := range t.Batches(ctx, o) {
+			if err != nil {
+				return err
+			}
+			rec, err := dataset.Batch(mem, b.Values.Columns)
+			if err != nil {
+				return fmt.Errorf("batch %d: %w", b.Index, err)
+			}
+			if sw == nil {
+				schema = rec.Schema()
+				sw = arrowipc.NewWriter(w, arrowipc.WithSchema(schema), arrowipc.WithAllocator(mem))
+			}
+			conformed, err := arrowtensor.Conform(rec, schema)
+			rec.Release()
+			if err != nil {
+				return fmt.Errorf("batch %d: %w", b.Index, err)
+			}
+			err = sw.Write(conformed)
+			conformed.Release()
+			if err != nil {
+				return err
+			}
+			if cw != nil {
+				fmt.Fprintln(cw, b.Cursor)
+				if err := cw.Flush(); err != nil {
+					return fmt.Errorf("--cursors: %w", err)
+				}
+			}
+		}
+		if sw == nil {
+			return fmt.Errorf("%s: no batch to write (%d rows, batches of %d)", in, t.NumRows(), o.Size)
+		}
+		return sw.Close()
+	})
+	if err == nil && len(o.Columns) == 0 {
+		for _, l := range t.LeftOut {
+			fmt.Fprintf(stderr, "ndarrow batches: %s\n", l)
+		}
+	}
+	return err
+}

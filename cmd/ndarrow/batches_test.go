@@ -1,0 +1,111 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow/array"
+	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/ndarray"
+)
+
+// streamLabels returns the label column of each record batch of the Arrow IPC stream at path.
+func streamLabels(t *testing.T, path string) [][]int64 {
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	r, err := arrowipc.NewReader(f)
+	require.NoError(t, err)
+	defer r.Release()
+	var out [][]int64
+	for r.Next() {
+		rec := r.Record()
+		k := rec.Schema().FieldIndices("label")
+		require.Len(t, k, 1)
+		out = append(out, slices.Clone(rec.Column(k[0]).(*array.Int64).Int64Values()))
+	}
+	require.NoError(t, r.Err())
+	return out
+}
+
+// writeLabelled writes a Parquet table of rows rows: label (the row) and emb (2 floats).
+func writeLabelled(t *testing.T, path string, rows int64) {
+	label := ndarray.New[int64](rows)
+	emb := ndarray.New[float32](rows, 2)
+	for i := range rows {
+		label.Set(i, i)
+		emb.Set(float32(i), i, 1)
+	}
+	require.NoError(t, dataset.Save(path, []dataset.Tensor{{Name: "label", Column: "label", Dense: label}, {Name: "emb", Column: "emb", Dense: emb}}, dataset.WriteOptions{}))
+}
+
+// TestBatchesCommand: two shards of a shuffled epoch give every row once, in batches of the
+// size asked but the last; a cursor from --cursors resumes with exactly the batches after it;
+// a changed table refuses it; options that do not hold are usage errors.
+func TestBatchesCommand(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "t.parquet")
+	writeLabelled(t, in, 100)
+	var all []int64
+	var shard0 [][]int64
+	for k := range 2 {
+		out := filepath.Join(dir, "b.arrows")
+		cursors := filepath.Join(dir, "cursors.txt")
+		code, stdout, stderr := runCLI("batches", "--batch-size", "16", "--shuffle", "3", "--epoch", "1", "--shard", []string{"0/2", "1/2"}[k], "--cursors", cursors, in, out)
+		require.Equal(t, 0, code, stderr)
+		assert.Empty(t, stdout)
+		assert.Empty(t, stderr)
+		got := streamLabels(t, out)
+		require.Len(t, got, 4, "50 rows in batches of 16")
+		for i, b := range got {
+			if i < 3 {
+				assert.Len(t, b, 16)
+			}
+			all = append(all, b...)
+		}
+		lines, err := os.ReadFile(cursors)
+		require.NoError(t, err)
+		cs := strings.Fields(string(lines))
+		require.Len(t, cs, 4, "a cursor a batch")
+		if k == 0 {
+			shard0 = got
+			code, _, stderr = runCLI("batches", "--batch-size", "16", "--shuffle", "3", "--epoch", "1", "--shard", "0/2", "--after", cs[1], in, out)
+			require.Equal(t, 0, code, stderr)
+			assert.Equal(t, shard0[2:], streamLabels(t, out), "resumed after batch 1")
+		}
+	}
+	sorted := slices.Clone(all)
+	slices.Sort(sorted)
+	for i, r := range sorted {
+		require.Equal(t, int64(i), r, "every row once")
+	}
+	assert.False(t, slices.IsSorted(all), "shuffled")
+
+	code, _, stderr := runCLI("batches", "--batch-size", "16", "--drop-last", "--shard", "1/3", in, "-")
+	require.Equal(t, 0, code, stderr)
+
+	// The table rewritten: a cursor of the old one is refused, naming the change.
+	cursor := "c1.0000000000000000.1.3.1.16.0.2.0.2"
+	code, _, stderr = runCLI("batches", "--batch-size", "16", "--shuffle", "3", "--epoch", "1", "--shard", "0/2", "--after", cursor, in, filepath.Join(dir, "x.arrows"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "the table changed since the cursor was made")
+	assert.NoFileExists(t, filepath.Join(dir, "x.arrows"))
+
+	for _, args := range [][]string{
+		{in, filepath.Join(dir, "x.arrows")},
+		{"--batch-size", "0", in, filepath.Join(dir, "x.arrows")},
+		{"--batch-size", "4", "--shard", "2/2", in, filepath.Join(dir, "x.arrows")},
+		{"--batch-size", "4", "--after", "nope", in, filepath.Join(dir, "x.arrows")},
+		{"--batch-size", "4", in, filepath.Join(dir, "x.parquet")},
+	} {
+		code, _, _ := runCLI(append([]string{"batches"}, args...)...)
+		assert.Equal(t, 2, code, "%v", args)
+	}
+}
