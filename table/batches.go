@@ -240,12 +240,16 @@ func (t *Table) Batches(ctx context.Context, o BatchOptions) iter.Seq2[Batch, er
 			return
 		}
 		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
 		type read struct {
 			b   Batch
 			err error
 		}
 		next := make(chan read, 1) // one batch read ahead
+		defer func() { // the reader stopped before the iteration ends: it reads no file after
+			cancel()
+			for range next {
+			}
+		}()
 		go func() {
 			defer close(next)
 			for b := p.cursor.Next; b < p.count; b++ {

@@ -3,6 +3,7 @@ package table_test
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -139,4 +140,20 @@ func TestBatchesResume(t *testing.T) {
 		require.ErrorIs(t, err, dataset.ErrFileChanged)
 		assert.Contains(t, err.Error(), filepath.Base(path[:len(path)-len(".parquet")]))
 	}
+}
+
+// TestBatchesStopEarly: a loop that stops leaves no reader behind: the batch read ahead is
+// abandoned before the iteration returns, so the table can be released at once.
+func TestBatchesStopEarly(t *testing.T) {
+	paths := writeFiles(t, t.TempDir())
+	tab, err := table.Open(paths["zstd.parquet"], table.Options{})
+	require.NoError(t, err)
+	before := runtime.NumGoroutine()
+	for b, err := range tab.Batches(t.Context(), table.BatchOptions{Size: 10, Shuffle: true}) {
+		require.NoError(t, err)
+		require.Len(t, b.Rows, 10)
+		break
+	}
+	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "no reader left")
+	tab.Release()
 }
