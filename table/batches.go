@@ -245,7 +245,8 @@ func (t *Table) Batches(ctx context.Context, o BatchOptions) iter.Seq2[Batch, er
 			err error
 		}
 		next := make(chan read, 1) // one batch read ahead
-		defer func() { // the reader stopped before the iteration ends: it reads no file after
+		// Whenever the loop ends, the reader is stopped and waited for: it reads no file after.
+		defer func() {
 			cancel()
 			for range next {
 			}
