@@ -295,10 +295,11 @@ func copyFile(t *testing.T, from, to string) {
 	require.NoError(t, os.WriteFile(to, bytes.Clone(b), 0o644))
 }
 
-// TestTakeFromArrowCppParquet: rows of Parquet files Arrow C++ 17 wrote (uncompressed and ZSTD,
-// 1 MiB pages, no page index: pages found by walking their headers) equal those of a full read.
+// TestTakeFromArrowCppParquet: rows of Parquet files Arrow C++ 17 wrote — uncompressed and
+// ZSTD, 1 MiB pages without a page index (pages found by walking their headers), 8 KiB pages
+// with one (pages found from its offset index) — equal those of a full read.
 func TestTakeFromArrowCppParquet(t *testing.T) {
-	for _, name := range []string{"cpp17-none.parquet", "cpp17-zstd.parquet"} {
+	for _, name := range []string{"cpp17-none.parquet", "cpp17-zstd.parquet", "cpp17-pageindex-none.parquet", "cpp17-pageindex-zstd.parquet"} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), name)
 			copyFile(t, filepath.Join("../parquet/testdata/take", name), path)
