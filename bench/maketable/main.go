@@ -18,6 +18,12 @@
 //	                     random order, from a fixed seed: what bench/take_lance.mjs and
 //	                     ndarrow take --rows @rows_N.txt both take
 //
+// With -parts N it writes instead only the table as N Parquet parts of rows/N rows each
+// (issue 37's mini-batch benchmark, bench/batches.sh), a directory per codec:
+//
+//	parts/part-K.parquet       uncompressed, K = 0 … N-1, label K·rows/N … onward
+//	parts_zstd/part-K.parquet  ZSTD
+//
 // It prints one JSON line per file: its name, size, batches or row groups and the seconds it took.
 //
 //	go run ./bench/maketable -dir /tmp/take
@@ -50,6 +56,7 @@ func main() {
 	batch := flag.Int64("batch", 16384, "rows per record batch of table.arrow")
 	seed := flag.Uint64("seed", 36, "seed of the random emb values and row indices")
 	takes := flag.String("takes", "5120,256,1", "comma-separated row counts of the rows_N.txt files")
+	parts := flag.Int64("parts", 0, "write only parts/ and parts_zstd/: the table as this many Parquet parts")
 	flag.Parse()
 	if *rows <= 0 || *width <= 0 || *batch <= 0 {
 		fail(fmt.Errorf("-rows, -width and -batch must be positive"))
@@ -99,6 +106,21 @@ func main() {
 		for _, r := range recs {
 			r.Release()
 		}
+	}
+
+	if *parts > 0 {
+		n := (*rows + *parts - 1) / *parts
+		recs := batches(n)
+		defer release(recs)
+		for sub, c := range map[string]parquet.Compression{"parts": parquet.Uncompressed, "parts_zstd": parquet.Zstd} {
+			if err := os.MkdirAll(filepath.Join(*dir, sub), 0o777); err != nil {
+				fail(err)
+			}
+			for k, rec := range recs {
+				writeParquet(filepath.Join(*dir, sub, fmt.Sprintf("part-%d.parquet", k)), []arrow.Record{rec}, c)
+			}
+		}
+		return
 	}
 
 	r = rand.New(rand.NewPCG(*seed+1, 0x36))
