@@ -1,9 +1,12 @@
 package table_test
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -138,5 +141,53 @@ func TestBatchesResume(t *testing.T) {
 		require.ErrorIs(t, err, table.ErrTableChanged)
 		require.ErrorIs(t, err, dataset.ErrFileChanged)
 		assert.Contains(t, err.Error(), filepath.Base(path[:len(path)-len(".parquet")]))
+	}
+}
+
+// TestBatchesReserve: Reserve is asked for each batch's rows before it is read, in order, at
+// most two batches ahead of the one used; its error ends the iteration; breaking off returns
+// once the reading goroutine has ended (no Reserve after Batches returns).
+func TestBatchesReserve(t *testing.T) {
+	paths := writeFiles(t, t.TempDir())
+	tab, err := table.Open(paths["plain.parquet"], table.Options{})
+	require.NoError(t, err)
+	defer tab.Release()
+	var mu sync.Mutex
+	var asked []int64
+	used := 0
+	o := table.BatchOptions{Size: 300, Reserve: func(_ context.Context, rows int64) error {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, rows)
+		if len(asked) > used+2 { // the one used and the one read
+			return errors.New("more than two batches ahead")
+		}
+		return nil
+	}}
+	n, err := tab.NumBatches(o)
+	require.NoError(t, err)
+	var sizes []int64
+	for b, err := range tab.Batches(t.Context(), o) {
+		require.NoError(t, err)
+		sizes = append(sizes, int64(len(b.Rows)))
+		mu.Lock()
+		used++
+		mu.Unlock()
+	}
+	require.Len(t, sizes, int(n))
+	assert.Equal(t, sizes, asked)
+
+	asked = nil
+	for range tab.Batches(t.Context(), o) {
+		break
+	}
+	got := len(asked)
+	assert.LessOrEqual(t, got, 2)
+	assert.Equal(t, got, len(asked), "no Reserve once Batches has returned")
+
+	stop := errors.New("no memory")
+	o.Reserve = func(context.Context, int64) error { return stop }
+	for _, err := range tab.Batches(t.Context(), o) {
+		require.ErrorIs(t, err, stop)
 	}
 }
