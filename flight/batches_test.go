@@ -20,13 +20,13 @@ import (
 	"github.com/ndarrow/ndarrow/table"
 )
 
-// batchesFixture serves a directory holding t.parquet (userTable, 1000 rows in row groups of
-// 150) and returns the server, the file's path and a client.
+// batchesFixture serves a directory holding t.parquet (userTable, 3000 rows in row groups of
+// 400) and returns the server, the file's path and a client.
 func batchesFixture(t *testing.T, opts Options) (*testServer, string, *Client) {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "t.parquet")
-	writeUserParquet(t, path, 1000, 150)
+	writeUserParquet(t, path, 3000, 400)
 	s := serve(t, opts, "grpc")
 	_, err := s.store.AddDir(dir, limits.Limits{})
 	require.NoError(t, err)
@@ -73,6 +73,7 @@ func TestBatchesOverFlight(t *testing.T) {
 		{Size: 64},
 		{Size: 100, Shuffle: true, Seed: 42, Epoch: 3, Shard: 1, Shards: 3},
 		{Size: 70, Shuffle: true, Seed: 7, Shard: 2, Shards: 3, DropLast: true, Columns: []string{"score", "emb"}},
+		{Size: 2500, Shuffle: true, Seed: 1}, // a batch above the message limit: sent in pieces
 	} {
 		t.Run(fmt.Sprintf("%+v", o), func(t *testing.T) {
 			want := localBatches(t, path, o)
@@ -118,6 +119,28 @@ func TestBatchesOverFlight(t *testing.T) {
 			assert.Equal(t, rows, fi.TotalRecords)
 			require.Len(t, fi.Endpoint, 1)
 			assert.Equal(t, BatchesTicket("t", o), fi.Endpoint[0].Ticket.Ticket)
+
+			// Any client sees a record batch per batch under the message limit, the cursor on
+			// the last piece of each.
+			stream, err := rawClient(t, s.uri).DoGet(t.Context(), fi.Endpoint[0].Ticket)
+			require.NoError(t, err)
+			rd, err := arrowflight.NewRecordReader(stream)
+			require.NoError(t, err)
+			defer rd.Release()
+			records, cursors := 0, 0
+			for rd.Next() {
+				records++
+				if len(rd.LatestAppMetadata()) > 0 {
+					cursors++
+				}
+			}
+			require.NoError(t, rd.Err())
+			assert.Equal(t, len(want), cursors)
+			if o.Size == 2500 {
+				assert.Greater(t, records, cursors, "a batch above the message limit in pieces")
+			} else {
+				assert.Equal(t, records, cursors)
+			}
 		})
 	}
 	require.Equal(t, held, s.budget.inUse(), "every batch's reservation given back")
@@ -136,7 +159,7 @@ func TestBatchesByAnyFlightClient(t *testing.T) {
 
 	fi, err := raw.GetFlightInfo(ctx, &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorCMD, Cmd: cmd})
 	require.NoError(t, err)
-	assert.Equal(t, int64(500), fi.TotalRecords)
+	assert.Equal(t, int64(1500), fi.TotalRecords)
 	require.Len(t, fi.Endpoint, 1)
 	schema, err := arrowflight.DeserializeSchema(fi.Schema, nil)
 	require.NoError(t, err)
@@ -228,4 +251,28 @@ func first(seq func(func(table.Batch, error) bool)) (table.Batch, error) {
 		return b, err
 	}
 	return table.Batch{}, fmt.Errorf("no batch")
+}
+
+// TestBatchesOfAFileChangedInPlace: a served file modified in place since it was opened fails
+// a batches stream with DataLoss naming the file, not the directory it is in, and gives the
+// memory budget back.
+func TestBatchesOfAFileChangedInPlace(t *testing.T) {
+	s, path, c := batchesFixture(t, Options{})
+	held := s.budget.inUse()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.Write(make([]byte, 4096))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	n := 0
+	var last error
+	for _, err := range c.Batches(t.Context(), "t", table.BatchOptions{Size: 500, Shuffle: true, Seed: 3}) {
+		n++
+		last = err
+	}
+	require.Error(t, last)
+	assert.Equal(t, codes.DataLoss, status.Code(last), "%v", last)
+	assert.Contains(t, last.Error(), "t.parquet")
+	assert.NotContains(t, last.Error(), filepath.Dir(path))
+	require.Equal(t, held, s.budget.inUse())
 }
