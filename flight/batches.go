@@ -164,7 +164,11 @@ type batchesPlan struct {
 	e      *entry
 	table  *table.Table // over every column of the flight: its Version the cursors'
 	schema *arrow.Schema
-	rows   int64 // what the shard gives
+	rows   int64 // what the stream gives
+	// unknownPerRow is what a row of the columns picked whose bytes are not known before
+	// reading (a ragged or string Parquet column) is estimated to take: their fragments'
+	// decoding estimates over their rows.
+	unknownPerRow int64
 }
 
 // plannedBatches parses a batches command, finds the table flight it names and checks the
@@ -246,8 +250,18 @@ func (s *Server) planBatches(req batchesRequest, o table.BatchOptions, e *entry)
 		}
 		return nil, fmt.Errorf("%w: %w", ErrBatches, err)
 	}
+	unknown := int64(0)
+	for _, c := range cols {
+		if src := srcs[min(c, len(srcs)-1)]; src.Bytes() < 0 && src.Rows() > 0 {
+			decode := int64(0)
+			for _, d := range src.DecodeBytes() {
+				decode = addSat(decode, d)
+			}
+			unknown = addSat(unknown, ceilDiv(decode, src.Rows()))
+		}
+	}
 	md := e.schema.Metadata()
-	return &batchesPlan{req: req, o: o, e: e, table: t, schema: arrow.NewSchema(picked, &md), rows: rows}, nil
+	return &batchesPlan{req: req, o: o, e: e, table: t, schema: arrow.NewSchema(picked, &md), rows: rows, unknownPerRow: unknown}, nil
 }
 
 // batchesInfo answers GetFlightInfo for a batches command: its schema, the rows the shard
@@ -274,7 +288,8 @@ func (s *Server) batchesInfo(_ context.Context, cmd []byte) (*arrowflight.Flight
 }
 
 // doGetBatches answers DoGet of a batches ticket: the batches, read against the version of
-// the flight's files current when it starts, each batch's memory (Table.TakeBytes) reserved
+// the flight's files current when it starts, each batch's memory (Table.TakeBytes, and for
+// the columns whose bytes are not known before reading their decoding estimate) reserved
 // from the budget before it is read and given back once it is sent (at most two at once: the
 // one sent, the one read ahead). A file modified in place meanwhile fails the stream with
 // DataLoss.
@@ -298,6 +313,7 @@ func (s *Server) doGetBatches(raw []byte, stream arrowflight.FlightService_DoGet
 	o := p.o
 	o.Reserve = func(ctx context.Context, rows int64) error {
 		n, _, err := p.table.TakeBytes(rows, o.Columns)
+		n = addSat(n, mulSat(p.unknownPerRow, rows))
 		if err != nil || s.budget == nil || n <= 0 {
 			return err
 		}
