@@ -50,6 +50,9 @@ var ErrBatches = errors.New("flight: invalid batches command")
 // columns.
 const maxBatchesCommand = 1 << 20
 
+// maxShards bounds "shards": what a cursor's text holds.
+const maxShards = 1 << 31
+
 // batchesCommand is the JSON of a batches command.
 type batchesCommand struct {
 	Batches *batchesRequest `json:"batches"`
@@ -130,7 +133,7 @@ func parseBatches(raw []byte) (batchesRequest, table.BatchOptions, error) {
 		return batchesRequest{}, table.BatchOptions{}, fmt.Errorf(`%w: no "name"`, ErrBatches)
 	case req.BatchSize <= 0:
 		return batchesRequest{}, table.BatchOptions{}, fmt.Errorf(`%w: "batch_size" %d: more than 0 rows a batch`, ErrBatches, req.BatchSize)
-	case req.Shards < 0 || req.Shard < 0 || req.Shard >= max(req.Shards, 1):
+	case req.Shards < 0 || req.Shards > maxShards || req.Shard < 0 || req.Shard >= max(req.Shards, 1):
 		return batchesRequest{}, table.BatchOptions{}, fmt.Errorf(`%w: "shard" %d of "shards" %d: 0 <= shard < shards`, ErrBatches, req.Shard, req.Shards)
 	case req.Epoch < 0:
 		return batchesRequest{}, table.BatchOptions{}, fmt.Errorf(`%w: "epoch" %d: epochs count from 0`, ErrBatches, req.Epoch)

@@ -184,7 +184,7 @@ func (t *Table) planOf(o BatchOptions) (plan, error) {
 	if o.DropLast {
 		p.count = base / o.Size // the same for every shard
 	} else {
-		p.count = (p.length + o.Size - 1) / o.Size
+		p.count = p.length/o.Size + min(p.length%o.Size, 1) // no overflow for any size
 	}
 	if o.Shuffle {
 		p.perm = newPermutation(n, o.Seed, o.Epoch)
@@ -239,7 +239,10 @@ func (t *Table) Remaining(o BatchOptions) (batches, rows int64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	end := min(p.count*p.size, p.length)
+	end := p.length // the shard's rows in batches
+	if o.DropLast {
+		end = p.count * p.size // whole batches only: at most the shard's rows
+	}
 	return p.count - p.cursor.Next, end - min(p.cursor.Next*p.size, end), nil
 }
 

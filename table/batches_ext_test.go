@@ -191,3 +191,29 @@ func TestBatchesReserve(t *testing.T) {
 		require.ErrorIs(t, err, stop)
 	}
 }
+
+// TestBatchesRemaining: Remaining counts the batches and rows Batches gives, after a cursor
+// or not, with DropLast or not, and a batch size past the rows gives one batch of them all.
+func TestBatchesRemaining(t *testing.T) {
+	paths := writeFiles(t, t.TempDir())
+	tab, err := table.Open(paths["plain.parquet"], table.Options{})
+	require.NoError(t, err)
+	defer tab.Release()
+	for _, o := range []table.BatchOptions{
+		{Size: 64}, {Size: 64, Shard: 1, Shards: 3}, {Size: 64, Shard: 2, Shards: 3, DropLast: true},
+		{Size: 1 << 62, Shuffle: true, Seed: 1}, {Size: 1<<63 - 1},
+	} {
+		bs := collect(t, tab, o)
+		n, rows, err := tab.Remaining(o)
+		require.NoError(t, err)
+		assert.Equal(t, int64(len(bs)), n, "%+v", o)
+		assert.Equal(t, int64(len(rowsOf(bs))), rows, "%+v", o)
+		if len(bs) > 1 {
+			o.After = &bs[0].Cursor
+			n, rows, err = tab.Remaining(o)
+			require.NoError(t, err)
+			assert.Equal(t, int64(len(bs)-1), n)
+			assert.Equal(t, int64(len(rowsOf(bs[1:]))), rows)
+		}
+	}
+}
