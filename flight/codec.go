@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ndarrow/ndarrow/internal/arrowfb"
 	"github.com/ndarrow/ndarrow/internal/memcopy"
 )
 
@@ -126,7 +127,7 @@ func (c serverCodec) Marshal(v any) (mem.BufferSlice, error) {
 		}
 		return mem.BufferSlice{mem.SliceBuffer(b)}, nil
 	}
-	head, err := flightDataHead(&arrowflight.FlightData{DataHeader: fd.header}, fd.body.size, 0)
+	head, err := flightDataHead(&arrowflight.FlightData{DataHeader: fd.header, AppMetadata: fd.appMetadata}, fd.body.size, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -142,8 +143,9 @@ func (c serverCodec) Marshal(v any) (mem.BufferSlice, error) {
 // framedData is a FlightData a Server's DoGet sends: a record batch's metadata and its body,
 // already in frame buffers.
 type framedData struct {
-	header []byte
-	body   frameWriter
+	header      []byte
+	appMetadata []byte
+	body        frameWriter
 }
 
 // frameWriter collects what is written to it in frame buffers (frames).
@@ -181,8 +183,12 @@ func (w *frameWriter) free() {
 // payloadSender is the ipc.PayloadWriter of a Server's DoGet: arrow-go's IPC writer makes
 // each message's metadata and gives its body buffers, which are copied once, from the record
 // (a mapped file's, on the handler's goroutine, under Guard) into frame buffers, and sent as
-// they are.
-type payloadSender struct{ stream grpc.ServerStream }
+// they are. appMetadata, when set, goes with the next record batch message sent (a batches
+// stream's cursor), and is cleared then.
+type payloadSender struct {
+	stream      grpc.ServerStream
+	appMetadata []byte
+}
 
 func (s *payloadSender) Start() error { return nil }
 
@@ -193,11 +199,20 @@ func (s *payloadSender) WritePayload(p arrowipc.Payload) error {
 	meta := p.Meta()
 	defer meta.Release()
 	fd := &framedData{header: meta.Bytes()}
+	if s.appMetadata != nil && isRecordBatch(meta.Bytes()) {
+		fd.appMetadata, s.appMetadata = s.appMetadata, nil
+	}
 	defer fd.body.free() // what Marshal did not hand to gRPC
 	if err := p.SerializeBody(&fd.body); err != nil {
 		return err
 	}
 	return s.stream.SendMsg(fd)
+}
+
+// isRecordBatch reports whether header, a message's flatbuffer that arrow-go's IPC writer
+// made (not input), is a record batch's.
+func isRecordBatch(header []byte) bool {
+	return len(header) >= 8 && arrowfb.GetRootAsMessage(header, 0).HeaderType() == arrowfb.MessageHeaderRecordBatch
 }
 
 // Unmarshal decodes a DoPut's message (a putMessage) through its decode while gRPC lends the

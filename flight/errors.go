@@ -54,6 +54,19 @@ func fromRemote(host string, err error) error {
 		sentinel = table.ErrRowRange
 	case codes.Unauthenticated:
 		sentinel = ErrUnauthenticated
+	case codes.FailedPrecondition: // a batches cursor of files since changed
+		if !strings.Contains(st.Message(), "changed since the cursor") {
+			return err
+		}
+		sentinel = table.ErrTableChanged
+	case codes.InvalidArgument:
+		if !strings.Contains(st.Message(), ErrBatches.Error()) {
+			return err
+		}
+		sentinel = ErrBatches
+		if strings.Contains(st.Message(), table.ErrCursor.Error()) {
+			sentinel = errors.Join(ErrBatches, table.ErrCursor)
+		}
 	case codes.ResourceExhausted:
 		if got, limit, ok := tooLarge(st.Message()); ok {
 			return &remoteError{sentinel: limits.ErrExceeded, status: err, msg: fmt.Sprintf(

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -203,6 +204,54 @@ func FuzzTakeTicket(f *testing.F) {
 		}
 		if again.Name != req.Name || !slices.Equal(again.Rows, req.Rows) || !slices.Equal(again.Columns, req.Columns) {
 			t.Fatalf("%q: %+v written back parses to %+v", b, req, again)
+		}
+	})
+}
+
+// FuzzBatchesCommand: any bytes as a batches command are refused (wrapping ErrBatches) or
+// give a request of a name, a batch size above 0, a shard inside the shards, columns each
+// named once and a cursor, which BatchesTicket writes back as a command that parses to the
+// same options; the work is linear in the command.
+func FuzzBatchesCommand(f *testing.F) {
+	f.Add([]byte(`{"batches":{"name":"t","batch_size":256,"shuffle":true,"seed":42,"epoch":3,"shard":1,"shards":4,"drop_last":true,"columns":["emb","label"]}}`))
+	f.Add([]byte(`{"batches":{"name":"t","batch_size":1,"after":"c1.0123456789abcdef.1.42.3.256.1.4.1.17"}}`))
+	f.Add([]byte(`{"batches":{"name":"t","batch_size":0}}`))
+	f.Add([]byte(`{"batches":{"name":"t","batch_size":2,"shard":4,"shards":4}}`))
+	f.Add([]byte(`{"batches":{"name":"t","batch_size":2,"seed":18446744073709551616}}`))
+	f.Add([]byte(`{"batches":{"name":"t","batch_size":2,"after":"c1"}} {}`))
+	f.Add([]byte(`{"batches":null,"take":{}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		req, o, err := parseBatches(b)
+		if err != nil {
+			if !errors.Is(err, ErrBatches) {
+				t.Fatalf("%q: %v does not wrap ErrBatches", b, err)
+			}
+			return
+		}
+		if req.Name == "" || o.Size <= 0 || o.Shard < 0 || o.Shard >= max(o.Shards, 1) || o.Shards > maxShards || o.Epoch < 0 || (!o.Shuffle && o.Seed != 0) {
+			t.Fatalf("%q: accepted %+v", b, req)
+		}
+		seen := map[string]bool{}
+		for _, c := range o.Columns {
+			if c == "" || seen[c] {
+				t.Fatalf("%q: column %q accepted twice or empty", b, c)
+			}
+			seen[c] = true
+		}
+		if !isBatches(b) {
+			t.Fatalf("%q: parsed, but DoGet would not route it to batches", b)
+		}
+		again, o2, err := parseBatches(BatchesTicket(req.Name, o))
+		if err != nil {
+			t.Fatalf("%q: BatchesTicket of %+v does not parse: %v", b, o, err)
+		}
+		if again.Name != req.Name || !slices.Equal(o.Columns, o2.Columns) || (o.After == nil) != (o2.After == nil) ||
+			(o.After != nil && *o.After != *o2.After) {
+			t.Fatalf("%q: %+v written back parses to %+v", b, o, o2)
+		}
+		o.Columns, o2.Columns, o.After, o2.After = nil, nil, nil, nil
+		if !reflect.DeepEqual(o, o2) {
+			t.Fatalf("%q: %+v written back parses to %+v", b, o, o2)
 		}
 	})
 }

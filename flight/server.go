@@ -493,8 +493,12 @@ func statusOr(err error, code codes.Code) error {
 
 // GetFlightInfo describes a tensor: with Shards, the parts every shard holds, one endpoint
 // each, in row order. A descriptor whose command is a take (see TakeTicket) is described as
-// its answer, checked but not read: one endpoint, on this server, whose ticket is the take.
+// its answer, checked but not read: one endpoint, on this server, whose ticket is the take; a
+// batches command (see BatchesTicket) likewise.
 func (s *Server) GetFlightInfo(ctx context.Context, d *arrowflight.FlightDescriptor) (*arrowflight.FlightInfo, error) {
+	if d.GetType() == arrowflight.DescriptorCMD && isBatches(d.GetCmd()) {
+		return s.batchesInfo(ctx, d.GetCmd())
+	}
 	if d.GetType() == arrowflight.DescriptorCMD && isTake(d.GetCmd()) {
 		return s.takeInfo(ctx, d.GetCmd())
 	}
@@ -647,8 +651,9 @@ func (s *Server) ListFlights(c *arrowflight.Criteria, stream arrowflight.FlightS
 	return nil
 }
 
-// DoGet sends a tensor as record batches, each under the message limit; a take ticket (see
-// TakeTicket) the rows it asks for, read and held (within the memory budget) before the first
+// DoGet sends a tensor as record batches, each under the message limit; a batches ticket
+// (see BatchesTicket) the mini-batches it asks for, a batch's cursor in the app_metadata of
+// its record batch; a take ticket (see TakeTicket) the rows it asks for, read and held (within the memory budget) before the first
 // is sent, against the version of the flight current when it starts: a tensor added whole
 // from its record batch, a Source chunk by chunk, each read as the stream reaches it. Every
 // read of a mapped file happens on the handler's goroutine, under dataset.Guard: a file that
@@ -658,6 +663,9 @@ func (s *Server) ListFlights(c *arrowflight.Criteria, stream arrowflight.FlightS
 func (s *Server) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_DoGetServer) error {
 	var e *entry
 	var err error
+	if isBatches(t.GetTicket()) {
+		return s.doGetBatches(t.GetTicket(), stream)
+	}
 	if isTake(t.GetTicket()) {
 		e, err = s.takeEntry(stream.Context(), t.GetTicket())
 	} else if e, err = s.store.get(string(t.GetTicket())); err != nil {

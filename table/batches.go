@@ -63,6 +63,12 @@ type BatchOptions struct {
 	// After resumes after the batch the cursor was given with: the batches are those that
 	// followed it. Its options must be these, and the table the one it was made on.
 	After *Cursor
+	// Reserve, when set, is called with the rows of each batch before it is read (on the
+	// goroutine that reads ahead), in batch order; an error from it ends the iteration with
+	// that error. A caller that reserves memory for each batch gives it back once done with
+	// the batch, and what was reserved for batches never given once Batches returns (it
+	// returns only after its reading goroutine has ended).
+	Reserve func(ctx context.Context, rows int64) error
 }
 
 // Batch is one mini-batch: the table rows, in its order, their values, and the cursor that
@@ -178,7 +184,7 @@ func (t *Table) planOf(o BatchOptions) (plan, error) {
 	if o.DropLast {
 		p.count = base / o.Size // the same for every shard
 	} else {
-		p.count = (p.length + o.Size - 1) / o.Size
+		p.count = p.length/o.Size + min(p.length%o.Size, 1) // no overflow for any size
 	}
 	if o.Shuffle {
 		p.perm = newPermutation(n, o.Seed, o.Epoch)
@@ -226,12 +232,27 @@ func (t *Table) NumBatches(o BatchOptions) (int64, error) {
 	return p.count, err
 }
 
+// Remaining returns how many batches, and rows in them, Batches gives with o: those after
+// o.After, or every one without it. Its errors are those Batches would end with at once.
+func (t *Table) Remaining(o BatchOptions) (batches, rows int64, err error) {
+	p, err := t.planOf(o)
+	if err != nil {
+		return 0, 0, err
+	}
+	end := p.length // the shard's rows in batches
+	if o.DropLast {
+		end = p.count * p.size // whole batches only: at most the shard's rows
+	}
+	return p.count - p.cursor.Next, end - min(p.cursor.Next*p.size, end), nil
+}
+
 // Batches returns the batches of the table's rows o asks for, in order, each Take's copy of
 // its rows (every column, or o.Columns), the next one read while the last is used. The order
 // is a pure function of the table's rows, o.Shuffle, o.Seed, o.Epoch, o.Shard and o.Shards:
 // the same options on the same table give the same batches, in any process. Options that do
 // not hold, a cursor of other options or of a changed table (ErrTableChanged), and what Take
-// fails with end the iteration with that error.
+// (or o.Reserve) fails with end the iteration with that error. It returns once the goroutine
+// reading ahead has ended.
 func (t *Table) Batches(ctx context.Context, o BatchOptions) iter.Seq2[Batch, error] {
 	return func(yield func(Batch, error) bool) {
 		p, err := t.planOf(o)
@@ -244,18 +265,19 @@ func (t *Table) Batches(ctx context.Context, o BatchOptions) iter.Seq2[Batch, er
 			b   Batch
 			err error
 		}
-		next := make(chan read, 1) // one batch read ahead
-		// Whenever the loop ends, the reader is stopped and waited for: it reads no file after.
-		defer func() {
-			cancel()
-			for range next {
-			}
-		}()
+		next := make(chan read) // one batch read ahead: read while the last one given is used
 		go func() {
 			defer close(next)
 			for b := p.cursor.Next; b < p.count; b++ {
 				rows := p.rows(b)
-				values, err := t.Take(ctx, rows, o.Columns)
+				var values *dataset.Table
+				var err error
+				if o.Reserve != nil {
+					err = o.Reserve(ctx, int64(len(rows)))
+				}
+				if err == nil {
+					values, err = t.Take(ctx, rows, o.Columns)
+				}
 				c := p.cursor
 				c.Next = b + 1
 				select {
@@ -266,6 +288,11 @@ func (t *Table) Batches(ctx context.Context, o BatchOptions) iter.Seq2[Batch, er
 				if err != nil {
 					return
 				}
+			}
+		}()
+		defer func() { // the reading goroutine ended before Batches returns
+			cancel()
+			for range next {
 			}
 		}()
 		for r := range next {

@@ -1,10 +1,13 @@
 package table_test
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -156,4 +159,78 @@ func TestBatchesStopEarly(t *testing.T) {
 	}
 	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "no reader left")
 	tab.Release()
+}
+
+// TestBatchesReserve: Reserve is asked for each batch's rows before it is read, in order, at
+// most two batches ahead of the one used; its error ends the iteration; breaking off returns
+// once the reading goroutine has ended (no Reserve after Batches returns).
+func TestBatchesReserve(t *testing.T) {
+	paths := writeFiles(t, t.TempDir())
+	tab, err := table.Open(paths["plain.parquet"], table.Options{})
+	require.NoError(t, err)
+	defer tab.Release()
+	var mu sync.Mutex
+	var asked []int64
+	used := 0
+	o := table.BatchOptions{Size: 300, Reserve: func(_ context.Context, rows int64) error {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, rows)
+		if len(asked) > used+2 { // the one used and the one read
+			return errors.New("more than two batches ahead")
+		}
+		return nil
+	}}
+	n, err := tab.NumBatches(o)
+	require.NoError(t, err)
+	var sizes []int64
+	for b, err := range tab.Batches(t.Context(), o) {
+		require.NoError(t, err)
+		sizes = append(sizes, int64(len(b.Rows)))
+		mu.Lock()
+		used++
+		mu.Unlock()
+	}
+	require.Len(t, sizes, int(n))
+	assert.Equal(t, sizes, asked)
+
+	asked = nil
+	for range tab.Batches(t.Context(), o) {
+		break
+	}
+	got := len(asked)
+	assert.LessOrEqual(t, got, 2)
+	assert.Equal(t, got, len(asked), "no Reserve once Batches has returned")
+
+	stop := errors.New("no memory")
+	o.Reserve = func(context.Context, int64) error { return stop }
+	for _, err := range tab.Batches(t.Context(), o) {
+		require.ErrorIs(t, err, stop)
+	}
+}
+
+// TestBatchesRemaining: Remaining counts the batches and rows Batches gives, after a cursor
+// or not, with DropLast or not, and a batch size past the rows gives one batch of them all.
+func TestBatchesRemaining(t *testing.T) {
+	paths := writeFiles(t, t.TempDir())
+	tab, err := table.Open(paths["plain.parquet"], table.Options{})
+	require.NoError(t, err)
+	defer tab.Release()
+	for _, o := range []table.BatchOptions{
+		{Size: 64}, {Size: 64, Shard: 1, Shards: 3}, {Size: 64, Shard: 2, Shards: 3, DropLast: true},
+		{Size: 1 << 62, Shuffle: true, Seed: 1}, {Size: 1<<63 - 1},
+	} {
+		bs := collect(t, tab, o)
+		n, rows, err := tab.Remaining(o)
+		require.NoError(t, err)
+		assert.Equal(t, int64(len(bs)), n, "%+v", o)
+		assert.Equal(t, int64(len(rowsOf(bs))), rows, "%+v", o)
+		if len(bs) > 1 {
+			o.After = &bs[0].Cursor
+			n, rows, err = tab.Remaining(o)
+			require.NoError(t, err)
+			assert.Equal(t, int64(len(bs)-1), n)
+			assert.Equal(t, int64(len(rowsOf(bs[1:]))), rows)
+		}
+	}
 }

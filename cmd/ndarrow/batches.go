@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"strconv"
 	"strings"
@@ -22,53 +23,102 @@ import (
 
 func runBatches(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("batches", flag.ContinueOnError)
-	size := fs.Int64("batch-size", 0, "rows a batch: `N` (required)")
-	var o table.BatchOptions
-	fs.Func("shuffle", "order each epoch's rows by a permutation of all the table's rows keyed by this `SEED` (and the epoch)", func(s string) error {
-		seed, err := strconv.ParseUint(s, 10, 64)
-		o.Shuffle, o.Seed = true, seed
-		return err
-	})
-	fs.Int64Var(&o.Epoch, "epoch", 0, "the epoch `E` (from 0): with --shuffle, another order each epoch")
-	shard := fs.String("shard", "", "this worker's shard: `K/N`, K from 0 to N-1")
-	fs.BoolVar(&o.DropLast, "drop-last", false, "leave out each shard's short last batch: every shard gives as many batches of N rows")
-	after := fs.String("after", "", "resume after the batch this `CURSOR` was written after")
-	cursors := fs.String("cursors", "", "write the cursor after each batch to `FILE`, one line a batch, as each batch is written")
+	bf := addBatchFlags(fs)
 	columns := fs.String("columns", "", "only these columns, in this order: `NAMES` separated by commas")
 	name := fs.String("table", "", "the table, when IN holds several")
 	if code, ok := parseArgs(fs, "batches", args, stdout, stderr, 2, 2); !ok {
 		return code
 	}
-	o.Size = *size
-	if o.Size <= 0 {
-		return usageError(stderr, "batches", errors.New("--batch-size N is required, N more than 0"))
+	o, err := bf.options(*columns)
+	if err != nil {
+		return usageError(stderr, "batches", err)
 	}
-	if *shard != "" {
-		k, n, ok := strings.Cut(*shard, "/")
+	out := fs.Arg(1)
+	if err := checkStreamOutput(out); err != nil {
+		return usageError(stderr, "batches", err)
+	}
+	return finishCommand(ctx, stderr, "batches", dataset.Guard(func() error {
+		return batches(ctx, fs.Arg(0), out, *name, *bf.cursors, o, stdout, stderr)
+	}))
+}
+
+// batchFlags are the flags that say which mini-batches to write (batches, get --batch-size).
+type batchFlags struct {
+	size    *int64
+	o       table.BatchOptions
+	shard   *string
+	after   *string
+	cursors *string
+	set     map[string]bool // the flags given, once parsed (seen)
+}
+
+// addBatchFlags defines the flags of mini-batches on fs: --batch-size, --shuffle, --epoch,
+// --shard, --drop-last, --after and --cursors (not --columns, which get defines for --rows
+// too).
+func addBatchFlags(fs *flag.FlagSet) *batchFlags {
+	f := &batchFlags{}
+	f.size = fs.Int64("batch-size", 0, "rows a batch: `N` (required)")
+	fs.Func("shuffle", "order each epoch's rows by a permutation of all the table's rows keyed by this `SEED` (and the epoch)", func(s string) error {
+		seed, err := strconv.ParseUint(s, 10, 64)
+		f.o.Shuffle, f.o.Seed = true, seed
+		return err
+	})
+	fs.Int64Var(&f.o.Epoch, "epoch", 0, "the epoch `E` (from 0): with --shuffle, another order each epoch")
+	f.shard = fs.String("shard", "", "this worker's shard: `K/N`, K from 0 to N-1")
+	fs.BoolVar(&f.o.DropLast, "drop-last", false, "leave out each shard's short last batch: every shard gives as many batches of N rows")
+	f.after = fs.String("after", "", "resume after the batch this `CURSOR` was written after")
+	f.cursors = fs.String("cursors", "", "write the cursor after each batch to `FILE`, one line a batch, as each batch is written")
+	return f
+}
+
+// seen returns the batch flags given on fs's command line other than --batch-size.
+func (f *batchFlags) seen(fs *flag.FlagSet) []string {
+	var out []string
+	fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "shuffle", "epoch", "shard", "drop-last", "after", "cursors":
+			out = append(out, "--"+fl.Name)
+		}
+	})
+	return out
+}
+
+// options returns the BatchOptions the flags say, the columns those named in columns
+// (separated by commas; every column for ""), or what is wrong with them.
+func (f *batchFlags) options(columns string) (table.BatchOptions, error) {
+	o := f.o
+	o.Size = *f.size
+	if o.Size <= 0 {
+		return o, errors.New("--batch-size N is required, N more than 0")
+	}
+	if *f.shard != "" {
+		k, n, ok := strings.Cut(*f.shard, "/")
 		var err1, err2 error
 		o.Shard, err1 = strconv.Atoi(k)
 		o.Shards, err2 = strconv.Atoi(n)
 		if !ok || err1 != nil || err2 != nil || o.Shards < 1 || o.Shard < 0 || o.Shard >= o.Shards {
-			return usageError(stderr, "batches", fmt.Errorf("--shard %q: K/N with 0 <= K < N", *shard))
+			return o, fmt.Errorf("--shard %q: K/N with 0 <= K < N", *f.shard)
 		}
 	}
-	if *after != "" {
-		c, err := table.ParseCursor(*after)
+	if *f.after != "" {
+		c, err := table.ParseCursor(*f.after)
 		if err != nil {
-			return usageError(stderr, "batches", fmt.Errorf("--after: %w", err))
+			return o, fmt.Errorf("--after: %w", err)
 		}
 		o.After = &c
 	}
-	if *columns != "" {
-		o.Columns = strings.Split(*columns, ",")
+	if columns != "" {
+		o.Columns = strings.Split(columns, ",")
 	}
-	out := fs.Arg(1)
+	return o, nil
+}
+
+// checkStreamOutput checks that out names an Arrow IPC stream: a .arrows file or -.
+func checkStreamOutput(out string) error {
 	if out != "-" && !strings.HasSuffix(out, ".arrows") {
-		return usageError(stderr, "batches", fmt.Errorf("%s: OUT is an Arrow IPC stream: a .arrows file or - (standard output)", out))
+		return fmt.Errorf("%s: OUT is an Arrow IPC stream: a .arrows file or - (standard output)", out)
 	}
-	return finishCommand(ctx, stderr, "batches", dataset.Guard(func() error {
-		return batches(ctx, fs.Arg(0), out, *name, *cursors, o, stdout, stderr)
-	}))
+	return nil
 }
 
 // batches writes the mini-batches o asks for of the table in in to out, an Arrow IPC stream
@@ -87,6 +137,22 @@ func batches(ctx context.Context, in, out, name, cursors string, o table.BatchOp
 		return err
 	}
 	tuneCollector(t, 3*o.Size, o.Columns) // a batch read ahead, one in hand, one written
+	err = writeBatches(ctx, out, cursors, t.Batches(ctx, o), stdout, func() error {
+		return fmt.Errorf("%s: no batch to write (%d rows, batches of %d)", in, t.NumRows(), o.Size)
+	})
+	if err == nil && len(o.Columns) == 0 {
+		for _, l := range t.LeftOut {
+			fmt.Fprintf(stderr, "ndarrow batches: %s\n", l)
+		}
+	}
+	return err
+}
+
+// writeBatches writes the batches of seq to out (an Arrow IPC stream: a .arrows file or -,
+// standard output) as one record batch each, of the first batch's schema, and each batch's
+// cursor to the file cursors (when not "") as the batch is written. No batch at all writes no
+// OUT and fails with none's error.
+func writeBatches(ctx context.Context, out, cursors string, seq iter.Seq2[table.Batch, error], stdout io.Writer, none func() error) error {
 	var cw *bufio.Writer
 	if cursors != "" {
 		f, err := os.Create(cursors)
@@ -96,11 +162,11 @@ func batches(ctx context.Context, in, out, name, cursors string, o table.BatchOp
 		defer f.Close()
 		cw = bufio.NewWriter(f)
 	}
-	err = writeOutput(ctx, out, stdout, func(w io.Writer) error {
+	return writeOutput(ctx, out, stdout, func(w io.Writer) error {
 		var sw *arrowipc.Writer
 		var schema *arrow.Schema
 		mem := memory.NewGoAllocator()
-		for b, err := range t.Batches(ctx, o) {
+		for b, err := range seq {
 			if err != nil {
 				return err
 			}
@@ -130,14 +196,8 @@ func batches(ctx context.Context, in, out, name, cursors string, o table.BatchOp
 			}
 		}
 		if sw == nil {
-			return fmt.Errorf("%s: no batch to write (%d rows, batches of %d)", in, t.NumRows(), o.Size)
+			return none()
 		}
 		return sw.Close()
 	})
-	if err == nil && len(o.Columns) == 0 {
-		for _, l := range t.LeftOut {
-			fmt.Fprintf(stderr, "ndarrow batches: %s\n", l)
-		}
-	}
-	return err
 }

@@ -96,7 +96,8 @@ Arrow IPC stream that tensorflow-io's ArrowStreamDataset reads: a column per ten
 order (the row shapes are printed, for tf.reshape) — no nulls, extension or large types, and
 the end-of-stream marker.`},
 	"ls": {"[--json] [client flags] URI", `Ls lists the tensors a Flight server serves: name, kind, dtype, shape, rows and bytes.`},
-	"get": {"[--to FORMAT] [--tensor COLUMN] [--rows LIST|@FILE [--columns NAMES]] [--dense] [--max-dense N] [client flags] URI NAME OUT",
+	"get": {"[--to FORMAT] [--tensor COLUMN] [--rows LIST|@FILE [--columns NAMES]] [--dense] [--max-dense N] [client flags] URI NAME OUT\n" +
+		"  ndarrow get --batch-size N [--shuffle SEED] [--epoch E] [--shard K/N] [--drop-last] [--after CURSOR] [--cursors FILE] [--columns NAMES] [client flags] URI TABLE OUT",
 		`Get fetches the tensor NAME from the Flight server at URI (grpc://, grpc+tls://) into OUT (a file,
 or an object: s3://BUCKET/KEY, gs://BUCKET/KEY), in the format OUT's extension gives unless
 --to does:` + formatList() + `
@@ -106,6 +107,11 @@ end; @FILE lists one a line — of a table (every column, or those --columns or 
 of a tensor (rows along its first axis): the server reads only what holds them (a Parquet
 row group's pages, an Arrow record batch) and sends them as one stream. A row outside NAME is
 one error line naming the row and NAME's rows.
+
+--batch-size N writes the mini-batches of the served table TABLE to OUT, an Arrow IPC stream
+(.arrows, or - for standard output) of one record batch a batch: the same stream, batch for
+batch, and the same cursors as "ndarrow batches" with these flags writes of the served files
+(see its help). The server reads each batch's rows and streams them, a batch's cursor with it.
 
 ` + keeps},
 	"put": {"[--tensor NAME] [--name NAME] [client flags] URI FILE|DIR",

@@ -26,6 +26,7 @@ import (
 	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/flight"
 	"github.com/ndarrow/ndarrow/limits"
+	"github.com/ndarrow/ndarrow/table"
 )
 
 // tlsFlags are the TLS and token flags shared by serve and the client commands.
@@ -473,11 +474,30 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	to := fs.String("to", "", "output format (default: OUT's extension): "+formatNames())
 	pick := fs.String("tensor", "", "of a table, get only this column (COLUMN or NAME.COLUMN, as ls prints it)")
 	rowsFlag := fs.String("rows", "", "get only these rows, in this order: `LIST` of indices separated by commas (negative ones count from the end), or @FILE with one index a line")
-	columns := fs.String("columns", "", "with --rows, of a table only these columns, in this order: `NAMES` separated by commas")
+	columns := fs.String("columns", "", "with --rows or --batch-size, of a table only these columns, in this order: `NAMES` separated by commas")
+	bf := addBatchFlags(fs)
 	writeOpts := writeFlags(fs, stderr, "get")
 	withClient := clientFlags(fs)
 	if code, ok := parseArgs(fs, "get", args, stdout, stderr, 3, 3); !ok {
 		return code
+	}
+	if *bf.size != 0 {
+		if *rowsFlag != "" || *pick != "" || *to != "" {
+			return usageError(stderr, "get", errors.New("--batch-size writes mini-batches as an Arrow IPC stream: not with --rows, --tensor or --to"))
+		}
+		o, err := bf.options(*columns)
+		if err != nil {
+			return usageError(stderr, "get", err)
+		}
+		if err := checkStreamOutput(fs.Arg(2)); err != nil {
+			return usageError(stderr, "get", err)
+		}
+		return finishCommand(ctx, stderr, "get", withClient(fs.Arg(0), func(c *flight.Client) error {
+			return getBatches(ctx, c, fs.Arg(1), fs.Arg(2), *bf.cursors, o, stdout)
+		}))
+	}
+	if seen := bf.seen(fs); len(seen) > 0 {
+		return usageError(stderr, "get", fmt.Errorf("%s: only with --batch-size N", strings.Join(seen, ", ")))
 	}
 	if *to != "" {
 		if err := checkFormat(*to); err != nil {
@@ -565,6 +585,18 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return nil
 	})
 	return finishCommand(ctx, stderr, "get", err)
+}
+
+// getBatches writes what get --batch-size writes: the mini-batches o asks of the table
+// flight name, as the server streams them, to out (an Arrow IPC stream, as ndarrow batches
+// writes it), and each batch's cursor to the file cursors (when not "").
+func getBatches(ctx context.Context, c *flight.Client, name, out, cursors string, o table.BatchOptions, stdout io.Writer) error {
+	if err := checkOutput(out); err != nil {
+		return err
+	}
+	return writeBatches(ctx, out, cursors, c.Batches(ctx, name, o), stdout, func() error {
+		return fmt.Errorf("%s: no batch to write (batches of %d)", name, o.Size)
+	})
 }
 
 // getTensors fetches what get writes: the column pick of the flight name, or every tensor

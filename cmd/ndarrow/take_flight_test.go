@@ -3,6 +3,8 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -88,6 +90,75 @@ func TestGetRows(t *testing.T) {
 			assert.Equal(t, tc.code, code, stderr)
 			assert.Contains(t, stderr, tc.contains)
 			assert.NoFileExists(t, args[len(args)-1])
+		})
+	}
+}
+
+// TestGetBatches: `get --batch-size` of a served Parquet table of several row groups writes
+// the same Arrow IPC stream, byte for byte, and the same cursors as `batches` of the file —
+// shuffled and sharded, columns picked or not, resumed after a cursor — and batch flags
+// without --batch-size, or a bad cursor, are refused.
+func TestGetBatches(t *testing.T) {
+	served := t.TempDir()
+	src := filepath.Join(served, "t.parquet")
+	writeLabelledTable(t, src, 450)
+	s := startServe(t, served)
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"in table order", []string{"--batch-size", "64"}},
+		{"shuffled and sharded", []string{"--batch-size", "50", "--shuffle", "42", "--epoch", "2", "--shard", "1/3"}},
+		{"columns picked, the last dropped", []string{"--batch-size", "40", "--shuffle", "3", "--shard", "0/2", "--drop-last", "--columns", "name,emb"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			run := func(args ...string) (string, string) {
+				out, cursors := filepath.Join(dir, "o.arrows"), filepath.Join(dir, "cursors.txt")
+				code, _, stderr := runCLI(append(append(args[:1:1], append(slices.Clone(tc.args), "--cursors", cursors)...), append(args[1:], out)...)...)
+				require.Equal(t, exitOK, code, stderr)
+				b, err := os.ReadFile(out)
+				require.NoError(t, err)
+				c, err := os.ReadFile(cursors)
+				require.NoError(t, err)
+				return string(b), string(c)
+			}
+			want, wantCursors := run("batches", src)
+			got, gotCursors := run("get", s.uri, "t")
+			require.Equal(t, wantCursors, gotCursors)
+			require.True(t, want == got, "get --batch-size writes the stream batches writes")
+
+			lines := strings.Split(strings.TrimSpace(gotCursors), "\n")
+			require.Greater(t, len(lines), 2)
+			tc.args = append(tc.args, "--after", lines[1])
+			want, wantCursors = run("batches", src)
+			got, gotCursors = run("get", s.uri, "t")
+			require.Equal(t, wantCursors, gotCursors)
+			require.Equal(t, strings.Join(lines[2:], "\n")+"\n", gotCursors, "resumed after the second batch")
+			require.True(t, want == got, "resumed: the same stream")
+		})
+	}
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		code     int
+		contains string
+	}{
+		{"--shuffle without --batch-size", []string{"--shuffle", "1", s.uri, "t", "o.arrows"}, exitUsage, "only with --batch-size"},
+		{"not a stream", []string{"--batch-size", "8", s.uri, "t", "o.parquet"}, exitUsage, "Arrow IPC stream"},
+		{"with --rows", []string{"--batch-size", "8", "--rows", "1", s.uri, "t", "o.arrows"}, exitUsage, "not with --rows"},
+		{"a bad cursor", []string{"--batch-size", "8", "--after", "c1.x", s.uri, "t", "o.arrows"}, exitUsage, "--after"},
+		{"a cursor of another table", []string{"--batch-size", "8", "--after", "c1.0123456789abcdef.0.0.0.8.0.1.0.1", s.uri, "t", "o.arrows"}, exitFail, "changed"},
+		{"a flight not served", []string{"--batch-size", "8", s.uri, "nope", "o.arrows"}, exitFail, "nope"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := slices.Clone(tc.args)
+			args[len(args)-1] = filepath.Join(t.TempDir(), args[len(args)-1])
+			code, _, stderr := runCLI(append([]string{"get"}, args...)...)
+			assert.Equal(t, tc.code, code, stderr)
+			assert.Contains(t, stderr, tc.contains)
+			_, err := os.Stat(args[len(args)-1])
+			assert.True(t, os.IsNotExist(err), "no OUT written")
 		})
 	}
 }
