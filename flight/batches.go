@@ -19,7 +19,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/limits"
@@ -373,34 +372,9 @@ func (s *Server) sendBatch(ctx context.Context, w *arrowipc.Writer, ps *payloadS
 	if err != nil {
 		return fmt.Errorf("flight: %s: batch %d: %w", p.req.Name, b.Index, err)
 	}
-	conformed, err := arrowtensor.Conform(rec, p.schema)
-	rec.Release()
-	if err != nil {
-		return status.Errorf(codes.Internal, "flight: %s: batch %d: %v", p.req.Name, b.Index, err)
-	}
-	defer conformed.Release()
-	pieces, err := dataset.SplitRecord(conformed, int64(s.opts.MaxMessageBytes-messageHeadroom))
-	if err != nil {
-		return statusOf(err)
-	}
-	defer func() {
-		for _, r := range pieces {
-			r.Release()
-		}
-	}()
+	defer rec.Release()
 	meta, _ := json.Marshal(batchMetadata{Cursor: b.Cursor.String()})
-	for i, r := range pieces {
-		if err := ctx.Err(); err != nil {
-			return status.FromContextError(err).Err()
-		}
-		if i == len(pieces)-1 {
-			ps.appMetadata = meta
-		}
-		if err := w.Write(r); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.sendPieces(ctx, w, p.schema, rec, func() { ps.appMetadata = meta })
 }
 
 // Batches returns the mini-batches o asks of the table flight name (see BatchesTicket; o's

@@ -797,6 +797,12 @@ func relativePath(root, path string) string {
 // A chunk's field metadata may differ from the first part's, and its strings be text where
 // the stream's are bytes (conform); its types may not differ otherwise.
 func (s *Server) send(ctx context.Context, w *arrowipc.Writer, schema *arrow.Schema, rec arrow.Record) error {
+	return s.sendPieces(ctx, w, schema, rec, nil)
+}
+
+// sendPieces is send, running beforeLast (when not nil) before the last record batch is
+// written.
+func (s *Server) sendPieces(ctx context.Context, w *arrowipc.Writer, schema *arrow.Schema, rec arrow.Record, beforeLast func()) error {
 	rec, err := arrowtensor.Conform(rec, schema)
 	if err != nil {
 		return status.Error(codes.Internal, err.Error())
@@ -811,9 +817,12 @@ func (s *Server) send(ctx context.Context, w *arrowipc.Writer, schema *arrow.Sch
 			b.Release()
 		}
 	}()
-	for _, b := range batches {
+	for i, b := range batches {
 		if err := ctx.Err(); err != nil {
 			return status.FromContextError(err).Err()
+		}
+		if beforeLast != nil && i == len(batches)-1 {
+			beforeLast()
 		}
 		if err := w.Write(b); err != nil {
 			return err
