@@ -76,6 +76,9 @@ type sourcePart struct {
 	// binary says the part's column of strings is bytes as its file declares it (binary,
 	// large_binary, fixed_size_binary: arrowtensor.IsBytesType), not text.
 	binary bool
+	// readers, for a Parquet part, keeps the readers ReadRows made of its file (all its
+	// columns' parts share it).
+	readers *readerPool
 }
 
 // residentSource returns the Source of a tensor read whole from f.
@@ -120,6 +123,7 @@ func scanParquet(f *File, b []byte, base string, lim limits.Limits) ([]*Source, 
 		rowBytes[i] = r.RowGroupBytes(i)
 	}
 	out := make([]*Source, len(descs))
+	pool := &readerPool{} // the file's, shared by its columns
 	for i, t := range descs {
 		bytes := rowBytes
 		if t.DType() == ndarray.String { // its own column chunks': a row group's other columns are no measure of its strings
@@ -131,7 +135,7 @@ func scanParquet(f *File, b []byte, base string, lim limits.Limits) ([]*Source, 
 		out[i] = &Source{
 			Name: t.Name, Kind: t.ImpliedKind(), Column: t.Column, DimNames: t.DimNames,
 			desc: t, rows: r.NumRows(), lim: lim,
-			parts: []sourcePart{{file: f, column: t.Column, base: base, rowRows: rowRows, rowBytes: bytes, rowTotal: len(rowRows),
+			parts: []sourcePart{{file: f, column: t.Column, base: base, rowRows: rowRows, rowBytes: bytes, rowTotal: len(rowRows), readers: pool,
 				binary: declaresBytes(schema, t.Column)}},
 		}
 	}

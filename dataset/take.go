@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -348,7 +349,7 @@ func (s *Source) chunkAt(i int) (sourcePart, int, error) {
 // byte ranges TakeRows reads (TakeRanges: a page's header and levels and the rows' bytes of
 // an uncompressed tensor column, the pages holding the rows of a compressed one, the whole
 // column chunk of any other), at most MaxCopySize bytes.
-func (s *Source) parquetRows(ctx context.Context, p sourcePart, i int, want int64, columns []string, rows []int64) ([]Tensor, error) {
+func (s *Source) parquetRows(ctx context.Context, p sourcePart, i int, want int64, columns []string, rows []int64) (_ []Tensor, err error) {
 	b := p.file.mapping.Bytes()
 	var buf *objstore.Buffer // an object's: this read's own
 	if p.file.remote != nil {
@@ -359,9 +360,28 @@ func (s *Source) parquetRows(ctx context.Context, p sourcePart, i int, want int6
 		defer buf.Mapping().Release()
 		b = buf.Mapping().Bytes()
 	}
-	r, err := parquet.NewReader(b, parquet.ReaderOptions{Allocator: memory.NewGoAllocator(), Limits: s.lim, Columns: columns})
-	if err != nil {
-		return nil, err
+	var r *parquet.Reader
+	key := strings.Join(columns, "\x00")
+	if buf == nil && p.readers != nil { // a mapped file's: its footer and offset indexes decoded once
+		if r = p.readers.get(key); r != nil {
+			defer func() {
+				if err == nil {
+					p.readers.put(key, r)
+				}
+			}()
+		}
+	}
+	if r == nil {
+		if r, err = parquet.NewReader(b, parquet.ReaderOptions{Allocator: memory.NewGoAllocator(), Limits: s.lim, Columns: columns}); err != nil {
+			return nil, err
+		}
+		if buf == nil && p.readers != nil {
+			defer func() {
+				if err == nil {
+					p.readers.put(key, r)
+				}
+			}()
+		}
 	}
 	if r.NumRowGroups() != p.rowTotal {
 		return nil, fmt.Errorf("parquet: %d row groups, %d when the file was opened: %w", r.NumRowGroups(), p.rowTotal, parquet.ErrInvalid)
@@ -388,6 +408,42 @@ func (s *Source) parquetRows(ctx context.Context, p sourcePart, i int, want int6
 		return nil, err
 	}
 	return pickColumns(ts, columns, "parquet: row group", i, int64(len(rows)), parquet.ErrInvalid)
+}
+
+// readerPool keeps the parquet.Readers reads of one mapped Parquet file made, by the columns
+// they read, for the reads after them: a reader decodes the footer and each offset index once,
+// not once a read. A reader is used by one read at a time; one whose read failed is dropped.
+type readerPool struct {
+	mu   sync.Mutex
+	free map[string][]*parquet.Reader
+}
+
+// pooledReaders is the most readers a pool keeps of one set of columns.
+const pooledReaders = 8
+
+// get returns a reader of the columns key names given back before, or nil.
+func (p *readerPool) get(key string) *parquet.Reader {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	rs := p.free[key]
+	if len(rs) == 0 {
+		return nil
+	}
+	r := rs[len(rs)-1]
+	p.free[key] = rs[:len(rs)-1]
+	return r
+}
+
+// put gives back a reader of the columns key names, kept unless the pool holds enough.
+func (p *readerPool) put(key string, r *parquet.Reader) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.free == nil {
+		p.free = map[string][]*parquet.Reader{}
+	}
+	if len(p.free[key]) < pooledReaders {
+		p.free[key] = append(p.free[key], r)
+	}
 }
 
 // fetchRanges fetches the byte ranges rs of a Parquet object (of row group i) into buf, at

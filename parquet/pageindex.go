@@ -85,8 +85,25 @@ func (r *Reader) hasOffsetIndex(rg, leaf int) bool {
 	return cc.OffsetIndexOffset != nil || cc.OffsetIndexLength != nil
 }
 
-// readOffsetIndex decodes and checks the OffsetIndex of leaf column leaf in row group rg.
+// readOffsetIndex decodes and checks the OffsetIndex of leaf column leaf in row group rg, once
+// per reader.
 func (r *Reader) readOffsetIndex(rg, leaf int) ([]pageLoc, error) {
+	if pages, ok := r.offsetIndexes[[2]int{rg, leaf}]; ok {
+		return pages, nil
+	}
+	pages, err := r.decodeOffsetIndex(rg, leaf)
+	if err != nil {
+		return nil, err
+	}
+	if r.offsetIndexes == nil {
+		r.offsetIndexes = map[[2]int][]pageLoc{}
+	}
+	r.offsetIndexes[[2]int{rg, leaf}] = pages
+	return pages, nil
+}
+
+// decodeOffsetIndex decodes and checks the OffsetIndex of leaf column leaf in row group rg.
+func (r *Reader) decodeOffsetIndex(rg, leaf int) ([]pageLoc, error) {
 	br, ok := r.offsetIndexRange(rg, leaf)
 	if !ok {
 		return nil, fmt.Errorf("an offset index outside the file of %d bytes: %w", len(r.b), ErrInvalid)

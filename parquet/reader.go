@@ -73,6 +73,13 @@ type Reader struct {
 	structs []int
 
 	directReads int // the columns the direct path read (tests)
+	// offsetIndexes are the offset indexes decoded, by row group and leaf column: a reader
+	// used for many takes decodes each once.
+	offsetIndexes map[[2]int][]pageLoc
+	// plainValues are, by a page's offset, where in the page the values of a PLAIN
+	// uncompressed tensor page TakeRows checked begin: a reader used for many takes checks
+	// each page's header and levels once.
+	plainValues map[int64]int64
 }
 
 // column is a top-level column the reader reads.

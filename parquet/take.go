@@ -334,6 +334,9 @@ func resized(b []byte, n int) []byte {
 // layout without nulls. ok is false for any other page.
 func (r *Reader) takePageValues(tc takeColumn, p pageLoc, scratch *takeScratch) (values []byte, ok bool) {
 	chunk := r.b[p.offset : p.offset+p.size] // inside the chunk: checkPageLocs, walkPages
+	if at, ok := r.plainValues[p.offset]; ok { // checked by an earlier take: the values in place
+		return chunk[at:], true
+	}
 	n := p.rows * tc.plan.cell
 	h, page, next, ok := nextDirectPage(chunk, 0, tc.codec, false, n)
 	if !ok || next != len(chunk) || h.typ == pageIndex || int64(h.numValues) != n {
@@ -385,7 +388,13 @@ func (r *Reader) takePageValues(tc takeColumn, p pageLoc, scratch *takeScratch) 
 	if h.encoding == encodingByteStreamSplit {
 		scratch.unsplit = resized(scratch.unsplit, int(want))
 		unsplit(scratch.unsplit, values, int(tc.plan.width))
-		values = scratch.unsplit
+		return scratch.unsplit, true
+	}
+	if !compressed { // the page's last bytes: the next take of the reader goes straight to them
+		if r.plainValues == nil {
+			r.plainValues = map[int64]int64{}
+		}
+		r.plainValues[p.offset] = int64(len(chunk) - len(values))
 	}
 	return values, true
 }
