@@ -333,7 +333,7 @@ func resized(b []byte, n int) []byte {
 // checking the page's header against the location and its levels against the fixed-size
 // layout without nulls. ok is false for any other page.
 func (r *Reader) takePageValues(tc takeColumn, p pageLoc, scratch *takeScratch) (values []byte, ok bool) {
-	chunk := r.b[p.offset : p.offset+p.size] // inside the chunk: checkPageLocs, walkPages
+	chunk := r.b[p.offset : p.offset+p.size]   // inside the chunk: checkPageLocs, walkPages
 	if at, ok := r.plainValues[p.offset]; ok { // checked by an earlier take: the values in place
 		return chunk[at:], true
 	}
