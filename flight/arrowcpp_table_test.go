@@ -19,7 +19,6 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/internal/flightreplay"
@@ -122,22 +121,8 @@ func TestRecordArrowCppLabels(t *testing.T) {
 	input := cppLabelsInput(t, dir)
 
 	// Arrow C++'s server: ListFlights, then DoGet of the table.
-	port := startCpp(t, exec.Command(filepath.Join(bin, "flight_ref"), "serve", "0", dir))
-	conn, err := grpc.NewClient("127.0.0.1:"+port, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	defer conn.Close()
-	fc := arrowflight.NewFlightServiceClient(conn)
+	fc, rec := cppFlights(t, bin, dir)
 	ctx := context.Background()
-	rec := &flightreplay.Recording{}
-	list, err := fc.ListFlights(ctx, &arrowflight.Criteria{})
-	require.NoError(t, err)
-	for {
-		fi, err := list.Recv()
-		if err != nil {
-			break
-		}
-		rec.Infos = append(rec.Infos, fi)
-	}
 	require.Len(t, rec.Infos, 1)
 	stream, err := fc.DoGet(ctx, rec.Infos[0].Endpoint[0].Ticket)
 	require.NoError(t, err)

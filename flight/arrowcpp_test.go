@@ -134,23 +134,8 @@ func TestRecordArrowCpp(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(out, "inputs_read.jsonl"), []byte(strings.Join(golden, "\n")+"\n"), 0o644))
 
 	// Arrow C++'s server: ListFlights, then DoGet of every flight.
-	port := startCpp(t, exec.Command(filepath.Join(bin, "flight_ref"), "serve", "0", dir))
-	conn, err := grpc.NewClient("127.0.0.1:"+port, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
-	require.NoError(t, err)
-	defer conn.Close()
-	fc := arrowflight.NewFlightServiceClient(conn)
+	fc, rec := cppFlights(t, bin, dir)
 	ctx := context.Background()
-	rec := &flightreplay.Recording{}
-	list, err := fc.ListFlights(ctx, &arrowflight.Criteria{})
-	require.NoError(t, err)
-	for {
-		fi, err := list.Recv()
-		if err != nil {
-			break
-		}
-		rec.Infos = append(rec.Infos, fi)
-	}
 	require.Len(t, rec.Infos, 2)
 	for _, fi := range rec.Infos {
 		ticket := fi.Endpoint[0].Ticket
@@ -631,4 +616,26 @@ func TestAPeerThatOverstatesItsRows(t *testing.T) {
 	info, err := c.Info(context.Background(), "big")
 	require.NoError(t, err)
 	require.Equal(t, ndarray.Shape{1 << 40, 256}, info.Shape, "Info says what the peer said")
+}
+
+// cppFlights starts Arrow C++'s Flight server (flight_ref in bin) on the files of dir and
+// returns a client of it, closed with the test, and a recording of its ListFlights.
+func cppFlights(t *testing.T, bin, dir string) (arrowflight.FlightServiceClient, *flightreplay.Recording) {
+	port := startCpp(t, exec.Command(filepath.Join(bin, "flight_ref"), "serve", "0", dir))
+	conn, err := grpc.NewClient("127.0.0.1:"+port, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	fc := arrowflight.NewFlightServiceClient(conn)
+	rec := &flightreplay.Recording{}
+	list, err := fc.ListFlights(context.Background(), &arrowflight.Criteria{})
+	require.NoError(t, err)
+	for {
+		fi, err := list.Recv()
+		if err != nil {
+			break
+		}
+		rec.Infos = append(rec.Infos, fi)
+	}
+	return fc, rec
 }
