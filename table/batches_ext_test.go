@@ -8,7 +8,9 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -152,13 +154,29 @@ func TestBatchesStopEarly(t *testing.T) {
 	tab, err := table.Open(paths["zstd.parquet"], table.Options{})
 	require.NoError(t, err)
 	before := runtime.NumGoroutine()
-	for b, err := range tab.Batches(t.Context(), table.BatchOptions{Size: 10, Shuffle: true}) {
+	var reserved atomic.Int64
+	o := table.BatchOptions{Size: 10, Shuffle: true, Reserve: func(context.Context, int64) error {
+		reserved.Add(1)
+		return nil
+	}}
+	for b, err := range tab.Batches(t.Context(), o) {
 		require.NoError(t, err)
 		require.Len(t, b.Rows, 10)
 		break
 	}
-	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "no reader left")
+	// Batches has returned: its reader has ended, so nothing more is reserved or read.
+	// The table is released at once; a read after it would fail the race detector or panic.
+	asked := reserved.Load()
 	tab.Release()
+	time.Sleep(20 * time.Millisecond)
+	assert.Equal(t, asked, reserved.Load(), "no batch read after Batches returned")
+	// A goroutine that has signalled its end may still be on its way out: it leaves soon.
+	// (Polled by hand: assert.Eventually runs its condition on a goroutine of its own.)
+	left := runtime.NumGoroutine()
+	for end := time.Now().Add(5 * time.Second); left > before && time.Now().Before(end); left = runtime.NumGoroutine() {
+		time.Sleep(time.Millisecond)
+	}
+	assert.LessOrEqual(t, left, before, "no reader left")
 }
 
 // TestBatchesReserve: Reserve is asked for each batch's rows before it is read, in order, at
