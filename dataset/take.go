@@ -386,6 +386,12 @@ func (s *Source) parquetRows(ctx context.Context, p sourcePart, i int, want int6
 	if r.NumRowGroups() != p.rowTotal {
 		return nil, fmt.Errorf("parquet: %d row groups, %d when the file was opened: %w", r.NumRowGroups(), p.rowTotal, parquet.ErrInvalid)
 	}
+	r.SetPageCache(nil)
+	if buf == nil && p.readers != nil {
+		if c := p.readers.pageCache(); c != nil {
+			r.SetPageCache(c.of(p.file))
+		}
+	}
 	if buf != nil {
 		if err := s.fetchRanges(ctx, buf, i, r.PageIndexRanges(i)); err != nil {
 			return nil, err
@@ -414,8 +420,30 @@ func (s *Source) parquetRows(ctx context.Context, p sourcePart, i int, want int6
 // they read, for the reads after them: a reader decodes the footer and each offset index once,
 // not once a read. A reader is used by one read at a time; one whose read failed is dropped.
 type readerPool struct {
-	mu   sync.Mutex
-	free map[string][]*parquet.Reader
+	mu    sync.Mutex
+	free  map[string][]*parquet.Reader
+	pages *PageCache // where the reads keep the pages they decompress, if anywhere
+}
+
+// pageCache returns the cache the pool's reads keep pages in, or nil.
+func (p *readerPool) pageCache() *PageCache {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.pages
+}
+
+// UsePageCache has the Source's reads by rows of mapped Parquet files (ReadRows, ReadRowsOf)
+// keep the pages they decompress in c, and take them from there, so that each is
+// decompressed once; nil keeps none. The other columns of the same files, which share their
+// readers, use c too. c must stay open while the Source is read.
+func (s *Source) UsePageCache(c *PageCache) {
+	for _, p := range s.parts {
+		if p.readers != nil {
+			p.readers.mu.Lock()
+			p.readers.pages = c
+			p.readers.mu.Unlock()
+		}
+	}
 }
 
 // pooledReaders is the most readers a pool keeps of one set of columns.
@@ -625,4 +653,13 @@ func (s *Source) Versions() (versions []string, chunks []int) {
 		versions, chunks = append(versions, p.file.Version()), append(chunks, n)
 	}
 	return versions, chunks
+}
+
+// Paths returns the path (or URI) of the file of each of the Source's parts, in order.
+func (s *Source) Paths() []string {
+	out := make([]string, len(s.parts))
+	for i, p := range s.parts {
+		out[i] = p.file.Path
+	}
+	return out
 }

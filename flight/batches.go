@@ -313,6 +313,7 @@ func (s *Server) doGetBatches(raw []byte, stream arrowflight.FlightService_DoGet
 		}
 	}()
 	o := p.o
+	o.Readahead = 1 // one batch read ahead: the budget, not the stream, decides what is held
 	o.Reserve = func(ctx context.Context, rows int64) error {
 		n, _, err := p.table.TakeBytes(rows, o.Columns)
 		n = addSat(n, mulSat(p.unknownPerRow, rows))

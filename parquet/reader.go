@@ -80,7 +80,32 @@ type Reader struct {
 	// uncompressed tensor page TakeRows checked begin: a reader used for many takes checks
 	// each page's header and levels once.
 	plainValues map[int64]int64
+	// pages keeps the values of the pages TakeRows decompressed or unsplit (SetPageCache).
+	pages PageCache
 }
+
+// PageCache keeps what TakeRows decoded of one file, for the takes after — by any Reader of
+// the same file given the same cache — to use again instead of decoding it again: the values
+// of the pages it had to decompress or unsplit (BYTE_STREAM_SPLIT), by the page's offset in
+// the file, and the columns whose chunks it decoded whole (strings, dictionaries, lists), by
+// the offset of the column's first chunk. Implementations are safe for concurrent use.
+type PageCache interface {
+	// Values returns the values kept for the page at offset, if any.
+	Values(offset int64) ([]byte, bool)
+	// Keep keeps a copy of values, those of the page at offset, and returns the copy, or
+	// values themselves when it keeps nothing.
+	Keep(offset int64, values []byte) []byte
+	// Chunk returns the column kept for the chunk at offset, if any, retained: release it.
+	Chunk(offset int64) (arrow.Array, bool)
+	// KeepChunk keeps a copy of arr, the column decoded of the chunk at offset, and returns
+	// the copy, or arr itself when it keeps nothing, retained: release it (and arr, which
+	// stays the caller's).
+	KeepChunk(offset int64, arr arrow.Array) arrow.Array
+}
+
+// SetPageCache has the reader's takes keep the pages they decompress in c, and look there
+// first; nil keeps none. The cache must hold the pages of this reader's file only.
+func (r *Reader) SetPageCache(c PageCache) { r.pages = c }
 
 // column is a top-level column the reader reads.
 type column struct {

@@ -337,12 +337,17 @@ func (r *Reader) takePageValues(tc takeColumn, p pageLoc, scratch *takeScratch) 
 	if at, ok := r.plainValues[p.offset]; ok { // checked by an earlier take: the values in place
 		return chunk[at:], true
 	}
+	want := p.rows * tc.rowBytes
+	if r.pages != nil { // decoded and checked by an earlier take
+		if v, ok := r.pages.Values(p.offset); ok && int64(len(v)) == want {
+			return v, true
+		}
+	}
 	n := p.rows * tc.plan.cell
 	h, page, next, ok := nextDirectPage(chunk, 0, tc.codec, false, n)
 	if !ok || next != len(chunk) || h.typ == pageIndex || int64(h.numValues) != n {
 		return nil, false
 	}
-	want := p.rows * tc.rowBytes
 	first := p.firstRow * tc.plan.cell
 	compressed := tc.codec != 0 && (h.typ != pageDataV2 || !h.v2Uncompressed)
 	if compressed && (int64(h.uncompressed) > int64(h.compressed)*maxExpansion(tc.codec)+64 || int64(h.uncompressed) > r.lim.MaxCopySize) {
@@ -388,9 +393,12 @@ func (r *Reader) takePageValues(tc takeColumn, p pageLoc, scratch *takeScratch) 
 	if h.encoding == encodingByteStreamSplit {
 		scratch.unsplit = resized(scratch.unsplit, int(want))
 		unsplit(scratch.unsplit, values, int(tc.plan.width))
-		return scratch.unsplit, true
+		values = scratch.unsplit
 	}
-	if !compressed { // the page's last bytes: the next take of the reader goes straight to them
+	switch {
+	case (compressed || h.encoding == encodingByteStreamSplit) && r.pages != nil: // decoded once
+		return r.pages.Keep(p.offset, values), true
+	case !compressed && h.encoding != encodingByteStreamSplit: // the page's last bytes: the next take of the reader goes straight to them
 		if r.plainValues == nil {
 			r.plainValues = map[int64]int64{}
 		}
@@ -402,6 +410,20 @@ func (r *Reader) takePageValues(tc takeColumn, p pageLoc, scratch *takeScratch) 
 // takeDecoded decodes column c of row group rg as ReadRowGroup does, every page header checked
 // first, and gathers rows rows of it.
 func (r *Reader) takeDecoded(c column, rg int, rows []int64) (arrow.Array, error) {
+	var key int64
+	if r.pages != nil { // decoded by an earlier take
+		start, _, err := r.chunkBounds(rg, c.leaves[0])
+		if err != nil {
+			return nil, err
+		}
+		key = start
+		if arr, ok := r.pages.Chunk(key); ok {
+			defer arr.Release()
+			if arr.Len() == int(r.RowGroupRows(rg)) && arrow.TypeEqual(arr.DataType(), c.field.Type) {
+				return gather(r.mem, arr, rows)
+			}
+		}
+	}
 	n := r.RowGroupRows(rg)
 	budget := r.lim.MaxCopySize
 	split := false
@@ -419,6 +441,11 @@ func (r *Reader) takeDecoded(c column, rg int, rows []int64) (arrow.Array, error
 	arr, err := r.readColumn(c, rg, n, split)
 	if err != nil {
 		return nil, err
+	}
+	if r.pages != nil {
+		kept := r.pages.KeepChunk(key, arr)
+		arr.Release()
+		arr = kept
 	}
 	defer arr.Release()
 	return gather(r.mem, arr, rows)

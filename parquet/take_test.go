@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -492,4 +493,121 @@ func TestTakeRowsOfAMappedFile(t *testing.T) {
 	require.NoError(t, err)
 	defer got.Release()
 	requireRows(t, rec, got, rows)
+}
+
+// mapPages is a parquet.PageCache in maps, counting its use.
+type mapPages struct {
+	mu                     sync.Mutex
+	pages                  map[int64][]byte
+	chunks                 map[int64]arrow.Array
+	kept, hits             int
+	keptChunks, chunkHits int
+}
+
+func (m *mapPages) Chunk(offset int64) (arrow.Array, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	arr, ok := m.chunks[offset]
+	if ok {
+		m.chunkHits++
+		arr.Retain()
+	}
+	return arr, ok
+}
+
+func (m *mapPages) KeepChunk(offset int64, arr arrow.Array) arrow.Array {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.chunks == nil {
+		m.chunks = map[int64]arrow.Array{}
+	}
+	arr.Retain() // the map's
+	m.chunks[offset] = arr
+	m.keptChunks++
+	arr.Retain() // the caller's
+	return arr
+}
+
+func (m *mapPages) release() {
+	for _, arr := range m.chunks {
+		arr.Release()
+	}
+}
+
+func (m *mapPages) Values(offset int64) ([]byte, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.pages[offset]
+	if ok {
+		m.hits++
+	}
+	return v, ok
+}
+
+func (m *mapPages) Keep(offset int64, values []byte) []byte {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.pages == nil {
+		m.pages = map[int64][]byte{}
+	}
+	m.pages[offset] = slices.Clone(values)
+	m.kept++
+	return m.pages[offset]
+}
+
+// TestTakeRowsKeepPages: with a page cache, TakeRows keeps each page it decompresses, and
+// each column whose chunk it decodes whole, and a take after it — by another Reader of the
+// file — reads what was kept instead, with the same rows; a page kept with another length
+// than its rows' is decoded again.
+func TestTakeRowsKeepPages(t *testing.T) {
+	for name, b := range takeFiles(t) {
+		t.Run(name, func(t *testing.T) {
+			var cache mapPages
+			defer cache.release()
+			mem := checkedAllocator(t, name)
+			first, err := parquet.NewReader(b, parquet.ReaderOptions{Allocator: mem})
+			require.NoError(t, err)
+			first.SetPageCache(&cache)
+			second, err := parquet.NewReader(b, parquet.ReaderOptions{Allocator: mem})
+			require.NoError(t, err)
+			second.SetPageCache(&cache)
+			for rg := range first.NumRowGroups() {
+				full, err := first.ReadRowGroup(rg)
+				require.NoError(t, err)
+				rows := rowSets(t, first, rg)["every seventh"]
+				for _, r := range []*parquet.Reader{first, second} {
+					got, err := r.TakeRows(rg, rows)
+					require.NoError(t, err)
+					requireRows(t, full, got, rows)
+					got.Release()
+				}
+				full.Release()
+			}
+			if len(first.Schema().Fields()) > len(parquet.TakesDirectly(first, 0)) {
+				assert.Positive(t, cache.keptChunks, "columns decoded whole are kept")
+			}
+			assert.Equal(t, cache.keptChunks, cache.chunkHits, "each kept once and read again from the cache")
+			switch {
+			case strings.Contains(name, "zstd") && len(parquet.TakesDirectly(first, 0)) > 0:
+				assert.Positive(t, cache.kept, "pages decompressed are kept")
+				assert.Equal(t, cache.kept, cache.hits, "the second take reads each page kept")
+			case strings.Contains(name, "none"):
+				assert.Zero(t, cache.kept, "a PLAIN page stored as it is is read in place")
+			}
+			// Values of another length than the page's rows are not the page's.
+			for off := range cache.pages {
+				cache.pages[off] = cache.pages[off][:len(cache.pages[off])/2]
+			}
+			for rg := range second.NumRowGroups() {
+				full, err := second.ReadRowGroup(rg)
+				require.NoError(t, err)
+				rows := rowSets(t, second, rg)["random"]
+				got, err := second.TakeRows(rg, rows)
+				require.NoError(t, err)
+				requireRows(t, full, got, rows)
+				got.Release()
+				full.Release()
+			}
+		})
+	}
 }

@@ -23,6 +23,87 @@ var ErrCursor = errors.New("table: invalid cursor")
 // those it was made on; it is dataset.ErrFileChanged too.
 var ErrTableChanged = fmt.Errorf("table: the table changed since the cursor was made: %w", dataset.ErrFileChanged)
 
+// tableFile is one file of a table: its path and dataset.File.Version.
+type tableFile struct{ path, version string }
+
+// files returns the table's files, each once, in the order its columns name them.
+func (t *Table) files() []tableFile {
+	var out []tableFile
+	seen := map[string]bool{}
+	for _, src := range t.columns {
+		versions, _ := src.Versions()
+		for i, path := range src.Paths() {
+			if !seen[versions[i]] {
+				seen[versions[i]] = true
+				out = append(out, tableFile{path, versions[i]})
+			}
+		}
+	}
+	return out
+}
+
+// maxFingerprints is the most files whose fingerprints a cursor carries.
+const maxFingerprints = 32
+
+// fingerprintAlphabet writes a file's fingerprint: two characters, 10 bits of a SHA-256 of
+// its version.
+const fingerprintAlphabet = "abcdefghijklmnopqrstuvwxyz234567"
+
+// fingerprint returns the two characters that stand for a file's version in a cursor.
+func fingerprint(version string) string {
+	h := sha256.Sum256([]byte(version))
+	return string([]byte{fingerprintAlphabet[h[0]&31], fingerprintAlphabet[h[1]&31]})
+}
+
+// fingerprints returns the fingerprints of the table's files, in order, or "" for a table of
+// more than maxFingerprints files.
+func (t *Table) fingerprints() string {
+	fs := t.files()
+	if len(fs) > maxFingerprints {
+		return ""
+	}
+	var b strings.Builder
+	for _, f := range fs {
+		b.WriteString(fingerprint(f.version))
+	}
+	return b.String()
+}
+
+// changedSince says which of a table's files now are not those a cursor's fingerprints stand
+// for: those whose version has no fingerprint there, and how many fingerprints no file has.
+func changedSince(now []tableFile, fingerprints string) string {
+	if fingerprints == "" {
+		return "one or more of its files changed (a cursor names the files only of tables of up to 32)"
+	}
+	then := map[string]int{}
+	for i := 0; i+1 < len(fingerprints); i += 2 {
+		then[fingerprints[i:i+2]]++
+	}
+	var changed []string
+	for _, f := range now {
+		if fp := fingerprint(f.version); then[fp] > 0 {
+			then[fp]--
+		} else {
+			changed = append(changed, f.path)
+		}
+	}
+	gone := 0
+	for _, n := range then {
+		gone += n
+	}
+	var parts []string
+	if len(changed) > 0 {
+		parts = append(parts, fmt.Sprintf("%s changed or new since the cursor", strings.Join(changed, ", ")))
+	}
+	if gone > len(changed) {
+		parts = append(parts, fmt.Sprintf("%d of the files it was made on gone", gone-len(changed)))
+	}
+	if len(parts) == 0 {
+		return "its rows are not split as they were"
+	}
+	return strings.Join(parts, "; ")
+}
+
 // Version returns what identifies the version of the table's data: 16 hexadecimal digits of
 // a SHA-256 of its files' versions (dataset.File.Version: path, device and inode, size and
 // modification time; an object's URI, size and ETag or generation) and its fragments' rows,
@@ -69,6 +150,32 @@ type BatchOptions struct {
 	// the batch, and what was reserved for batches never given once Batches returns (it
 	// returns only after its reading goroutine has ended).
 	Reserve func(ctx context.Context, rows int64) error
+	// Readahead is about the most bytes of batches read ahead of the one in use
+	// (TakeBytes): 0 is DefaultReadahead; whatever it is, at least the next batch is read
+	// while the last one given is used.
+	Readahead int64
+}
+
+// DefaultReadahead is the bytes of batches Batches reads ahead when BatchOptions.Readahead
+// is 0.
+const DefaultReadahead = 32 << 20
+
+// maxAhead is the most batches read ahead, however small.
+const maxAhead = 1024
+
+// ReadaheadBatches returns how many batches Batches reads ahead of the one in use with o:
+// as many as o.Readahead bytes hold, as TakeBytes counts a batch of o.Size rows, at least one
+// and at most 1024.
+func (t *Table) ReadaheadBatches(o BatchOptions) int {
+	budget := o.Readahead
+	if budget <= 0 {
+		budget = DefaultReadahead
+	}
+	per, _, err := t.TakeBytes(o.Size, o.Columns)
+	if err != nil || per <= 0 {
+		return 1
+	}
+	return int(min(max(budget/per, 1), maxAhead))
 }
 
 // Batch is one mini-batch: the table rows, in its order, their values, and the cursor that
@@ -92,15 +199,22 @@ type Cursor struct {
 	Shards   int
 	DropLast bool
 	Next     int64
+	// Files stands for the table's files, two characters each (a fingerprint of each file's
+	// version), for an error to name those that changed; "" for a table of more than 32.
+	Files string
 }
 
 // cursorPrefix begins every cursor's text: its format's version.
 const cursorPrefix = "c1"
 
 // MarshalText returns the cursor as a token of printable characters:
-// c1.VERSION.SHUFFLE.SEED.EPOCH.SIZE.SHARD.SHARDS.DROPLAST.NEXT.
+// c1.VERSION.SHUFFLE.SEED.EPOCH.SIZE.SHARD.SHARDS.DROPLAST.NEXT, and .FILES when it has them.
 func (c Cursor) MarshalText() ([]byte, error) {
-	return fmt.Appendf(nil, "%s.%s.%d.%d.%d.%d.%d.%d.%d.%d", cursorPrefix, c.Version, b2i(c.Shuffle), c.Seed, c.Epoch, c.Size, c.Shard, c.Shards, b2i(c.DropLast), c.Next), nil
+	b := fmt.Appendf(nil, "%s.%s.%d.%d.%d.%d.%d.%d.%d.%d", cursorPrefix, c.Version, b2i(c.Shuffle), c.Seed, c.Epoch, c.Size, c.Shard, c.Shards, b2i(c.DropLast), c.Next)
+	if c.Files != "" {
+		b = fmt.Appendf(b, ".%s", c.Files)
+	}
+	return b, nil
 }
 
 // String returns the cursor's text.
@@ -113,8 +227,15 @@ func (c Cursor) String() string {
 // MarshalText does not write.
 func (c *Cursor) UnmarshalText(b []byte) error {
 	f := strings.Split(string(b), ".")
-	if len(f) != 10 || f[0] != cursorPrefix || len(f[1]) != 16 {
+	if len(f) != 10 && len(f) != 11 || f[0] != cursorPrefix || len(f[1]) != 16 {
 		return fmt.Errorf("%w: %q is not a cursor (c1.VERSION.…)", ErrCursor, b)
+	}
+	files := ""
+	if len(f) == 11 {
+		files, f = f[10], f[:10]
+		if files == "" || len(files)%2 != 0 || len(files) > 2*maxFingerprints || strings.Trim(files, fingerprintAlphabet) != "" {
+			return fmt.Errorf("%w: %q: files %q", ErrCursor, b, files)
+		}
 	}
 	if _, err := hex.DecodeString(f[1]); err != nil {
 		return fmt.Errorf("%w: %q: version %q", ErrCursor, b, f[1])
@@ -134,7 +255,7 @@ func (c *Cursor) UnmarshalText(b []byte) error {
 	if n[0] > 1 || n[6] > 1 || n[4] > 1<<31 || n[5] > 1<<31 {
 		return fmt.Errorf("%w: %q: a field out of range", ErrCursor, b)
 	}
-	*c = Cursor{Version: f[1], Shuffle: n[0] == 1, Seed: uint64(n[1]), Epoch: n[2], Size: n[3], Shard: int(n[4]), Shards: int(n[5]), DropLast: n[6] == 1, Next: n[7]}
+	*c = Cursor{Version: f[1], Shuffle: n[0] == 1, Seed: uint64(n[1]), Epoch: n[2], Size: n[3], Shard: int(n[4]), Shards: int(n[5]), DropLast: n[6] == 1, Next: n[7], Files: files}
 	return nil
 }
 
@@ -189,7 +310,7 @@ func (t *Table) planOf(o BatchOptions) (plan, error) {
 	if o.Shuffle {
 		p.perm = newPermutation(n, o.Seed, o.Epoch)
 	}
-	p.cursor = Cursor{Version: t.Version(), Shuffle: o.Shuffle, Seed: o.Seed, Epoch: o.Epoch, Size: o.Size, Shard: o.Shard, Shards: shards, DropLast: o.DropLast}
+	p.cursor = Cursor{Version: t.Version(), Shuffle: o.Shuffle, Seed: o.Seed, Epoch: o.Epoch, Size: o.Size, Shard: o.Shard, Shards: shards, DropLast: o.DropLast, Files: t.fingerprints()}
 	if !o.Shuffle {
 		p.cursor.Seed = 0
 	}
@@ -197,7 +318,7 @@ func (t *Table) planOf(o BatchOptions) (plan, error) {
 		want := p.cursor
 		want.Next = c.Next
 		if got := *c; got.Version != want.Version {
-			return plan{}, fmt.Errorf("%s: the cursor's version %s, the table's now %s: %w", t.Name, got.Version, want.Version, ErrTableChanged)
+			return plan{}, fmt.Errorf("%s: %s (the cursor's version %s, the table's now %s): %w", t.Name, changedSince(t.files(), got.Files), got.Version, want.Version, ErrTableChanged)
 		} else if got != want {
 			return plan{}, fmt.Errorf("%w: %s is for other options than these (%s)", ErrCursor, got, want)
 		}
@@ -247,7 +368,8 @@ func (t *Table) Remaining(o BatchOptions) (batches, rows int64, err error) {
 }
 
 // Batches returns the batches of the table's rows o asks for, in order, each Take's copy of
-// its rows (every column, or o.Columns), the next one read while the last is used. The order
+// its rows (every column, or o.Columns), read on a goroutine of its own ahead of the one in
+// use, as many as o.Readahead bytes hold (at least one). The order
 // is a pure function of the table's rows, o.Shuffle, o.Seed, o.Epoch, o.Shard and o.Shards:
 // the same options on the same table give the same batches, in any process. Options that do
 // not hold, a cursor of other options or of a changed table (ErrTableChanged), and what Take
@@ -265,7 +387,9 @@ func (t *Table) Batches(ctx context.Context, o BatchOptions) iter.Seq2[Batch, er
 			b   Batch
 			err error
 		}
-		next := make(chan read) // one batch read ahead: read while the last one given is used
+		// The batches read ahead: those waiting in next, and the one the reader holds until
+		// there is room for it.
+		next := make(chan read, t.ReadaheadBatches(o)-1)
 		go func() {
 			defer close(next)
 			for b := p.cursor.Next; b < p.count; b++ {

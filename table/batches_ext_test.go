@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -144,6 +146,7 @@ func TestBatchesResume(t *testing.T) {
 		require.ErrorIs(t, err, table.ErrTableChanged)
 		require.ErrorIs(t, err, dataset.ErrFileChanged)
 		assert.Contains(t, err.Error(), filepath.Base(path[:len(path)-len(".parquet")]))
+		assert.Contains(t, err.Error(), path+" changed or new since the cursor", "the file named")
 	}
 }
 
@@ -180,45 +183,61 @@ func TestBatchesStopEarly(t *testing.T) {
 }
 
 // TestBatchesReserve: Reserve is asked for each batch's rows before it is read, in order, at
-// most two batches ahead of the one used; its error ends the iteration; breaking off returns
-// once the reading goroutine has ended (no Reserve after Batches returns).
+// most as many batches ahead of the one used as Readahead holds (at least one); its error
+// ends the iteration; breaking off returns once the reading goroutine has ended (no Reserve
+// after Batches returns).
 func TestBatchesReserve(t *testing.T) {
 	paths := writeFiles(t, t.TempDir())
 	tab, err := table.Open(paths["plain.parquet"], table.Options{})
 	require.NoError(t, err)
 	defer tab.Release()
-	var mu sync.Mutex
-	var asked []int64
-	used := 0
-	o := table.BatchOptions{Size: 300, Reserve: func(_ context.Context, rows int64) error {
-		mu.Lock()
-		defer mu.Unlock()
-		asked = append(asked, rows)
-		if len(asked) > used+2 { // the one used and the one read
-			return errors.New("more than two batches ahead")
-		}
-		return nil
-	}}
-	n, err := tab.NumBatches(o)
+	per, _, err := tab.TakeBytes(100, nil) // the columns whose bytes are known: what Readahead counts
 	require.NoError(t, err)
-	var sizes []int64
-	for b, err := range tab.Batches(t.Context(), o) {
+	require.Positive(t, per)
+	for _, ahead := range []int{1, 3} {
+		var mu sync.Mutex
+		var asked []int64
+		used, most := 0, 0
+		o := table.BatchOptions{Size: 100, Readahead: int64(ahead) * per, Reserve: func(_ context.Context, rows int64) error {
+			mu.Lock()
+			defer mu.Unlock()
+			asked = append(asked, rows)
+			most = max(most, len(asked)-used)
+			return nil
+		}}
+		if ahead == 1 {
+			o.Readahead = 1 // less than a batch: one
+		}
+		n, err := tab.NumBatches(o)
 		require.NoError(t, err)
-		sizes = append(sizes, int64(len(b.Rows)))
-		mu.Lock()
-		used++
-		mu.Unlock()
-	}
-	require.Len(t, sizes, int(n))
-	assert.Equal(t, sizes, asked)
+		require.Greater(t, n, int64(2*ahead+2))
+		var sizes []int64
+		for b, err := range tab.Batches(t.Context(), o) {
+			require.NoError(t, err)
+			sizes = append(sizes, int64(len(b.Rows)))
+			if b.Index == 0 { // the reader runs ahead while the first batch is held
+				time.Sleep(50 * time.Millisecond)
+			}
+			mu.Lock()
+			used++
+			mu.Unlock()
+		}
+		require.Len(t, sizes, int(n))
+		assert.Equal(t, sizes, asked)
+		// Batches read ahead of the one used, and the one being read.
+		assert.LessOrEqual(t, most, ahead+1, "Readahead %d batches", ahead)
+		assert.GreaterOrEqual(t, most, ahead, "Readahead %d batches: read while the first was held", ahead)
 
-	asked = nil
-	for range tab.Batches(t.Context(), o) {
-		break
+		asked = nil
+		for range tab.Batches(t.Context(), o) {
+			break
+		}
+		got := len(asked)
+		assert.LessOrEqual(t, got, ahead+2)
+		time.Sleep(10 * time.Millisecond)
+		assert.Equal(t, got, len(asked), "no Reserve once Batches has returned")
 	}
-	got := len(asked)
-	assert.LessOrEqual(t, got, 2)
-	assert.Equal(t, got, len(asked), "no Reserve once Batches has returned")
+	o := table.BatchOptions{Size: 100}
 
 	stop := errors.New("no memory")
 	o.Reserve = func(context.Context, int64) error { return stop }
@@ -250,5 +269,50 @@ func TestBatchesRemaining(t *testing.T) {
 			assert.Equal(t, int64(len(bs)-1), n)
 			assert.Equal(t, int64(len(rowsOf(bs[1:]))), rows)
 		}
+	}
+}
+
+// TestBatchesWithAPageCache: a table whose compressed Parquet pages are kept in a page cache
+// gives the batches it gives without one, every column's values the same, decompressing each
+// page once: the cache's hits are the pages read again. A cache too small for a page keeps
+// none and changes nothing.
+func TestBatchesWithAPageCache(t *testing.T) {
+	paths := writeFiles(t, t.TempDir())
+	o := table.BatchOptions{Size: 7, Shuffle: true, Seed: 5}
+	plain, err := table.Open(paths["zstd.parquet"], table.Options{})
+	require.NoError(t, err)
+	defer plain.Release()
+	want := collect(t, plain, o)
+	for _, size := range []int64{64 << 20, 100} {
+		cache, err := dataset.NewPageCache(t.TempDir(), size)
+		if runtime.GOOS != "linux" {
+			require.Error(t, err)
+			t.Skip("page caches are made on Linux only")
+		}
+		require.NoError(t, err)
+		cached, err := table.Open(paths["zstd.parquet"], table.Options{PageCache: cache})
+		require.NoError(t, err)
+		got := collect(t, cached, o)
+		require.Len(t, got, len(want))
+		mem := memory.NewGoAllocator()
+		for i := range want {
+			w, err := dataset.Batch(mem, want[i].Values.Columns)
+			require.NoError(t, err)
+			g, err := dataset.Batch(mem, got[i].Values.Columns)
+			require.NoError(t, err)
+			assert.True(t, array.RecordEqual(w, g), "batch %d", i)
+			w.Release()
+			g.Release()
+		}
+		st := cache.Stats()
+		if size > 100 {
+			assert.Positive(t, st.Pages, "pages kept")
+			assert.Greater(t, st.Hits, st.Pages, "pages read again from the cache")
+			assert.LessOrEqual(t, st.Bytes, st.Cap)
+		} else {
+			assert.Zero(t, st.Pages, "no page fits")
+		}
+		cached.Release()
+		require.NoError(t, cache.Close())
 	}
 }

@@ -112,7 +112,7 @@ func collectMixed(t *testing.T, tab *table.Table, o table.BatchOptions) []table.
 // Table); another order in epoch 1; shards disjoint and covering; a resume after each shard's
 // second batch (its cursor through its text) equal to the rest of the run; then, after
 // change rewrote a part, the cursor refused with ErrTableChanged.
-func checkMixedBatches(t *testing.T, open func() *table.Table, change func()) {
+func checkMixedBatches(t *testing.T, open func() *table.Table, change func(), changedPath string) {
 	tab := open()
 	require.Equal(t, int64(mixedRows), tab.NumRows())
 	require.Equal(t, []string{"label", "emb"}, tab.Columns())
@@ -169,6 +169,7 @@ func checkMixedBatches(t *testing.T, open func() *table.Table, change func()) {
 		for _, err := range changed.Batches(t.Context(), o) {
 			require.ErrorIs(t, err, table.ErrTableChanged)
 			require.ErrorIs(t, err, dataset.ErrFileChanged)
+			assert.Contains(t, err.Error(), changedPath+" changed or new since the cursor", "the part named")
 			n++
 		}
 		require.Equal(t, 1, n, "one error, no batch")
@@ -191,7 +192,7 @@ func TestBatchesMixedParts(t *testing.T) {
 	checkMixedBatches(t, open, func() {
 		copyFile(t, paths[2], paths[2]+".new")
 		require.NoError(t, os.Rename(paths[2]+".new", paths[2]))
-	})
+	}, paths[2])
 }
 
 // TestBatchesMixedPartsFromObjects: the same checks on the same parts as objects of the real
@@ -222,5 +223,5 @@ func TestBatchesMixedPartsFromObjects(t *testing.T) {
 		require.NoError(t, pw.Close())
 		require.NoError(t, f.Close())
 		srv.PutFile(t, "train", "data/mixed/part-1.parquet", other)
-	})
+	}, "s3://train/data/mixed/part-1.parquet")
 }

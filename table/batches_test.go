@@ -49,9 +49,41 @@ func TestCursorText(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, c, got)
 	assert.Equal(t, "c1.0123456789abcdef.1.18446744073709551615.3.256.1.4.1.17", c.String())
+	c.Files = "ab27zz"
+	got, err = ParseCursor(c.String())
+	require.NoError(t, err)
+	assert.Equal(t, c, got)
+	assert.Equal(t, "c1.0123456789abcdef.1.18446744073709551615.3.256.1.4.1.17.ab27zz", c.String())
 	for _, bad := range []string{"", "c1", "c2.0123456789abcdef.1.1.3.256.1.4.1.17", "c1.0123456789abcdeg.1.1.3.256.1.4.1.17",
-		"c1.0123456789abcdef.2.1.3.256.1.4.1.17", "c1.0123456789abcdef.1.1.-3.256.1.4.1.17", "c1.0123456789abcdef.1.1.3.256.1.4.1.x"} {
+		"c1.0123456789abcdef.2.1.3.256.1.4.1.17", "c1.0123456789abcdef.1.1.-3.256.1.4.1.17", "c1.0123456789abcdef.1.1.3.256.1.4.1.x",
+		"c1.0123456789abcdef.1.1.3.256.1.4.1.17.", "c1.0123456789abcdef.1.1.3.256.1.4.1.17.abc", "c1.0123456789abcdef.1.1.3.256.1.4.1.17.AB",
+		"c1.0123456789abcdef.1.1.3.256.1.4.1.17.a1", "c1.0123456789abcdef.1.1.3.256.1.4.1.17.ab.cd"} {
 		_, err := ParseCursor(bad)
 		require.ErrorIs(t, err, ErrCursor, bad)
+	}
+}
+
+// TestChangedSince: the files of a table whose fingerprints a cursor lacks are named, and the
+// fingerprints no file has counted.
+func TestChangedSince(t *testing.T) {
+	files := []tableFile{{"a.parquet", "va"}, {"b.parquet", "vb"}, {"c.parquet", "vc"}}
+	fp := func(fs ...tableFile) string {
+		out := ""
+		for _, f := range fs {
+			out += fingerprint(f.version)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		now         []tableFile
+		then, wants string
+	}{
+		{files, fp(files[0], tableFile{"b.parquet", "old"}, files[2]), "b.parquet changed or new since the cursor"},
+		{files, fp(files[0], files[1]), "c.parquet changed or new since the cursor"},
+		{files[:2], fp(files...), "1 of the files it was made on gone"},
+		{files, fp(files...), "its rows are not split as they were"},
+		{files, "", "one or more of its files changed"},
+	} {
+		assert.Contains(t, changedSince(c.now, c.then), c.wants)
 	}
 }

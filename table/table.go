@@ -59,6 +59,10 @@ type Options struct {
 	// Limits bound what reading takes (see limits.Limits; zero fields take the defaults).
 	// Take copies at most MaxCopySize bytes of rows.
 	Limits limits.Limits
+	// PageCache, when set, keeps the pages of compressed Parquet files that Take and Batches
+	// decompress, so that each is decompressed once (see UsePageCache). It stays the
+	// caller's: close it after releasing the Table.
+	PageCache *dataset.PageCache
 }
 
 // Open opens the table at path: a file, a directory or a prefix of objects (s3://, gs://,
@@ -98,7 +102,19 @@ func Open(path string, o Options) (*Table, error) {
 		return nil, err
 	}
 	t.dir = d
+	t.UsePageCache(o.PageCache)
 	return t, nil
+}
+
+// UsePageCache has the table's reads keep the pages of its compressed Parquet files that
+// they decompress in c (dataset.PageCache), and take them from there: a shuffled epoch, whose
+// every batch holds rows of most pages, then decompresses each page once instead of once per
+// batch that touches it. nil keeps none. Call it before reading; c must stay open while the
+// table is read.
+func (t *Table) UsePageCache(c *dataset.PageCache) {
+	for _, src := range t.columns {
+		src.UsePageCache(c)
+	}
 }
 
 // noTable is the error of a path none of whose files could be read: the first file's error

@@ -26,6 +26,10 @@ func runBatches(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	bf := addBatchFlags(fs)
 	columns := fs.String("columns", "", "only these columns, in this order: `NAMES` separated by commas")
 	name := fs.String("table", "", "the table, when IN holds several")
+	readahead := byteSize(table.DefaultReadahead)
+	fs.Var(&readahead, "readahead", "read batches ahead of the one written, as many as `SIZE` holds (at least one)")
+	pageCache := byteSize(-1)
+	fs.Var(&pageCache, "page-cache", "decompress each page of compressed Parquet files once, into a scratch file in TMPDIR of at most `SIZE` (default 16GiB, or half its free space if less; 0: none)")
 	if code, ok := parseArgs(fs, "batches", args, stdout, stderr, 2, 2); !ok {
 		return code
 	}
@@ -33,12 +37,13 @@ func runBatches(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err != nil {
 		return usageError(stderr, "batches", err)
 	}
+	o.Readahead = max(int64(readahead), 1)
 	out := fs.Arg(1)
 	if err := checkStreamOutput(out); err != nil {
 		return usageError(stderr, "batches", err)
 	}
 	return finishCommand(ctx, stderr, "batches", dataset.Guard(func() error {
-		return batches(ctx, fs.Arg(0), out, *name, *bf.cursors, o, stdout, stderr)
+		return batches(ctx, fs.Arg(0), out, *name, *bf.cursors, o, int64(pageCache), stdout, stderr)
 	}))
 }
 
@@ -123,8 +128,8 @@ func checkStreamOutput(out string) error {
 
 // batches writes the mini-batches o asks for of the table in in to out, an Arrow IPC stream
 // of one record batch each, and each batch's cursor to the file cursors (when not "") as the
-// batch is written.
-func batches(ctx context.Context, in, out, name, cursors string, o table.BatchOptions, stdout, stderr io.Writer) error {
+// batch is written; pageCache is the most bytes of decompressed pages kept (-1: the default).
+func batches(ctx context.Context, in, out, name, cursors string, o table.BatchOptions, pageCache int64, stdout, stderr io.Writer) error {
 	if err := checkOutput(out); err != nil {
 		return err
 	}
@@ -136,7 +141,14 @@ func batches(ctx context.Context, in, out, name, cursors string, o table.BatchOp
 	if _, err := t.NumBatches(o); err != nil { // the options checked before OUT is made
 		return err
 	}
-	tuneCollector(t, 3*o.Size, o.Columns) // a batch read ahead, one in hand, one written
+	if c, err := newPageCache(pageCache); err != nil {
+		return err
+	} else if c != nil {
+		defer c.Close()
+		t.UsePageCache(c)
+	}
+	// The batches read ahead, the one in hand, the one written, and a take's copies.
+	tuneCollector(t, int64(t.ReadaheadBatches(o)+4)*o.Size, o.Columns)
 	err = writeBatches(ctx, out, cursors, t.Batches(ctx, o), stdout, func() error {
 		return fmt.Errorf("%s: no batch to write (%d rows, batches of %d)", in, t.NumRows(), o.Size)
 	})
@@ -200,4 +212,54 @@ func writeBatches(ctx context.Context, out, cursors string, seq iter.Seq2[table.
 		}
 		return sw.Close()
 	})
+}
+
+// defaultPageCache is the most bytes of pages --page-cache keeps by default (less when the
+// scratch directory has less than twice as much free space).
+const defaultPageCache = 16 << 30
+
+// newPageCache returns the page cache of at most size bytes (-1: the default, nil where the
+// scratch directory has no room; 0: nil) in TMPDIR. A size asked for that cannot be had is an
+// error.
+func newPageCache(size int64) (*dataset.PageCache, error) {
+	asked := size >= 0
+	if !asked {
+		size = min(defaultPageCache, dataset.FreeSpace(os.TempDir())/2)
+	}
+	if size <= 0 {
+		return nil, nil
+	}
+	c, err := dataset.NewPageCache("", size)
+	if err != nil && asked {
+		return nil, fmt.Errorf("--page-cache: %w", err)
+	}
+	if err != nil {
+		return nil, nil // no cache: every page decompressed as each batch needs it
+	}
+	return c, nil
+}
+
+// byteSize is a flag's size in bytes: a number, or a number followed by KiB, MiB, GiB or TiB
+// (or K, M, G, T, the same).
+type byteSize int64
+
+func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+
+func (b *byteSize) Set(s string) error {
+	num, shift := s, uint(0)
+	for _, u := range []struct {
+		suffix string
+		shift  uint
+	}{{"KIB", 10}, {"MIB", 20}, {"GIB", 30}, {"TIB", 40}, {"K", 10}, {"M", 20}, {"G", 30}, {"T", 40}, {"B", 0}} {
+		if strings.HasSuffix(strings.ToUpper(s), u.suffix) {
+			num, shift = s[:len(s)-len(u.suffix)], u.shift
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || !(v >= 0 && v*float64(uint64(1)<<shift) < 1<<62) { // NaN too
+		return fmt.Errorf("%q is not a size: bytes, or a number with KiB, MiB, GiB or TiB", s)
+	}
+	*b = byteSize(v * float64(uint64(1)<<shift))
+	return nil
 }

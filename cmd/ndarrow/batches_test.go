@@ -104,8 +104,59 @@ func TestBatchesCommand(t *testing.T) {
 		{"--batch-size", "4", "--shard", "2/2", in, filepath.Join(dir, "x.arrows")},
 		{"--batch-size", "4", "--after", "nope", in, filepath.Join(dir, "x.arrows")},
 		{"--batch-size", "4", in, filepath.Join(dir, "x.parquet")},
+		{"--batch-size", "4", "--readahead", "lots", in, filepath.Join(dir, "x.arrows")},
+		{"--batch-size", "4", "--page-cache", "-1", in, filepath.Join(dir, "x.arrows")},
+		{"--batch-size", "4", "--page-cache", "2PiB", in, filepath.Join(dir, "x.arrows")},
 	} {
 		code, _, _ := runCLI(append([]string{"batches"}, args...)...)
 		assert.Equal(t, 2, code, "%v", args)
+	}
+}
+
+// TestBatchesPageCacheAndReadahead: the stream and the cursors are the same whatever pages
+// are kept (--page-cache: none, the default, one too small for a page) and however many
+// batches are read ahead; sizes take units.
+func TestBatchesPageCacheAndReadahead(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "t.parquet") // ZSTD, as Save writes Parquet
+	writeLabelled(t, in, 3000)
+	var first []byte
+	var cursors string
+	for i, flags := range [][]string{
+		{"--page-cache", "0", "--readahead", "1"},
+		{},
+		{"--page-cache", "1KiB", "--readahead", "2.5MiB"},
+		{"--page-cache", "64M", "--readahead", "100"},
+	} {
+		out := filepath.Join(dir, "b.arrows")
+		cs := filepath.Join(dir, "c.txt")
+		args := append([]string{"batches", "--batch-size", "50", "--shuffle", "9", "--cursors", cs}, flags...)
+		code, _, stderr := runCLI(append(args, in, out)...)
+		require.Equal(t, 0, code, stderr)
+		assert.Empty(t, stderr)
+		b, err := os.ReadFile(out)
+		require.NoError(t, err)
+		c, err := os.ReadFile(cs)
+		require.NoError(t, err)
+		if i == 0 {
+			first, cursors = b, string(c)
+			require.Len(t, streamLabels(t, out), 60)
+			continue
+		}
+		assert.Equal(t, first, b, "%v: the same stream", flags)
+		assert.Equal(t, cursors, string(c), "%v: the same cursors", flags)
+	}
+}
+
+// TestByteSize: sizes are bytes, or numbers with a binary unit.
+func TestByteSize(t *testing.T) {
+	for s, want := range map[string]int64{"0": 0, "100": 100, "1KiB": 1 << 10, "1k": 1 << 10, "2.5MiB": 5 << 19, "3G": 3 << 30, "1TiB": 1 << 40, "7B": 7} {
+		var b byteSize
+		require.NoError(t, b.Set(s), s)
+		assert.Equal(t, want, int64(b), s)
+	}
+	for _, s := range []string{"", "-1", "1X", "GiB", "1e30", "NaN", "1 GiB"} {
+		var b byteSize
+		assert.Error(t, b.Set(s), s)
 	}
 }

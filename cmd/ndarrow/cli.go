@@ -28,7 +28,7 @@ and line, then one per column left out: {"name", "column", "left_out": TYPE, "wh
 DIR may be an object or a prefix of objects: ` + objectURIs + ` The format is recognized from
 the file's first bytes:
 ` + inputFormats},
-	"batches": {"--batch-size N [--shuffle SEED] [--epoch E] [--shard K/N] [--drop-last] [--after CURSOR] [--cursors FILE] [--columns NAMES] [--table NAME] IN OUT", `Batches writes the mini-batches of the table in IN — a file, a directory of parts, an object or a
+	"batches": {"--batch-size N [--shuffle SEED] [--epoch E] [--shard K/N] [--drop-last] [--after CURSOR] [--cursors FILE] [--columns NAMES] [--table NAME] [--readahead SIZE] [--page-cache SIZE] IN OUT", `Batches writes the mini-batches of the table in IN — a file, a directory of parts, an object or a
 prefix of objects — to OUT, an Arrow IPC stream (a .arrows file, or - for standard output)
 whose record batches are the mini-batches in order: N rows each but a shard's last (unless
 --drop-last), every column of the table (or those --columns names).
@@ -40,7 +40,13 @@ give every row once, their sizes within one row; with --drop-last every shard gi
 batches. --cursors FILE writes, after each batch is written, its cursor (a printable token)
 on a line of FILE; --after CURSOR resumes after that batch with the same options, giving
 exactly the batches that followed it. A cursor pins the table's files: resuming after they
-changed is an error saying so.`},
+changed is an error saying so.
+
+Batches are read ahead of the one being written, as many as --readahead SIZE of them holds
+(default 32MiB; at least one). Pages of compressed Parquet files are decompressed once, into a
+scratch file in TMPDIR of at most --page-cache SIZE (default: 16GiB, or half the free space
+there if less; 0 keeps none), unnamed so that nothing is left behind: in a shuffled epoch
+every batch holds rows of most pages. SIZE is bytes, or a number with KiB, MiB, GiB or TiB.`},
 	"take": {"--rows LIST|@FILE [--columns NAMES] [--table NAME] [--to FORMAT] [--fill VALUE] IN OUT", `Take writes rows of the table in IN — a file, a directory of parts, an object or a prefix of
 objects (` + objectURIs + `) — to OUT in FORMAT, which OUT's extension gives unless --to does
 (OUT - is standard output, with --to). --rows gives the rows: indices separated by commas, or

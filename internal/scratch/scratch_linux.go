@@ -1,0 +1,38 @@
+package scratch
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// mapFile sizes f (sparse: no block is allocated) and maps it shared, readable and writable.
+func mapFile(f *os.File, size int64) ([]byte, error) {
+	if size != int64(int(size)) {
+		return nil, unix.EFBIG
+	}
+	if err := f.Truncate(size); err != nil {
+		return nil, err
+	}
+	return unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+}
+
+// allocate gives bytes [off, off+n) of f blocks on disk, or fails as the disk is full.
+func allocate(f *os.File, off, n int64) error {
+	for {
+		err := unix.Fallocate(int(f.Fd()), 0, off, n)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+func unmap(b []byte) error { return unix.Munmap(b) }
+
+func freeSpace(dir string) int64 {
+	var st unix.Statfs_t
+	if unix.Statfs(dir, &st) != nil {
+		return 0
+	}
+	return int64(st.Bavail) * st.Bsize
+}
