@@ -497,10 +497,10 @@ func TestTakeRowsOfAMappedFile(t *testing.T) {
 
 // mapPages is a parquet.PageCache in maps, counting its use.
 type mapPages struct {
-	mu                     sync.Mutex
-	pages                  map[int64][]byte
-	chunks                 map[int64]arrow.Array
-	kept, hits             int
+	mu                    sync.Mutex
+	pages                 map[int64][]byte
+	chunks                map[int64]arrow.Array
+	kept, hits            int
 	keptChunks, chunkHits int
 }
 
