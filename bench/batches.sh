@@ -9,10 +9,13 @@
 #
 # Needs go and /usr/bin/time (GNU). DIR (default: a new temporary directory, kept) receives
 # DIR/parts and DIR/parts_zstd (bench/maketable -parts 4; reused when there, REGEN=1 writes
-# them again). Environment:
-#   NDARROW  an ndarrow binary to time (default: built from this checkout into DIR/bin)
-#   REPS     timed runs of each whole process, after one untimed (default 5; the median)
-#   BATCH    --batch-size (default 256)
+# them again), and with ARROW_CPP DIR/parts_cpp: the same parts written by Arrow C++ 17 with
+# its defaults (`parquet_golden from-ipc`: ZSTD, dictionary encoding tried first, 1 MiB
+# pages, one row group a part). Environment:
+#   NDARROW    an ndarrow binary to time (default: built from this checkout into DIR/bin)
+#   REPS       timed runs of each whole process, after one untimed (default 5; the median)
+#   BATCH      --batch-size (default 256)
+#   ARROW_CPP  the bin directory of ../shared/reference/arrow-cpp-17 (optional)
 #
 # Times are wall clock from fork to exit (ms), RSS is /usr/bin/time's maximum resident set
 # size (mapped file pages included), anon the largest RssAnon of /proc/PID/status seen by
@@ -44,14 +47,29 @@ fi
 if [[ ${REGEN:-} == 1 || ! -f $dir/parts_zstd/part-3.parquet ]]; then
 	"$dir/bin/maketable" -dir "$dir" -rows 524288 -parts 4 | tee "$dir/maketable.jsonl" >&2
 fi
-ls -l "$dir"/parts "$dir"/parts_zstd >&2
+inputs=(parts parts_zstd)
+if [[ -n ${ARROW_CPP:-} ]]; then
+	if [[ ${REGEN:-} == 1 || ! -f $dir/parts_cpp/part-3.parquet ]]; then
+		mkdir -p "$dir/ipc" "$dir/parts_cpp"
+		for p in "$dir"/parts/part-*.parquet; do
+			b=$(basename "$p" .parquet)
+			"$nd" convert "$p" "$dir/ipc/$b.arrow"
+			"$ARROW_CPP/parquet_golden" from-ipc "$dir/ipc/$b.arrow" "$dir/parts_cpp/$b.parquet" >&2
+		done
+	fi
+	inputs+=(parts_cpp)
+fi
+ls -l "${inputs[@]/#/$dir/}" >&2
 
 . "$root/bench/timing.sh"
 
-for in in parts parts_zstd; do
+for in in "${inputs[@]}"; do
 	timed "baseline: ndarrow convert --to arrows DIR -" "$in" "$nd" convert --to arrows "$dir/$in" -
 	timed "ndarrow batches --batch-size $batch DIR -" "$in" "$nd" batches --batch-size "$batch" "$dir/$in" -
 	timed "ndarrow batches --batch-size $batch --shuffle 1 DIR -" "$in" "$nd" batches --batch-size "$batch" --shuffle 1 "$dir/$in" -
+	if [[ $in != parts_cpp ]]; then # a pass over the table for each of its 2048 batches: hours
+		timed "ndarrow batches --batch-size $batch --shuffle 1 --page-cache 0 DIR - (each page decompressed as each batch needs it)" "$in" "$nd" batches --batch-size "$batch" --shuffle 1 --page-cache 0 "$dir/$in" -
+	fi
 	timed "hand-written loop: bench/handloop -batch $batch DIR (row groups shuffled, rows permuted within each)" "$in" "$dir/bin/handloop" -batch "$batch" -seed 1 "$dir/$in"
 done
 

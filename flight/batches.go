@@ -237,6 +237,9 @@ func (s *Server) planBatches(req batchesRequest, o table.BatchOptions, e *entry)
 	if err != nil {
 		return nil, err
 	}
+	if s.opts.PageCache != nil {
+		t.UsePageCache(s.opts.PageCache)
+	}
 	names := t.Columns()
 	fields := e.schema.Fields()
 	picked := make([]arrow.Field, len(cols))

@@ -65,9 +65,25 @@ func scoreRows(t *testing.T, v *dataset.Table) []int64 {
 // from a directory, shuffled and sharded, with columns picked or not, equal table.Batches of
 // the file batch for batch — index, cursor (the one in each batch's app_metadata), rows and
 // every column — resuming after a cursor from the stream gives the batches that followed, and
-// the memory budget is all given back.
+// the memory budget is all given back. With a page cache, the same, the columns decoded
+// whole (the file's are dictionary-encoded) decoded once.
 func TestBatchesOverFlight(t *testing.T) {
-	s, path, c := batchesFixture(t, Options{MaxMessageBytes: minMessageBytes + messageHeadroom})
+	t.Run("no page cache", func(t *testing.T) { testBatchesOverFlight(t, nil) })
+	t.Run("page cache", func(t *testing.T) {
+		cache, err := dataset.NewPageCache(t.TempDir(), 256<<20)
+		if err != nil {
+			t.Skipf("no page cache here: %v", err)
+		}
+		testBatchesOverFlight(t, cache)
+		st := cache.Stats()
+		assert.Positive(t, st.Pages, "columns kept")
+		assert.Greater(t, st.Hits, st.Pages, "and read again")
+		require.NoError(t, cache.Close())
+	})
+}
+
+func testBatchesOverFlight(t *testing.T, cache *dataset.PageCache) {
+	s, path, c := batchesFixture(t, Options{MaxMessageBytes: minMessageBytes + messageHeadroom, PageCache: cache})
 	held := s.budget.inUse()
 	for _, o := range []table.BatchOptions{
 		{Size: 64},

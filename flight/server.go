@@ -98,6 +98,12 @@ type Options struct {
 	// Logger receives what the server does not send to clients: the stack of a panic in a
 	// handler, say. Default slog.Default().
 	Logger *slog.Logger
+	// PageCache, when set, keeps the pages of served compressed Parquet files that takes and
+	// mini-batches decompress (and the columns they decode whole), so that each is decoded
+	// once, not once per request or batch that needs it (see dataset.PageCache; its pages
+	// are file-backed, outside MemoryBudget). It stays the caller's: close it after the
+	// server has stopped.
+	PageCache *dataset.PageCache
 	// MemoryBudget bounds the memory the server holds for its clients' data: what DoGets and
 	// data URLs hold decoding (Parquet row groups, estimated as dataset.Source.DecodeBytes
 	// does), what uploads hold while they arrive and once staged or stored, until they are

@@ -258,6 +258,9 @@ func (s *Server) estimateTake(p *takePlan) error {
 			return err
 		}
 		p.table = t
+		if s.opts.PageCache != nil {
+			t.UsePageCache(s.opts.PageCache)
+		}
 		// the rows of each fragment the take reads
 		perFrag := map[int]int64{}
 		for _, r := range p.rows {

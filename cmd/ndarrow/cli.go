@@ -72,7 +72,7 @@ naming it, or with --skip-unsupported leaves it out, named.
 --tensor picks one tensor of an input that holds several (by the name inspect prints). OUT is
 written through a temporary file renamed at the end, so a failure leaves nothing behind. IN and
 OUT may be objects: ` + objectURIs + ` An object written appears only when complete.`},
-	"serve": {"[--addr HOST:PORT] [--watch=false] [--poll D] [--tls-cert F --tls-key F [--tls-client-ca F]] [--token T] [--location URI --shards URI,...] [--shard K/N] [--max-message-bytes N] [--memory-budget N] [--tfio ENDPOINT [--tfio-tensors NAME,...] [--tfio-batch-rows N]] DIR",
+	"serve": {"[--addr HOST:PORT] [--watch=false] [--poll D] [--tls-cert F --tls-key F [--tls-client-ca F]] [--token T] [--location URI --shards URI,...] [--shard K/N] [--max-message-bytes N] [--memory-budget N] [--page-cache SIZE] [--tfio ENDPOINT [--tfio-tensors NAME,...] [--tfio-batch-rows N]] DIR",
 		`Serve serves every tensor file of DIR over Arrow Flight, memory-mapped, each under the name
 inspect prints (NAME, NAME.N, NAME.COLUMN). Files that are not tensor files are ignored; tensor
 files that cannot be served are reported. Ctrl-C or SIGTERM shuts the server down gracefully.
@@ -94,7 +94,10 @@ given the N as --shards in K order, serve every tensor together.
 Parquet files are decoded row group by row group as each stream reaches them; what all streams
 hold decoding at once stays within --memory-budget (each row group counted at about three times
 its values' size): a stream whose next row group does not fit waits its turn, and after a minute
-fails with ResourceExhausted, so no number of clients can exhaust the server's memory.
+fails with ResourceExhausted, so no number of clients can exhaust the server's memory. The pages
+of compressed Parquet files that takes and mini-batches read are decompressed once, into a
+scratch file in TMPDIR of at most --page-cache SIZE (default: 16GiB, or half the free space there
+if less; 0 keeps none), unnamed and outside the budget: the kernel's page cache holds it.
 
 With --tfio tcp://A.B.C.D:PORT or unix://PATH it also writes, to every connection there, one
 Arrow IPC stream that tensorflow-io's ArrowStreamDataset reads: a column per tensor (all, or

@@ -101,6 +101,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.DurationVar(&lim.stall, "stall-timeout", flight.DefaultStallTimeout, "how long a message may take to arrive, or a client to take one, before its call is cut")
 	fs.DurationVar(&lim.idle, "idle-timeout", flight.DefaultIdleTimeout, "how long a connection may stay without a call before it is closed")
 	fs.IntVar(&lim.conns, "max-connections", flight.DefaultMaxConnections, "the most connections held at once; more are closed as they come")
+	lim.pageCache = -1
+	fs.Var(&lim.pageCache, "page-cache", "decode each page of served compressed Parquet files that takes and mini-batches read once, into a scratch file in TMPDIR of at most `SIZE` (default 16GiB, or half its free space if less; 0: none)")
 	tf := addTLSFlags(fs, true)
 	var tfi tfioFlags
 	fs.StringVar(&tfi.endpoint, "tfio", "", "also stream the tensors to tensorflow-io's ArrowStreamDataset on tcp://A.B.C.D:PORT or unix://PATH")
@@ -142,6 +144,7 @@ type serveLimits struct {
 	memory, wire   int64
 	maxRecv, conns int
 	stall, idle    time.Duration
+	pageCache      byteSize // -1: the default
 }
 
 func serve(ctx context.Context, dir, addr, location, shards string, shareK, shareN int, maxMsg int, lim serveLimits, watch bool, poll time.Duration, grpcOnly bool, tf tlsFlags, tfi tfioFlags, stdout, stderr io.Writer) error {
@@ -175,6 +178,11 @@ func serve(ctx context.Context, dir, addr, location, shards string, shareK, shar
 		// garbage as the heap nears their sum, rather than at twice the live heap, keeps it
 		// there.
 		debug.SetMemoryLimit(budget + wire + 256<<20)
+	}
+	// The page cache is not closed: a handler cut off by a shutdown that did not end in time
+	// may still read it. Its file has no name; the process gives it back as it ends.
+	if opts.PageCache, err = newPageCache(int64(lim.pageCache)); err != nil {
+		return err
 	}
 	if shards != "" {
 		opts.Shards = strings.Split(shards, ",")
