@@ -77,39 +77,77 @@ func (c *PageCache) of(f *File) *filePages {
 }
 
 // filePages are the pages kept of one file, by their offsets in it, and the columns decoded
-// whole, by the offsets of their chunks.
+// whole, by the offsets of their chunks. A read that finds a page missing decodes it while
+// the others that want it wait (busy), so that reads at once decode it once, not each.
 type filePages struct {
 	cache  *PageCache
-	mu     sync.RWMutex
+	mu     sync.Mutex
 	pages  map[int64][]byte
 	chunks map[int64]arrow.Array
+	busy   map[int64]chan struct{} // pages and chunks being decoded, closed when kept or not
 }
 
 var _ parquet.PageCache = (*filePages)(nil)
 
-// Values returns the values of the page at offset, if kept.
-func (p *filePages) Values(offset int64) ([]byte, bool) {
-	p.mu.RLock()
-	v, ok := p.pages[offset]
-	p.mu.RUnlock()
-	if ok {
-		p.cache.hits.Add(1)
+// claim is what Values and Chunk do under the lock when what they want is not kept: wait for
+// the read decoding it, or become that read (a miss the caller must end with Keep or
+// KeepChunk), or, once the cache is full, miss without a claim. ok is true to look again.
+func (p *filePages) claim(key int64) (wait chan struct{}, again bool) {
+	if p.cache.full.Load() {
+		return nil, false
 	}
-	return v, ok
+	if ch, ok := p.busy[key]; ok {
+		return ch, true
+	}
+	if p.busy == nil {
+		p.busy = map[int64]chan struct{}{}
+	}
+	p.busy[key] = make(chan struct{})
+	return nil, false
 }
 
-// Keep keeps a copy of the page's values unless the cache is full (or its disk); a page kept
-// meanwhile by another read is the one given back.
-func (p *filePages) Keep(offset int64, values []byte) []byte {
-	if p.cache.full.Load() {
-		return values
+// done ends the claim on key, waking the reads that wait for it.
+func (p *filePages) done(key int64) {
+	if ch, ok := p.busy[key]; ok {
+		close(ch)
+		delete(p.busy, key)
 	}
+}
+
+// Values returns the values of the page at offset, if kept, waiting for a read decoding it.
+// A miss makes the caller the page's decoder until its Keep.
+func (p *filePages) Values(offset int64) ([]byte, bool) {
+	for {
+		p.mu.Lock()
+		if v, ok := p.pages[offset]; ok {
+			p.mu.Unlock()
+			p.cache.hits.Add(1)
+			return v, true
+		}
+		wait, again := p.claim(offset)
+		p.mu.Unlock()
+		if !again {
+			return nil, false
+		}
+		<-wait
+	}
+}
+
+// Keep keeps a copy of the page's values unless the cache is full (or its disk), and ends a
+// miss's claim; nil values keep nothing (a page not decoded after all).
+func (p *filePages) Keep(offset int64, values []byte) []byte {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	defer p.done(offset)
 	if v, ok := p.pages[offset]; ok {
 		return v
 	}
+	if values == nil || p.cache.full.Load() {
+		return values
+	}
+	p.mu.Unlock() // written without the lock: the others that want the page wait for done
 	kept, err := p.cache.file.Append(values)
+	p.mu.Lock()
 	if err != nil { // full, or its disk: keep no more
 		p.cache.full.Store(true)
 		return values
@@ -119,31 +157,48 @@ func (p *filePages) Keep(offset int64, values []byte) []byte {
 	return kept
 }
 
-// Chunk returns the column kept of the chunk at offset, retained.
+// busyChunk keeps the claims on chunks apart from those on pages: no page is at a negative
+// offset.
+func busyChunk(offset int64) int64 { return -1 - offset }
+
+// Chunk returns the column kept of the chunk at offset, retained, waiting for a read
+// decoding it. A miss makes the caller the chunk's decoder until its KeepChunk.
 func (p *filePages) Chunk(offset int64) (arrow.Array, bool) {
-	p.mu.RLock()
-	arr, ok := p.chunks[offset]
-	if ok {
-		arr.Retain()
+	for {
+		p.mu.Lock()
+		if arr, ok := p.chunks[offset]; ok {
+			arr.Retain()
+			p.mu.Unlock()
+			p.cache.hits.Add(1)
+			return arr, true
+		}
+		wait, again := p.claim(busyChunk(offset))
+		p.mu.Unlock()
+		if !again {
+			return nil, false
+		}
+		<-wait
 	}
-	p.mu.RUnlock()
-	if ok {
-		p.cache.hits.Add(1)
-	}
-	return arr, ok
 }
 
 // KeepChunk keeps a copy of arr whose buffers are in the scratch file, unless the cache is
-// full; it returns what it kept (or arr), retained.
+// full, and ends a miss's claim; it returns what it kept (or arr), retained. A nil arr keeps
+// nothing.
 func (p *filePages) KeepChunk(offset int64, arr arrow.Array) arrow.Array {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	defer p.done(busyChunk(offset))
+	if kept, ok := p.chunks[offset]; ok {
+		kept.Retain()
+		return kept
+	}
+	if arr == nil {
+		return nil
+	}
 	if !p.cache.full.Load() {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if kept, ok := p.chunks[offset]; ok {
-			kept.Retain()
-			return kept
-		}
+		p.mu.Unlock() // copied without the lock, as Keep writes
 		data, err := p.cache.copyData(arr.Data())
+		p.mu.Lock()
 		if err == nil {
 			kept := array.MakeFromData(data)
 			data.Release()

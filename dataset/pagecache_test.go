@@ -3,6 +3,8 @@ package dataset
 import (
 	"runtime"
 	"strings"
+	"sync"
+	"time"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -72,4 +74,43 @@ func TestKeepChunk(t *testing.T) {
 	for _, arr := range columns {
 		arr.Release()
 	}
+}
+
+// TestPagesDecodedOnce: reads at once that find a page missing decode it once — the others
+// wait for its Keep — and a claim ended with nothing kept lets the next read decode it.
+func TestPagesDecodedOnce(t *testing.T) {
+	c := newPageCache(t, 1<<20)
+	pages := c.of(&File{})
+	var mu sync.Mutex
+	decoded := 0
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, ok := pages.Values(7)
+			if !ok {
+				mu.Lock()
+				decoded++
+				mu.Unlock()
+				time.Sleep(20 * time.Millisecond) // decoding
+				v = pages.Keep(7, []byte("seven"))
+			}
+			assert.Equal(t, "seven", string(v))
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, 1, decoded)
+
+	_, ok := pages.Values(8)
+	require.False(t, ok) // claimed
+	released := make(chan bool)
+	go func() {
+		_, ok := pages.Values(8) // waits for the claim, then claims itself
+		released <- ok
+	}()
+	time.Sleep(10 * time.Millisecond)
+	assert.Nil(t, pages.Keep(8, nil), "nothing kept")
+	assert.False(t, <-released, "a miss again: its reader decodes it")
+	assert.Equal(t, "eight", string(pages.Keep(8, []byte("eight"))))
 }

@@ -138,6 +138,13 @@ var valueEncodings = map[int32]bool{0: true, 2: true, 3: true, 4: true, 8: true}
 // direct path reads it (direct.go), for the columns it reads.
 const encodingByteStreamSplit = 9
 
+// The encodings of dictionary indices: PLAIN_DICTIONARY (Parquet 1's name) and
+// RLE_DICTIONARY, both a bit width byte and the RLE/bit-packed hybrid.
+const (
+	encodingPlainDictionary = 2
+	encodingRLEDictionary   = 8
+)
+
 // encodingName names a Parquet encoding.
 func encodingName(e int32) string {
 	if s := pq.Encoding(e).String(); s != "" {

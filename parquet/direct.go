@@ -173,7 +173,8 @@ func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
 	}
 	m := r.md.FileMetaData.RowGroups[rg].Columns[c.leaves[0]].MetaData
 	decode := pageDecoders[int32(m.Codec)]
-	if m.Codec != 0 && decode == nil || m.DictionaryPageOffset != nil && *m.DictionaryPageOffset > 0 {
+	hasDict := m.DictionaryPageOffset != nil && *m.DictionaryPageOffset > 0
+	if m.Codec != 0 && decode == nil || hasDict && plan.bitPacked {
 		return nil, errNotDirect
 	}
 	hi, want := bits.Mul64(uint64(rows), uint64(plan.cell))
@@ -190,8 +191,14 @@ func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
 	dst := out.Bytes()
 	var bitSlot []byte // bools: a page's values, before they join dst at bit at
 
-	start, length := m.DataPageOffset, m.TotalCompressedSize // inside the file: checkColumnChunk
-	chunk := r.b[start : start+length]
+	start, end := m.DataPageOffset, m.DataPageOffset+m.TotalCompressedSize // inside the file: checkColumnChunk
+	if hasDict {                                                           // from the dictionary page on
+		var err error
+		if start, end, err = r.chunkBounds(rg, c.leaves[0]); err != nil {
+			return nil, err
+		}
+	}
+	chunk := r.b[start:end]
 	reps := levelCheck{max: len(plan.sizes), periods: periodsOf(plan.sizes), rep: true}
 	defs := levelCheck{max: int(descr.MaxDefinitionLevel())}
 	leafOptional := descr.SchemaNode().RepetitionType() == pq.Repetitions.Optional
@@ -257,9 +264,10 @@ func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
 		return true
 	}
 	var scratch []byte
-	at := int64(0) // values placed
+	var dict []byte // the dictionary page's values, once read
+	at := int64(0)  // values placed
 	for pos := 0; at < int64(want); {
-		h, page, next, ok := nextDirectPage(chunk, pos, int32(m.Codec), plan.bitPacked, int64(want)-at)
+		h, page, next, ok := nextPage(chunk, pos, int32(m.Codec), plan.bitPacked, int64(want)-at, hasDict)
 		if !ok {
 			return nil, errNotDirect
 		}
@@ -267,11 +275,28 @@ func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
 		if h.typ == pageIndex {
 			continue
 		}
+		if h.typ == pageDictionary {
+			if dict, ok = dictionaryValues(h, page, dict == nil && at == 0, int32(m.Codec), decode, plan.width); !ok {
+				return nil, errNotDirect
+			}
+			continue
+		}
 		n := int64(h.numValues)
 		split := h.encoding == encodingByteStreamSplit
-		place := func(dst, src []byte) { memcopy.Copy(dst, src) } // PLAIN values are the values
-		if split {
-			place = func(dst, src []byte) { unsplit(dst, src, int(plan.width)) }
+		indices := h.encoding == encodingPlainDictionary || h.encoding == encodingRLEDictionary
+		// place writes the page's values, src, to dst: PLAIN values are the values.
+		place := func(dst, src []byte) bool { return len(dst) == len(src) && memcopy.Copy(dst, src) == len(dst) }
+		switch {
+		case split:
+			place = func(dst, src []byte) bool {
+				if len(dst) != len(src) {
+					return false
+				}
+				unsplit(dst, src, int(plan.width))
+				return true
+			}
+		case indices:
+			place = func(dst, src []byte) bool { return lookUp(dst, src, dict, plan.width) }
 		}
 		var slot []byte
 		if plan.bitPacked {
@@ -292,6 +317,9 @@ func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
 				return nil, errNotDirect
 			}
 			if h.numNulls != 0 || !defs.check(page[h.repBytes:levels], n, at) {
+				if indices { // null values of a dictionary: pqarrow's
+					return nil, errNotDirect
+				}
 				values := page[levels:]
 				if m.Codec != 0 && !h.v2Uncompressed {
 					scratch = grow(scratch, int(h.uncompressed)-levels)
@@ -306,30 +334,28 @@ func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
 				at += n
 				continue
 			}
-			if int64(h.uncompressed)-int64(levels) != int64(len(slot)) {
+			size := int(h.uncompressed) - levels // the values' bytes
+			if !indices && size != len(slot) {
 				return nil, errNotDirect
 			}
 			values := page[levels:]
 			if m.Codec != 0 && !h.v2Uncompressed {
-				if !split { // decompressed straight into place
+				if !split && !indices { // decompressed straight into place
 					if decode(slot, values) != nil {
 						return nil, errNotDirect
 					}
 					advance()
 					continue
 				}
-				if cap(scratch) < len(slot) {
-					scratch = make([]byte, len(slot))
-				}
-				if decode(scratch[:len(slot)], values) != nil {
+				scratch = grow(scratch, size)
+				if decode(scratch, values) != nil {
 					return nil, errNotDirect
 				}
-				values = scratch[:len(slot)]
+				values = scratch
 			}
-			if len(values) != len(slot) {
+			if !place(slot, values) {
 				return nil, errNotDirect
 			}
-			place(slot, values)
 			advance()
 			continue
 		}
@@ -350,15 +376,14 @@ func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
 			return nil, errNotDirect
 		}
 		if afterDefs, ok := defs.checkPrefixed(rest, n, at); ok {
-			if len(afterDefs) != len(slot) {
+			if !place(slot, afterDefs) {
 				return nil, errNotDirect
 			}
-			place(slot, afterDefs)
 			advance()
 			continue
 		}
 		// Null values, or levels of another layout: spaced out, or pqarrow's.
-		if defs.max == 0 || len(rest) < 4 || uint64(binary.LittleEndian.Uint32(rest)) > uint64(len(rest)-4) {
+		if indices || defs.max == 0 || len(rest) < 4 || uint64(binary.LittleEndian.Uint32(rest)) > uint64(len(rest)-4) {
 			return nil, errNotDirect
 		}
 		size := binary.LittleEndian.Uint32(rest)
@@ -375,6 +400,47 @@ func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
 		return plan.array(wide, rows, valid, nulls)
 	}
 	return plan.array(out, rows, valid, nulls)
+}
+
+// dictionaryValues returns the values of the dictionary page h, page its bytes (compressed
+// with codec, which decode decompresses): its entries of width bytes, PLAIN. ok is false
+// unless first (the chunk's first page, and its only dictionary) and the page holds exactly
+// its entries.
+func dictionaryValues(h pageHeader, page []byte, first bool, codec int32, decode func(dst, src []byte) error, width int64) (values []byte, ok bool) {
+	if !first {
+		return nil, false
+	}
+	values = page
+	if codec != 0 {
+		values = make([]byte, h.uncompressed) // checked against the budget: checkColumnChunk
+		if decode(values, page) != nil {
+			return nil, false
+		}
+	}
+	hi, size := bits.Mul64(uint64(h.numValues), uint64(width))
+	return values, hi == 0 && size == uint64(len(values))
+}
+
+// lookUp writes to dst the dictionary entries (of width bytes) that src's indices name: a
+// bit width byte, then len(dst)/width indices in the RLE/bit-packed hybrid. It reports whether
+// src holds them, each inside the dictionary.
+func lookUp(dst, src, dict []byte, width int64) bool {
+	if len(src) == 0 || int64(len(dst))%width != 0 || dict == nil {
+		return false
+	}
+	entries := int64(len(dict)) / width
+	at := int64(0)
+	return hybridRuns(src[1:], int(src[0]), int64(len(dst))/width, func(v int, count int64) bool {
+		if int64(v) >= entries {
+			return false
+		}
+		entry := dict[int64(v)*width : int64(v+1)*width]
+		for range count {
+			copy(dst[at:at+width], entry)
+			at += width
+		}
+		return true
+	})
 }
 
 // decimalBytes is the size of an Arrow decimal128 value.
@@ -406,6 +472,12 @@ func widenDecimals(dst, src []byte, width int) {
 // direct paths read: every header field they need given, PLAIN or (not of bools)
 // BYTE_STREAM_SPLIT values, at most left of them, and, stored as it is, of one size.
 func nextDirectPage(chunk []byte, pos int, codec int32, bitPacked bool, left int64) (h pageHeader, page []byte, next int, ok bool) {
+	return nextPage(chunk, pos, codec, bitPacked, left, false)
+}
+
+// nextPage is nextDirectPage that, with dict, also takes a dictionary page (PLAIN values) and
+// data pages of dictionary indices (PLAIN_DICTIONARY, RLE_DICTIONARY).
+func nextPage(chunk []byte, pos int, codec int32, bitPacked bool, left int64, dict bool) (h pageHeader, page []byte, next int, ok bool) {
 	if pos >= len(chunk) {
 		return h, nil, pos, false
 	}
@@ -419,13 +491,20 @@ func nextDirectPage(chunk []byte, pos int, codec int32, bitPacked bool, left int
 		return h, page, next, true
 	}
 	required := uint16(0b11110) // v1: num_values, encoding and the two level encodings
-	if h.typ == pageDataV2 {
+	switch h.typ {
+	case pageDataV2:
 		required = 0b1111110 // num_values, num_nulls, num_rows, encoding, the level lengths
+	case pageDictionary:
+		required = 0b110 // num_values, encoding
 	}
 	split := h.encoding == encodingByteStreamSplit
+	indices := dict && (h.encoding == encodingPlainDictionary || h.encoding == encodingRLEDictionary)
 	n := int64(h.numValues)
-	if !h.hasType || h.typ != pageData && h.typ != pageDataV2 || h.subFields&required != required ||
-		h.encoding != 0 && !split || split && bitPacked || n < 0 || n > left || h.uncompressed < 0 {
+	if h.typ == pageDictionary && dict && h.hasType && h.subFields&required == required && !bitPacked &&
+		(h.encoding == 0 || h.encoding == encodingPlainDictionary) && n >= 0 && h.uncompressed >= 0 {
+		left = n // a dictionary's values are no data page's
+	} else if !h.hasType || h.typ != pageData && h.typ != pageDataV2 || h.subFields&required != required ||
+		h.encoding != 0 && !split && !indices || (split || indices) && bitPacked || n < 0 || n > left || h.uncompressed < 0 {
 		return h, nil, next, false
 	}
 	if (codec == 0 || h.typ == pageDataV2 && h.v2Uncompressed) && h.compressed != h.uncompressed {
@@ -532,11 +611,15 @@ func (lc levelCheck) check(b []byte, n, first int64) bool {
 	})
 }
 
-// hybridRuns calls yield with the levels of b, n levels of width bits in Parquet's RLE/bit-packed
-// hybrid, as runs: an RLE run whole (cut at n), a bit-packed level alone. It reports whether b
-// holds n levels and yield took every run.
+// hybridRuns calls yield with the values of b, n values of width bits (at most 32: levels,
+// dictionary indices) in Parquet's RLE/bit-packed hybrid, as runs: an RLE run whole (cut at
+// n), a bit-packed value alone. It reports whether b holds n values and yield took every run.
 func hybridRuns(b []byte, width int, n int64, yield func(v int, count int64) bool) bool {
+	if width < 0 || width > 32 {
+		return false
+	}
 	valueBytes := (width + 7) / 8
+	mask := uint64(1)<<width - 1
 	for got := int64(0); got < n; {
 		header, k := binary.Uvarint(b)
 		if k <= 0 || header>>1 == 0 || header>>1 > 1<<40 {
@@ -566,11 +649,16 @@ func hybridRuns(b []byte, width int, n int64, yield func(v int, count int64) boo
 		}
 		for i := int64(0); i < count*8 && got < n; i++ {
 			bit := i * int64(width)
-			word := uint(b[bit/8])
-			if bit/8+1 < packed {
-				word |= uint(b[bit/8+1]) << 8
+			at := bit / 8
+			var word uint64
+			if at+8 <= packed {
+				word = binary.LittleEndian.Uint64(b[at:])
+			} else {
+				for k := int64(0); at+k < packed && k < 8; k++ {
+					word |= uint64(b[at+k]) << (8 * k)
+				}
 			}
-			if !yield(int(word>>(bit%8))&(1<<width-1), 1) {
+			if !yield(int(word>>(bit%8)&mask), 1) {
 				return false
 			}
 			got++

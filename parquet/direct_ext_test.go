@@ -2,6 +2,7 @@ package parquet_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,6 +10,9 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	pq "github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/compress"
+	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -182,4 +186,84 @@ func TestByteStreamSplit(t *testing.T) {
 		require.Equal(t, want, got[col.Data().Offset()*width:][:len(want)], name)
 	}
 	require.Equal(t, 2, parquet.DirectReads(r))
+}
+
+// dictionaryFile writes rec with pqarrow's dictionary encoding, as Arrow C++ and pyarrow do by
+// default: a dictionary page, data pages of RLE_DICTIONARY indices, and past dictLimit bytes
+// of dictionary the fallback to PLAIN pages in the same column chunk.
+func dictionaryFile(t testing.TB, rec arrow.Record, codec compress.Compression, version pq.DataPageVersion, dictLimit int64) []byte {
+	var buf bytes.Buffer
+	props := pq.NewWriterProperties(pq.WithCompression(codec), pq.WithDataPageSize(4<<10), pq.WithDictionaryDefault(true),
+		pq.WithDictionaryPageSizeLimit(dictLimit), pq.WithDataPageVersion(version), pq.WithMaxRowGroupLength(1000), pq.WithBatchSize(64))
+	w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	require.NoError(t, err)
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close())
+	return buf.Bytes()
+}
+
+// dictionaryTable is rows rows of emb (fixed_size_list<float32>[8], of 1000 distinct values)
+// and label (int64, each its own). (Its list elements are nullable: arrow-go v17's dictionary
+// writer writes a fixed-size list of non-nullable elements as nulls.)
+func dictionaryTable(t testing.TB, rows int) arrow.Record {
+	mem := memory.DefaultAllocator
+	embs := array.NewFixedSizeListBuilder(mem, 8, arrow.PrimitiveTypes.Float32)
+	defer embs.Release()
+	values := embs.ValueBuilder().(*array.Float32Builder)
+	labels := array.NewInt64Builder(mem)
+	defer labels.Release()
+	for r := range rows {
+		embs.Append(true)
+		for k := range 8 {
+			values.Append(float32((r*8+k)*7%1000) / 8)
+		}
+		labels.Append(int64(r) * 3)
+	}
+	emb, label := embs.NewArray(), labels.NewArray()
+	defer emb.Release()
+	defer label.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "emb", Type: emb.DataType(), Nullable: true}, {Name: "label", Type: label.DataType()}}, nil)
+	return array.NewRecord(schema, []arrow.Array{emb, label}, int64(rows))
+}
+
+// TestDictionaryReadDirectly: tensor and scalar columns whose chunks are dictionary-encoded —
+// wholly, or falling back to PLAIN pages partway, in data pages v1 and v2, uncompressed or
+// not — are read by the direct path, to what pqarrow reads; so are Arrow C++'s (its writer's
+// default: dictionary encoding).
+func TestDictionaryReadDirectly(t *testing.T) {
+	rec := dictionaryTable(t, 2600)
+	defer rec.Release()
+	for _, codec := range []compress.Compression{compress.Codecs.Uncompressed, compress.Codecs.Zstd, compress.Codecs.Snappy} {
+		for _, version := range []pq.DataPageVersion{pq.DataPageV1, pq.DataPageV2} {
+			for _, limit := range []int64{1 << 20, 1 << 10} { // the whole chunk; a fallback
+				name := fmt.Sprintf("%s/v%d/dictionary of %d bytes", codec, version, limit)
+				t.Run(name, func(t *testing.T) {
+					b := dictionaryFile(t, rec, codec, version, limit)
+					r, err := parquet.NewReader(b, parquet.ReaderOptions{})
+					require.NoError(t, err)
+					require.Equal(t, 3, r.NumRowGroups())
+					assert.Equal(t, 2*r.NumRowGroups(), compareDirect(t, b, limits.Limits{}), "every column read directly")
+				})
+			}
+		}
+	}
+}
+
+// TestArrowCppDictionaryReadDirectly: the fixed-size list columns Arrow C++ 17 wrote with
+// dictionary encoding (images, perm, emb of tensors.parquet) are read directly, to the values
+// pqarrow reads (the golden tests check them against Arrow C++'s own dumps).
+func TestArrowCppDictionaryReadDirectly(t *testing.T) {
+	for _, name := range []string{"tensors.parquet", "tensors_snappy.parquet"} {
+		b, err := os.ReadFile(filepath.Join("testdata/arrow-cpp-17-parquet", name))
+		require.NoError(t, err)
+		r, err := parquet.NewReader(b, parquet.ReaderOptions{Columns: []string{"images", "perm", "emb"}})
+		require.NoError(t, err)
+		for rg := range r.NumRowGroups() {
+			rec, err := r.ReadRowGroup(rg)
+			require.NoError(t, err)
+			rec.Release()
+		}
+		assert.Equal(t, 3*r.NumRowGroups(), parquet.DirectReads(r), name)
+		assert.GreaterOrEqual(t, compareDirect(t, b, limits.Limits{}), 3*r.NumRowGroups(), "%s: every column as pqarrow reads it", name)
+	}
 }

@@ -89,17 +89,21 @@ type Reader struct {
 // of the pages it had to decompress or unsplit (BYTE_STREAM_SPLIT), by the page's offset in
 // the file, and the columns whose chunks it decoded whole (strings, dictionaries, lists), by
 // the offset of the column's first chunk. Implementations are safe for concurrent use.
+//
+// A take that finds a page (or chunk) missing decodes it and then calls Keep (KeepChunk),
+// always — with nil when it did not decode it after all — so that a cache may have other
+// takes wait for it meanwhile rather than decode the page too.
 type PageCache interface {
 	// Values returns the values kept for the page at offset, if any.
 	Values(offset int64) ([]byte, bool)
 	// Keep keeps a copy of values, those of the page at offset, and returns the copy, or
-	// values themselves when it keeps nothing.
+	// values themselves when it keeps nothing; nil keeps nothing.
 	Keep(offset int64, values []byte) []byte
 	// Chunk returns the column kept for the chunk at offset, if any, retained: release it.
 	Chunk(offset int64) (arrow.Array, bool)
 	// KeepChunk keeps a copy of arr, the column decoded of the chunk at offset, and returns
 	// the copy, or arr itself when it keeps nothing, retained: release it (and arr, which
-	// stays the caller's).
+	// stays the caller's); nil keeps nothing and returns nil.
 	KeepChunk(offset int64, arr arrow.Array) arrow.Array
 }
 

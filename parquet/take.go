@@ -118,6 +118,12 @@ func (r *Reader) takeColumnRanges(c column, rg int, rows []int64) ([]ByteRange, 
 		return nil, err
 	}
 	var out []ByteRange
+	if tc.dict != 0 && len(rows) > 0 { // the dictionary page: from its offset to the first data page
+		if len(pages) == 0 || pages[0].offset <= tc.dict {
+			return whole(), nil
+		}
+		out = append(out, ByteRange{tc.dict, pages[0].offset - tc.dict})
+	}
 	i := 0
 	for _, p := range pages {
 		if i == len(rows) {
@@ -198,6 +204,9 @@ type takeColumn struct {
 	decode     func(dst, src []byte) error
 	reps, defs levelCheck
 	rowsOnly   bool // uncompressed, PLAIN values and RLE levels as the footer says: read row by row
+	// dict, dictEnd: the file offset of the chunk's dictionary page (0: none) and where the
+	// chunk ends.
+	dict, dictEnd int64
 }
 
 // takeColumnOf returns how TakeRows reads column c of row group rg page by page, false for a
@@ -229,7 +238,7 @@ func (r *Reader) takeColumnOf(c column, rg int) (takeColumn, bool) {
 		return tc, false
 	}
 	decode := pageDecoders[int32(m.Codec)]
-	if m.Codec != 0 && decode == nil || m.DictionaryPageOffset != nil && *m.DictionaryPageOffset > 0 {
+	if m.Codec != 0 && decode == nil {
 		return tc, false
 	}
 	if s := m.Statistics; s != nil && s.NullCount != nil && *s.NullCount != 0 {
@@ -249,14 +258,24 @@ func (r *Reader) takeColumnOf(c column, rg int) (takeColumn, bool) {
 		defs: levelCheck{max: int(descr.MaxDefinitionLevel())},
 	}
 	tc.rowsOnly = m.Codec == 0
+	hasDict := false
 	for _, e := range m.Encodings {
 		switch e {
 		case 0, 3: // PLAIN values, RLE levels
-		case 2, 8: // a dictionary, whatever the dictionary page offset says
-			return takeColumn{}, false
+		case encodingPlainDictionary, encodingRLEDictionary: // data pages of indices: decoded
+			hasDict, tc.rowsOnly = true, false
 		default:
 			tc.rowsOnly = false
 		}
+	}
+	if m.DictionaryPageOffset != nil && *m.DictionaryPageOffset > 0 {
+		start, end, err := r.chunkBounds(rg, leaf)
+		if err != nil || start != *m.DictionaryPageOffset {
+			return takeColumn{}, false
+		}
+		tc.dict, tc.dictEnd, tc.rowsOnly = start, end, false
+	} else if hasDict {
+		return takeColumn{}, false // indices without a dictionary
 	}
 	return tc, true
 }
@@ -297,7 +316,10 @@ func (r *Reader) takeDirect(c column, rg int, rows []int64) (arrow.Array, error)
 			break
 		}
 		if p.dictionary {
-			return nil, errNotDirect
+			if p.offset != tc.dict {
+				return nil, errNotDirect
+			}
+			continue // read with the first page of indices (takeDictionary)
 		}
 		end := p.firstRow + p.rows
 		if rows[i] >= end {
@@ -318,8 +340,57 @@ func (r *Reader) takeDirect(c column, rg int, rows []int64) (arrow.Array, error)
 	return tc.plan.array(out, int64(len(rows)), nil, 0)
 }
 
-// takeScratch holds the buffers of decompressed and unsplit pages, reused page to page.
-type takeScratch struct{ page, unsplit []byte }
+// takeScratch holds the buffers of decompressed and unsplit pages, reused page to page, and
+// the chunk's dictionary once read.
+type takeScratch struct{ page, unsplit, dict []byte }
+
+// takeDictionary returns the values of the dictionary page of column tc's chunk, decoded once
+// per take (or taken from the page cache), checked as takePageValues checks a page.
+func (r *Reader) takeDictionary(tc takeColumn, scratch *takeScratch) ([]byte, bool) {
+	if scratch.dict != nil {
+		return scratch.dict, true
+	}
+	if tc.dict <= 0 || tc.dictEnd > int64(len(r.b)) || tc.dict >= tc.dictEnd {
+		return nil, false
+	}
+	keep := func(values []byte) []byte { return values }
+	if r.pages != nil {
+		v, ok := r.pages.Values(tc.dict)
+		if ok && int64(len(v))%tc.plan.width == 0 {
+			scratch.dict = v
+			return v, true
+		}
+		kept := false
+		if !ok { // this take decodes the dictionary: its claim ends with Keep
+			defer func() {
+				if !kept {
+					r.pages.Keep(tc.dict, nil)
+				}
+			}()
+		}
+		keep = func(values []byte) []byte {
+			kept = true
+			if v := r.pages.Keep(tc.dict, values); len(v) == len(values) {
+				return v
+			}
+			return values
+		}
+	}
+	h, page, _, ok := nextPage(r.b[tc.dict:tc.dictEnd], 0, tc.codec, false, 0, true)
+	if !ok || h.typ != pageDictionary {
+		return nil, false
+	}
+	if tc.codec != 0 && (int64(h.uncompressed) > int64(h.compressed)*maxExpansion(tc.codec)+64 || int64(h.uncompressed) > r.lim.MaxCopySize) {
+		return nil, false
+	}
+	values, ok := dictionaryValues(h, page, true, tc.codec, tc.decode, tc.plan.width)
+	if !ok {
+		return nil, false
+	}
+	values = keep(values)
+	scratch.dict = values
+	return values, true
+}
 
 func resized(b []byte, n int) []byte {
 	if cap(b) < n {
@@ -338,16 +409,34 @@ func (r *Reader) takePageValues(tc takeColumn, p pageLoc, scratch *takeScratch) 
 		return chunk[at:], true
 	}
 	want := p.rows * tc.rowBytes
-	if r.pages != nil { // decoded and checked by an earlier take
-		if v, ok := r.pages.Values(p.offset); ok && int64(len(v)) == want {
+	keep := func(values []byte) []byte { return values }
+	if r.pages != nil { // decoded and checked by an earlier take, or by this one
+		v, ok := r.pages.Values(p.offset)
+		if ok && int64(len(v)) == want {
 			return v, true
+		}
+		kept := false
+		if !ok { // this take decodes the page: its claim ends with Keep, kept or not
+			defer func() {
+				if !kept {
+					r.pages.Keep(p.offset, nil)
+				}
+			}()
+		}
+		keep = func(values []byte) []byte {
+			kept = true
+			if v := r.pages.Keep(p.offset, values); int64(len(v)) == want {
+				return v
+			}
+			return values
 		}
 	}
 	n := p.rows * tc.plan.cell
-	h, page, next, ok := nextDirectPage(chunk, 0, tc.codec, false, n)
-	if !ok || next != len(chunk) || h.typ == pageIndex || int64(h.numValues) != n {
+	h, page, next, ok := nextPage(chunk, 0, tc.codec, false, n, tc.dict != 0)
+	if !ok || next != len(chunk) || h.typ == pageIndex || h.typ == pageDictionary || int64(h.numValues) != n {
 		return nil, false
 	}
+	indices := h.encoding == encodingPlainDictionary || h.encoding == encodingRLEDictionary
 	first := p.firstRow * tc.plan.cell
 	compressed := tc.codec != 0 && (h.typ != pageDataV2 || !h.v2Uncompressed)
 	if compressed && (int64(h.uncompressed) > int64(h.compressed)*maxExpansion(tc.codec)+64 || int64(h.uncompressed) > r.lim.MaxCopySize) {
@@ -357,12 +446,12 @@ func (r *Reader) takePageValues(tc takeColumn, p pageLoc, scratch *takeScratch) 
 		levels := int64(h.repBytes) + int64(h.defBytes)
 		if levels > int64(len(page)) || levels > int64(h.uncompressed) || h.numNulls != 0 ||
 			!tc.reps.check(page[:h.repBytes], n, first) || !tc.defs.check(page[h.repBytes:levels], n, first) ||
-			int64(h.uncompressed)-levels != want {
+			!indices && int64(h.uncompressed)-levels != want {
 			return nil, false
 		}
 		values = page[levels:]
 		if compressed {
-			scratch.page = resized(scratch.page, int(want))
+			scratch.page = resized(scratch.page, int(int64(h.uncompressed)-levels))
 			if tc.decode(scratch.page, values) != nil {
 				return nil, false
 			}
@@ -387,6 +476,14 @@ func (r *Reader) takePageValues(tc takeColumn, p pageLoc, scratch *takeScratch) 
 			return nil, false
 		}
 	}
+	if indices { // the dictionary's entries they name
+		dict, ok := r.takeDictionary(tc, scratch)
+		scratch.unsplit = resized(scratch.unsplit, int(want))
+		if !ok || !lookUp(scratch.unsplit, values, dict, tc.plan.width) {
+			return nil, false
+		}
+		values = scratch.unsplit
+	}
 	if int64(len(values)) != want {
 		return nil, false
 	}
@@ -395,10 +492,11 @@ func (r *Reader) takePageValues(tc takeColumn, p pageLoc, scratch *takeScratch) 
 		unsplit(scratch.unsplit, values, int(tc.plan.width))
 		values = scratch.unsplit
 	}
+	decoded := compressed || indices || h.encoding == encodingByteStreamSplit
 	switch {
-	case (compressed || h.encoding == encodingByteStreamSplit) && r.pages != nil: // decoded once
-		return r.pages.Keep(p.offset, values), true
-	case !compressed && h.encoding != encodingByteStreamSplit: // the page's last bytes: the next take of the reader goes straight to them
+	case decoded: // kept, decoded once
+		return keep(values), true
+	default: // the page's last bytes: the next take of the reader goes straight to them
 		if r.plainValues == nil {
 			r.plainValues = map[int64]int64{}
 		}
@@ -411,17 +509,26 @@ func (r *Reader) takePageValues(tc takeColumn, p pageLoc, scratch *takeScratch) 
 // first, and gathers rows rows of it.
 func (r *Reader) takeDecoded(c column, rg int, rows []int64) (arrow.Array, error) {
 	var key int64
+	claimed := false // this take decodes the chunk for the cache: the claim ends with KeepChunk
 	if r.pages != nil { // decoded by an earlier take
 		start, _, err := r.chunkBounds(rg, c.leaves[0])
 		if err != nil {
 			return nil, err
 		}
 		key = start
-		if arr, ok := r.pages.Chunk(key); ok {
+		arr, ok := r.pages.Chunk(key)
+		if ok {
 			defer arr.Release()
 			if arr.Len() == int(r.RowGroupRows(rg)) && arrow.TypeEqual(arr.DataType(), c.field.Type) {
 				return gather(r.mem, arr, rows)
 			}
+		} else {
+			claimed = true
+			defer func() {
+				if claimed {
+					r.pages.KeepChunk(key, nil)
+				}
+			}()
 		}
 	}
 	n := r.RowGroupRows(rg)
@@ -443,6 +550,7 @@ func (r *Reader) takeDecoded(c column, rg int, rows []int64) (arrow.Array, error
 		return nil, err
 	}
 	if r.pages != nil {
+		claimed = false
 		kept := r.pages.KeepChunk(key, arr)
 		arr.Release()
 		arr = kept

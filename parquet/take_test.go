@@ -3,6 +3,7 @@ package parquet_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -130,6 +131,18 @@ func takeFiles(t *testing.T) map[string][]byte {
 			files["pqarrow/mixed-"+name+"-"+v+"+index"] = withIndex(t, b)
 		}
 	}
+	dict := dictionaryTable(t, 2600)
+	defer dict.Release()
+	for name, c := range map[string]compress.Compression{"none": compress.Codecs.Uncompressed, "zstd": compress.Codecs.Zstd} {
+		for v, version := range map[string]pq.DataPageVersion{"v1": pq.DataPageV1, "v2": pq.DataPageV2} {
+			for limit, bytes := range map[string]int64{"whole": 1 << 20, "fallback": 1 << 10} {
+				b := dictionaryFile(t, dict, c, version, bytes)
+				key := fmt.Sprintf("pqarrow/dictionary-%s-%s-%s", limit, name, v)
+				files[key] = b
+				files[key+"+index"] = withIndex(t, b)
+			}
+		}
+	}
 	for _, pattern := range []string{"testdata/arrow-cpp-17-parquet/*.parquet", "testdata/take/*.parquet", "testdata/pageindex/*.parquet", "testdata/arrow-cpp-17-pageindex/*.parquet"} {
 		paths, err := filepath.Glob(pattern)
 		require.NoError(t, err)
@@ -225,6 +238,9 @@ func TestTakeRows(t *testing.T) {
 			if slices.Contains([]string{"ndarrow/tensor-none", "ndarrow/tensor-zstd+index", "testdata/take/cpp17-zstd.parquet+index", "testdata/take/cpp17-none.parquet",
 				"testdata/take/cpp17-pageindex-none.parquet", "testdata/take/cpp17-pageindex-zstd.parquet", "testdata/arrow-cpp-17-pageindex/ndarrow-tensor-none.parquet"}, name) {
 				assert.Equal(t, []string{"emb", "label"}, parquet.TakesDirectly(r, 0), "the columns read page by page")
+			}
+			if strings.HasPrefix(name, "pqarrow/dictionary-") || strings.HasPrefix(name, "testdata/arrow-cpp-17-parquet/tensors") {
+				assert.Subset(t, parquet.TakesDirectly(r, 0), []string{"emb"}, "dictionary-encoded columns read page by page")
 			}
 			for rg := range r.NumRowGroups() {
 				full, err := r.ReadRowGroup(rg)
@@ -518,6 +534,9 @@ func (m *mapPages) Chunk(offset int64) (arrow.Array, bool) {
 func (m *mapPages) KeepChunk(offset int64, arr arrow.Array) arrow.Array {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if arr == nil {
+		return nil
+	}
 	if m.chunks == nil {
 		m.chunks = map[int64]arrow.Array{}
 	}
@@ -547,6 +566,9 @@ func (m *mapPages) Values(offset int64) ([]byte, bool) {
 func (m *mapPages) Keep(offset int64, values []byte) []byte {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if values == nil {
+		return nil
+	}
 	if m.pages == nil {
 		m.pages = map[int64][]byte{}
 	}
@@ -588,6 +610,9 @@ func TestTakeRowsKeepPages(t *testing.T) {
 			}
 			assert.Equal(t, cache.keptChunks, cache.chunkHits, "each kept once and read again from the cache")
 			switch {
+			case strings.Contains(name, "dictionary"): // pages of indices decoded, and their dictionaries
+				assert.Positive(t, cache.hits, "pages decoded are kept and read again")
+				assert.LessOrEqual(t, cache.hits, cache.kept, "the second take needs no dictionary")
 			case strings.Contains(name, "zstd") && len(parquet.TakesDirectly(first, 0)) > 0:
 				assert.Positive(t, cache.kept, "pages decompressed are kept")
 				assert.Equal(t, cache.kept, cache.hits, "the second take reads each page kept")

@@ -9,8 +9,10 @@ import (
 	"iter"
 	"math/bits"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ndarrow/ndarrow/dataset"
 )
@@ -144,8 +146,8 @@ type BatchOptions struct {
 	// After resumes after the batch the cursor was given with: the batches are those that
 	// followed it. Its options must be these, and the table the one it was made on.
 	After *Cursor
-	// Reserve, when set, is called with the rows of each batch before it is read (on the
-	// goroutine that reads ahead), in batch order; an error from it ends the iteration with
+	// Reserve, when set, is called with the rows of each batch before it is read (on a
+	// goroutine of Batches' own), in batch order; an error from it ends the iteration with
 	// that error. A caller that reserves memory for each batch gives it back once done with
 	// the batch, and what was reserved for batches never given once Batches returns (it
 	// returns only after its reading goroutine has ended).
@@ -368,8 +370,8 @@ func (t *Table) Remaining(o BatchOptions) (batches, rows int64, err error) {
 }
 
 // Batches returns the batches of the table's rows o asks for, in order, each Take's copy of
-// its rows (every column, or o.Columns), read on a goroutine of its own ahead of the one in
-// use, as many as o.Readahead bytes hold (at least one). The order
+// its rows (every column, or o.Columns), read ahead of the one in use — as many as
+// o.Readahead bytes hold (at least one), up to GOMAXPROCS of them at once. The order
 // is a pure function of the table's rows, o.Shuffle, o.Seed, o.Epoch, o.Shard and o.Shards:
 // the same options on the same table give the same batches, in any process. Options that do
 // not hold, a cursor of other options or of a changed table (ErrTableChanged), and what Take
@@ -387,25 +389,47 @@ func (t *Table) Batches(ctx context.Context, o BatchOptions) iter.Seq2[Batch, er
 			b   Batch
 			err error
 		}
-		// The batches read ahead: those waiting in next, and the one the reader holds until
-		// there is room for it.
-		next := make(chan read, t.ReadaheadBatches(o)-1)
-		go func() {
-			defer close(next)
+		// The batches read ahead, in order, each its own channel: up to ahead of them, read
+		// at once by up to GOMAXPROCS goroutines (sequential batches share pages, which a
+		// page cache decodes once for them all; each Take is parallel itself).
+		ahead := t.ReadaheadBatches(o)
+		order := make(chan chan read, ahead-1)
+		readers := make(chan struct{}, min(ahead, runtime.GOMAXPROCS(0)))
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() { // hands out the batches: reserved in order, read by the readers
+			defer wg.Done()
+			defer close(order)
 			for b := p.cursor.Next; b < p.count; b++ {
 				rows := p.rows(b)
-				var values *dataset.Table
+				c := p.cursor
+				c.Next = b + 1
+				out := make(chan read, 1)
 				var err error
 				if o.Reserve != nil {
 					err = o.Reserve(ctx, int64(len(rows)))
 				}
 				if err == nil {
-					values, err = t.Take(ctx, rows, o.Columns)
+					select {
+					case readers <- struct{}{}:
+					case <-ctx.Done():
+						err = ctx.Err()
+					}
 				}
-				c := p.cursor
-				c.Next = b + 1
+				if err != nil {
+					out <- read{Batch{Index: b, Rows: rows, Cursor: c}, err}
+				} else {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						defer func() { <-readers }()
+						values, err := t.Take(ctx, rows, o.Columns)
+						out <- read{Batch{Index: b, Rows: rows, Values: values, Cursor: c}, err}
+					}()
+				}
+				// Handed on in order once there is room: ahead-1 wait in order, and this one.
 				select {
-				case next <- read{Batch{Index: b, Rows: rows, Values: values, Cursor: c}, err}:
+				case order <- out:
 				case <-ctx.Done():
 					return
 				}
@@ -414,12 +438,12 @@ func (t *Table) Batches(ctx context.Context, o BatchOptions) iter.Seq2[Batch, er
 				}
 			}
 		}()
-		defer func() { // the reading goroutine ended before Batches returns
+		defer func() { // every goroutine reading ended before Batches returns
 			cancel()
-			for range next {
-			}
+			wg.Wait()
 		}()
-		for r := range next {
+		for out := range order {
+			r := <-out
 			if !yield(r.b, r.err) || r.err != nil {
 				return
 			}

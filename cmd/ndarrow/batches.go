@@ -147,8 +147,9 @@ func batches(ctx context.Context, in, out, name, cursors string, o table.BatchOp
 		defer c.Close()
 		t.UsePageCache(c)
 	}
-	// The batches read ahead, the one in hand, the one written, and a take's copies.
-	tuneCollector(t, int64(t.ReadaheadBatches(o)+4)*o.Size, o.Columns)
+	// What is live: the batches read ahead, the one in hand, the one written, and a take's
+	// copies (three batches' worth, as tuneCollector counts a take).
+	tuneCollectorFor(t, int64(t.ReadaheadBatches(o)+1)*o.Size, 3*o.Size, o.Columns)
 	err = writeBatches(ctx, out, cursors, t.Batches(ctx, o), stdout, func() error {
 		return fmt.Errorf("%s: no batch to write (%d rows, batches of %d)", in, t.NumRows(), o.Size)
 	})

@@ -145,13 +145,19 @@ func take(ctx context.Context, in, out, to, name string, rows []int64, cols []st
 // from a few MiB: a fifth of the time of a take of 5 MiB of rows (BENCHMARKS.md). It leaves
 // the collector alone when GOGC or GOMEMLIMIT is set, or a column's size is not known before
 // reading (a ragged Parquet column).
-func tuneCollector(t *table.Table, n int64, cols []string) {
+func tuneCollector(t *table.Table, n int64, cols []string) { tuneCollectorFor(t, 0, n, cols) }
+
+// tuneCollectorFor is tuneCollector for a process that holds held rows besides a take of n
+// rows at a time (mini-batches read ahead): the heap may near held rows' values, three
+// times n rows' values, and 128 MiB.
+func tuneCollectorFor(t *table.Table, held, n int64, cols []string) {
 	_, gogc := os.LookupEnv("GOGC")
 	_, memlimit := os.LookupEnv("GOMEMLIMIT")
-	bytes, known, err := t.TakeBytes(n, cols)
-	if gogc || memlimit || !known || err != nil {
+	heldBytes, known1, err1 := t.TakeBytes(held, cols)
+	bytes, known2, err2 := t.TakeBytes(n, cols)
+	if gogc || memlimit || !known1 || !known2 || err1 != nil || err2 != nil {
 		return
 	}
 	debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(3*bytes + 128<<20)
+	debug.SetMemoryLimit(heldBytes + 3*bytes + 128<<20)
 }

@@ -3,10 +3,11 @@
 // made, mapped into memory. The kernel keeps the file's pages in its page cache while there
 // is room and writes them to disk when there is not; they are never anonymous memory.
 //
-// A File only grows. Room for what is appended is allocated on disk (fallocate) before it
-// is written, so a full disk is an error from Append, never a fault on a write; the file has
-// no name, so nothing else can shrink it under a reader. Where the platform cannot map or
-// allocate, New fails and callers go without.
+// A File only grows. What is appended is written to the file (pwrite), never through the
+// mapping, so a full disk is an error from Append, never a fault on a write (and no page is
+// read from disk to be overwritten); what was written is read through the mapping. The file
+// has no name, so nothing else can shrink it under a reader. Where the platform cannot map
+// it, New fails and callers go without.
 package scratch
 
 import (
@@ -19,17 +20,13 @@ import (
 // ErrFull is returned by Append when the bytes would not fit in the File's size.
 var ErrFull = errors.New("scratch: full")
 
-// growStep is how much of the file is allocated on disk at a time.
-const growStep = 8 << 20
-
 // File is an append-only scratch file, mapped whole. It is safe for concurrent use.
 type File struct {
-	mu        sync.Mutex
-	f         *os.File
-	b         []byte // the mapping: the file's whole size, allocated up to allocated
-	used      int64  // bytes appended
-	allocated int64  // bytes allocated on disk
-	closed    bool
+	mu     sync.Mutex
+	f      *os.File
+	b      []byte // the mapping: the file's whole size (sparse beyond what was written)
+	used   int64  // bytes appended, or being appended
+	closed bool
 }
 
 // New returns an empty scratch file of at most size bytes in dir (os.TempDir() when empty).
@@ -58,9 +55,10 @@ func New(dir string, size int64) (*File, error) {
 	return &File{f: f, b: b}, nil
 }
 
-// Append copies b to the end of the file and returns the copy: a view of the mapping, valid
-// until Close. It fails with an error wrapping ErrFull when b does not fit, or with the
-// error of allocating the room on disk (no space left, a quota).
+// Append writes b at the end of the file and returns what it wrote: a view of the mapping,
+// valid until Close. It fails with an error wrapping ErrFull when b does not fit, or with the
+// error of the write (no space left on the disk, a quota); the bytes it set aside then stay
+// unused.
 func (s *File) Append(b []byte) ([]byte, error) {
 	s.mu.Lock()
 	if s.closed {
@@ -73,19 +71,15 @@ func (s *File) Append(b []byte) ([]byte, error) {
 		s.mu.Unlock()
 		return nil, fmt.Errorf("scratch: %d bytes more than the %d left: %w", len(b), int64(len(s.b))-at, ErrFull)
 	}
-	if end > s.allocated {
-		grow := min(max(end-s.allocated, growStep), int64(len(s.b))-s.allocated)
-		if err := allocate(s.f, s.allocated, grow); err != nil {
-			s.mu.Unlock()
-			return nil, fmt.Errorf("scratch: allocating %d bytes: %w", grow, err)
-		}
-		s.allocated += grow
-	}
 	s.used = end
-	dst := s.b[at:end:end]
+	view := s.b[at:end:end]
 	s.mu.Unlock()
-	copy(dst, b) // outside the lock: the range is this call's alone
-	return dst, nil
+	// Outside the lock: the range is this call's alone. Close waits for no write; a File is
+	// closed once nothing uses it.
+	if _, err := s.f.WriteAt(b, at); err != nil {
+		return nil, fmt.Errorf("scratch: %w", err)
+	}
+	return view, nil
 }
 
 // Size returns the bytes appended so far.

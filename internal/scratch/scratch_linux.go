@@ -6,7 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mapFile sizes f (sparse: no block is allocated) and maps it shared, readable and writable.
+// mapFile sizes f (sparse: no block is allocated) and maps it shared and read-only.
 func mapFile(f *os.File, size int64) ([]byte, error) {
 	if size != int64(int(size)) {
 		return nil, unix.EFBIG
@@ -14,17 +14,7 @@ func mapFile(f *os.File, size int64) ([]byte, error) {
 	if err := f.Truncate(size); err != nil {
 		return nil, err
 	}
-	return unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
-}
-
-// allocate gives bytes [off, off+n) of f blocks on disk, or fails as the disk is full.
-func allocate(f *os.File, off, n int64) error {
-	for {
-		err := unix.Fallocate(int(f.Fd()), 0, off, n)
-		if err != unix.EINTR {
-			return err
-		}
-	}
+	return unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
 }
 
 func unmap(b []byte) error { return unix.Munmap(b) }

@@ -7,13 +7,10 @@ import (
 	"os"
 )
 
-// errUnsupported: only Linux allocates room before a write to a mapping (fallocate); without
-// it a full disk would fault a writer, so other platforms keep no scratch file.
+// errUnsupported: scratch files are made on Linux only.
 var errUnsupported = errors.New("scratch files need Linux")
 
 func mapFile(*os.File, int64) ([]byte, error) { return nil, errUnsupported }
-
-func allocate(*os.File, int64, int64) error { return errUnsupported }
 
 func unmap([]byte) error { return nil }
 
