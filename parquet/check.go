@@ -209,6 +209,40 @@ func pageValues(page []byte, h pageHeader, codec int32, descr *schema.Column) ([
 	return page, nil
 }
 
+// checkDictionaryIndices checks the dictionary indices of a data page of n values (nulls among them):
+// a bit width byte, then at most n indices in the RLE/bit-packed hybrid, every one — the last
+// bit-packed group's padding too — inside a dictionary of entries entries (-1: none was seen).
+func checkDictionaryIndices(values []byte, n, entries int64) error {
+	if entries < 0 {
+		return errors.New("no dictionary page before them")
+	}
+	if len(values) == 0 {
+		if n == 0 {
+			return nil
+		}
+		return errors.New("no bit width")
+	}
+	width := int(values[0])
+	if width > 32 {
+		return fmt.Errorf("bit width %d", width)
+	}
+	bad := -1
+	_, ok := hybridPrefix(values[1:], width, n, func(v int, _ int64) bool {
+		if int64(v) >= entries {
+			bad = v
+			return false
+		}
+		return true
+	})
+	switch {
+	case bad >= 0:
+		return fmt.Errorf("index %d of a dictionary of %d", bad, entries)
+	case !ok:
+		return errors.New("runs cut short")
+	}
+	return nil
+}
+
 // maxExpansion is the most a page may claim to grow when decompressed, per codec: beyond it
 // the page cannot be valid (Snappy expands at most about 22-fold, LZ4 255-fold, DEFLATE
 // 1032-fold, ZSTD 32768-fold; Brotli is given ZSTD's).
@@ -286,6 +320,7 @@ func checkColumnChunk(b []byte, md *metadata.FileMetaData, rg, col int, budget i
 	chunk := b[start : start+length]
 	cost.bytes = length // arrow-go reads the whole chunk into memory
 	var seen, maxPage int64
+	entries := int64(-1) // the dictionary's, once its page is seen
 	for pos := 0; seen < m.NumValues; {
 		if pos >= len(chunk) {
 			return cost, fmt.Errorf("%d of its %d values in its pages: %w", seen, m.NumValues, ErrInvalid)
@@ -306,7 +341,8 @@ func checkColumnChunk(b []byte, md *metadata.FileMetaData, rg, col int, budget i
 		}
 		maxPage = max(maxPage, unc)
 		n := int64(h.numValues)
-		var delta []byte // a DELTA page's bytes, to walk once the page is known to fit the budget
+		var delta []byte   // a DELTA page's bytes, to walk once the page is known to fit the budget
+		var indices []byte // a page of dictionary indices', likewise
 		switch h.typ {
 		case pageData, pageDataV2:
 			if !h.hasNumValues || n < 0 {
@@ -320,6 +356,8 @@ func checkColumnChunk(b []byte, md *metadata.FileMetaData, rg, col int, budget i
 				delta = chunk[pos-int(comp) : pos]
 			} else if !valueEncodings[h.encoding] {
 				return cost, fmt.Errorf("page at byte %d: values in the %s encoding: %w", at, encodingName(h.encoding), ErrUnsupported)
+			} else if h.encoding == encodingPlainDictionary || h.encoding == encodingRLEDictionary {
+				indices = chunk[pos-int(comp) : pos]
 			}
 			if h.levelsBytes > min(unc, comp) {
 				return cost, fmt.Errorf("page at byte %d: %d bytes of levels in a page of %d: %w", at, h.levelsBytes, min(unc, comp), ErrInvalid)
@@ -337,6 +375,7 @@ func checkColumnChunk(b []byte, md *metadata.FileMetaData, rg, col int, budget i
 				return cost, fmt.Errorf("page at byte %d: a dictionary of %d values in %d bytes: %w", at, n, unc, ErrInvalid)
 			}
 			cost.bytes += n*width + unc
+			entries = n
 		}
 		if cost.levels > lim.MaxElements {
 			return cost, fmt.Errorf("page at byte %d: more than MaxElements %d values: %w", at, lim.MaxElements, limits.ErrExceeded)
@@ -351,6 +390,15 @@ func checkColumnChunk(b []byte, md *metadata.FileMetaData, rg, col int, budget i
 			}
 			if err != nil {
 				return cost, fmt.Errorf("page at byte %d: %s: %v: %w", at, encodingName(h.encoding), err, ErrInvalid)
+			}
+		}
+		if indices != nil { // arrow-go sizes a buffer by the largest index before checking it
+			values, err := pageValues(indices, h, int32(m.Codec), descr)
+			if err == nil {
+				err = checkDictionaryIndices(values, n, entries)
+			}
+			if err != nil {
+				return cost, fmt.Errorf("page at byte %d: dictionary indices: %v: %w", at, err, ErrInvalid)
 			}
 		}
 	}

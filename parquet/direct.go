@@ -615,21 +615,28 @@ func (lc levelCheck) check(b []byte, n, first int64) bool {
 // dictionary indices) in Parquet's RLE/bit-packed hybrid, as runs: an RLE run whole (cut at
 // n), a bit-packed value alone. It reports whether b holds n values and yield took every run.
 func hybridRuns(b []byte, width int, n int64, yield func(v int, count int64) bool) bool {
+	got, ok := hybridPrefix(b, width, n, yield)
+	return ok && got == n
+}
+
+// hybridPrefix is hybridRuns of b that may end, at a run's end, before n values: it returns
+// how many it read, and false for a run cut short or a yield that stopped.
+func hybridPrefix(b []byte, width int, n int64, yield func(v int, count int64) bool) (got int64, ok bool) {
 	if width < 0 || width > 32 {
-		return false
+		return 0, false
 	}
 	valueBytes := (width + 7) / 8
 	mask := uint64(1)<<width - 1
-	for got := int64(0); got < n; {
+	for got < n && len(b) > 0 {
 		header, k := binary.Uvarint(b)
 		if k <= 0 || header>>1 == 0 || header>>1 > 1<<40 {
-			return false
+			return got, false
 		}
 		b = b[k:]
 		count := int64(header >> 1)
 		if header&1 == 0 { // a run of one value
 			if len(b) < valueBytes {
-				return false
+				return got, false
 			}
 			v := 0
 			for i := range valueBytes {
@@ -638,14 +645,14 @@ func hybridRuns(b []byte, width int, n int64, yield func(v int, count int64) boo
 			b = b[valueBytes:]
 			c := min(count, n-got)
 			if !yield(v, c) {
-				return false
+				return got, false
 			}
 			got += c
 			continue
 		}
 		packed := count * int64(width) // bytes of count groups of 8
 		if packed > int64(len(b)) {
-			return false
+			return got, false
 		}
 		for i := int64(0); i < count*8 && got < n; i++ {
 			bit := i * int64(width)
@@ -659,13 +666,13 @@ func hybridRuns(b []byte, width int, n int64, yield func(v int, count int64) boo
 				}
 			}
 			if !yield(int(word>>(bit%8)&mask), 1) {
-				return false
+				return got, false
 			}
 			got++
 		}
 		b = b[packed:]
 	}
-	return true
+	return got, true
 }
 
 // run reports whether values first … first+count-1 all have level v.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -95,7 +96,15 @@ func compareDirectWith(t *testing.T, b []byte, lim limits.Limits, mem memory.All
 		want, wantErr := general.ReadRowGroup(i)
 		got, err := direct.ReadRowGroup(i)
 		if wantErr != nil {
-			require.Error(t, err, "the direct path read row group %d pqarrow refuses: %v", i, wantErr)
+			// arrow-go's own panics are no verdict on the file: v17 panics (index out of
+			// range) on dictionary indices of bit width 0 — all zero, valid, as Arrow C++
+			// reads them — which the direct path reads (FuzzDirect/0072207aa868d4de).
+			if !strings.Contains(wantErr.Error(), "runtime error") {
+				require.Error(t, err, "the direct path read row group %d pqarrow refuses: %v", i, wantErr)
+			}
+			if got != nil {
+				got.Release()
+			}
 			continue
 		}
 		require.NoError(t, err, "row group %d", i)
@@ -159,6 +168,11 @@ func FuzzDirect(f *testing.F) {
 	}
 	// nested ragged columns, nulls at every level (the nested direct reader)
 	f.Add(nestedFile(f, 40, 5))
+	// dictionary pages, indices, and the fallback to PLAIN partway (the dictionary path)
+	dict := dictionaryTable(f, 40)
+	f.Add(dictionaryFile(f, dict, compress.Codecs.Uncompressed, pq.DataPageV1, 64))
+	f.Add(dictionaryFile(f, dict, compress.Codecs.Snappy, pq.DataPageV2, 1<<10))
+	dict.Release()
 	lim := limits.Limits{MaxMetadataSize: 1 << 16, MaxElements: 1 << 14, MaxCopySize: 1 << 20} // small: a fuzzed exec runs instrumented
 	f.Fuzz(func(t *testing.T, b []byte) {
 		compareDirect(t, b, lim)

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	pq "github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/compress"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndarrow/ndarrow/internal/childtest"
@@ -19,8 +21,11 @@ import (
 // wrote: every byte of each footer (the Thrift metadata whose counts and offsets arrow-go
 // trusts) set to two other values, every byte of the pages of the smallest golden file
 // likewise (page headers: sizes, value counts, encodings; and the encoded values) and every
-// sixth byte of the pages of DuckDB's DELTA_* file and parquet-testing's LZ4_RAW file, and
-// random changes of one to four bytes anywhere.
+// sixth byte of the pages of DuckDB's DELTA_* file and parquet-testing's LZ4_RAW file, every
+// byte of the pages of a dictionary-encoded file (dictionary pages, indices — arrow-go sizes a
+// buffer by the largest index — and the fallback to PLAIN) set to those two and to 31 (a bit
+// width that makes the indices after it huge), and random changes of one to four bytes
+// anywhere.
 func parquetMutants(t *testing.T, yield func(what string, b []byte)) {
 	var files [][]byte
 	for _, name := range []string{"tensors.parquet", "tensors_snappy.parquet", "dtypes.parquet"} {
@@ -31,7 +36,9 @@ func parquetMutants(t *testing.T, yield func(what string, b []byte)) {
 	rec := everyTensorColumn(t, memory.NewGoAllocator(), 5)
 	files = append(files, writeParquet(t, rec, parquet.WriterOptions{Compression: parquet.Zstd}))
 	rec.Release()
-	pageFiles := [][]byte{files[2]}
+	dict := dictionaryTable(t, 24)
+	pageFiles := [][]byte{files[2], dictionaryFile(t, dict, compress.Codecs.Uncompressed, pq.DataPageV1, 96)}
+	dict.Release()
 	for _, name := range []string{"duckdb/delta_v2.parquet", "parquet-testing/data/lz4_raw_compressed.parquet"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		require.NoError(t, err)
@@ -50,14 +57,17 @@ func parquetMutants(t *testing.T, yield func(what string, b []byte)) {
 		}
 	}
 	for i, small := range pageFiles {
-		step := 1 // every byte of the golden file's pages; of the others, every sixth
-		if i > 0 {
+		step := 1 // every byte of the golden file's and the dictionary file's pages; of the others, every sixth
+		if i > 1 {
 			step = 6
 		}
 		footer := len(small) - 8 - int(binary.LittleEndian.Uint32(small[len(small)-8:]))
 		for at := 4; at < footer; at += step {
 			yield("page byte", mutate(small, at, small[at]^0x80))
 			yield("page byte", mutate(small, at, 0xff))
+			if i == 1 { // a bit width byte made 31: the indices after it as large as they come
+				yield("page byte", mutate(small, at, 31))
+			}
 		}
 	}
 	rng := rand.New(rand.NewSource(1))

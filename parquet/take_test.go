@@ -460,6 +460,10 @@ func FuzzTakeRows(f *testing.F) {
 			f.Add(b, uint64(2))
 		}
 	}
+	dict := dictionaryTable(f, 40) // dictionary pages, indices, the fallback to PLAIN partway
+	f.Add(withIndex(f, dictionaryFile(f, dict, compress.Codecs.Uncompressed, pq.DataPageV1, 64)), uint64(4))
+	f.Add(dictionaryFile(f, dict, compress.Codecs.Zstd, pq.DataPageV2, 1<<10), uint64(5))
+	dict.Release()
 	f.Fuzz(func(t *testing.T, b []byte, seed uint64) {
 		mem := memory.NewGoAllocator()
 		r, err := parquet.NewReader(b, parquet.ReaderOptions{Allocator: mem, Limits: fuzzLimits})
@@ -483,6 +487,12 @@ func FuzzTakeRows(f *testing.F) {
 			}
 			if err == nil {
 				require.Equal(t, int64(len(rows)), rec.NumRows())
+				// What a take gives, reading the row group whole gives too (or refuses: a
+				// take reads only some pages).
+				if full, err := r.ReadRowGroup(rg); err == nil {
+					requireRows(t, full, rec, rows)
+					full.Release()
+				}
 				rec.Release()
 			}
 		}
