@@ -144,8 +144,15 @@ func sameFile(t *testing.T, direct, general []byte) {
 			if gs.HasMinMax() && ds.HasMinMax() && !unsigned {
 				gmin, gmax := minMaxOf(gs)
 				dmin, dmax := minMaxOf(ds)
-				assert.Equal(t, gmin, dmin, "row group %d column %d min", i, c)
-				assert.Equal(t, gmax, dmax, "row group %d column %d max", i, c)
+				// arrow-go v17 starts a float16 chunk's minimum at the largest finite value
+				// (its maximum at the smallest) and no infinity replaces it: a chunk of +Inf
+				// alone has minimum 65504 there, +Inf in ndarrow's (TestFloat16Statistics).
+				if !half || !bytes.Equal(gmin, []byte{0xff, 0x7b}) {
+					assert.Equal(t, gmin, dmin, "row group %d column %d min", i, c)
+				}
+				if !half || !bytes.Equal(gmax, []byte{0xff, 0xfb}) {
+					assert.Equal(t, gmax, dmax, "row group %d column %d max", i, c)
+				}
 			}
 		}
 	}
@@ -497,6 +504,8 @@ func TestFloat16Statistics(t *testing.T) {
 		{"NaN first, nulls", half(nan, 0, hi, lo), []bool{true, false, true, true}, lo, hi},
 		{"no nulls", half(hi, nan, lo), nil, lo, hi},
 		{"zeros", half(zero, negZero, 0), []bool{true, true, false}, negZero, zero},
+		{"+Inf alone", half(0x7c00), nil, 0x7c00, 0x7c00},
+		{"infinities", half(0xfc00, hi, 0x7c00), nil, 0xfc00, 0x7c00},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := array.NewFloat16Builder(memory.DefaultAllocator)

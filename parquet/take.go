@@ -509,7 +509,7 @@ func (r *Reader) takePageValues(tc takeColumn, p pageLoc, scratch *takeScratch) 
 // first, and gathers rows rows of it.
 func (r *Reader) takeDecoded(c column, rg int, rows []int64) (arrow.Array, error) {
 	var key int64
-	claimed := false // this take decodes the chunk for the cache: the claim ends with KeepChunk
+	claimed := false    // this take decodes the chunk for the cache: the claim ends with KeepChunk
 	if r.pages != nil { // decoded by an earlier take
 		start, _, err := r.chunkBounds(rg, c.leaves[0])
 		if err != nil {
