@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -244,10 +245,11 @@ func isHidden(name string) bool {
 }
 
 // rootTable returns the name of the table the files directly in dir are the parts of, or ""
-// when they are not one table: two or more, every one a Parquet or Arrow IPC file whose name
-// says it is a part (part-0.parquet, part-00001-….snappy.parquet, data_0.parquet: a name
-// starting with "part" or "data" followed by "-", "_" or "."), all with the same columns — the
-// directory pyarrow.dataset, Spark and DuckDB write. The table is named after dir.
+// when they are not one table: two or more, every one a Parquet, Arrow IPC or TFRecord file
+// whose name says it is a part (isPartName: part-0.parquet, part-00001-….snappy.parquet,
+// data_0.parquet, train-00003-of-00128.tfrecord), all with the same columns — the directory
+// pyarrow.dataset, Spark, DuckDB, TensorFlow's sharded writers and Beam write. The table is
+// named after dir.
 func rootTable(dir string, scans []*fileScan) string {
 	var parts []*fileScan
 	for _, sc := range scans {
@@ -269,7 +271,7 @@ func rootTable(dir string, scans []*fileScan) string {
 	want := columns(parts[0])
 	for _, sc := range parts {
 		switch sc.format {
-		case FormatParquet, FormatArrow, FormatArrows:
+		case FormatParquet, FormatArrow, FormatArrows, FormatTFRecord:
 		default:
 			return ""
 		}
@@ -284,15 +286,20 @@ func rootTable(dir string, scans []*fileScan) string {
 	return filepath.Base(abs)
 }
 
-// isPartName reports whether a file name is one a writer of datasets gives its parts.
+// isPartName reports whether a file name is one a writer of datasets gives its parts: it
+// starts with "part" or "data" followed by "-", "_" or ".", or it is a shard's,
+// NAME-NNNNN-of-NNNNN.EXT (TensorFlow's and Beam's: train-00003-of-00128.tfrecord).
 func isPartName(name string) bool {
 	for _, prefix := range []string{"part", "data"} {
 		if rest, ok := strings.CutPrefix(name, prefix); ok && rest != "" && strings.ContainsRune("-_.", rune(rest[0])) {
 			return true
 		}
 	}
-	return false
+	return shardName.MatchString(name)
 }
+
+// shardName matches NAME-NNNNN-of-NNNNN followed by an extension.
+var shardName = regexp.MustCompile(`-[0-9]+-of-[0-9]+\.`)
 
 // objectMost returns the most the object of a directory dataset's entry e may hold of its
 // objectBudget: its size, or, for a compressed TFRecord object (its records decompressed),
