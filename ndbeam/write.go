@@ -235,4 +235,6 @@ func (fn *finalizeFn) ProcessElement(ctx context.Context, _ int, parts func(*Par
 
 // isNotEmpty reports whether err is a directory's removal refused for what it holds (another
 // job's temporary files).
-func isNotEmpty(err error) bool { return errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) }
+func isNotEmpty(err error) bool {
+	return errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST)
+}
