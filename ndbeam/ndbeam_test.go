@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/internal/objstore"
 	"github.com/ndarrow/ndarrow/internal/storetest"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/ndbeam"
@@ -246,6 +248,39 @@ func TestReadFromObjects(t *testing.T) {
 		assert.Greater(t, requireOnlyParts(t, out, "parquet"), 1, kind)
 		requireEveryRowOnce(t, rowsOf(t, out), n)
 	}
+
+	// Written to a prefix of objects: parts and nothing else, read back from there.
+	p, s := beam.NewPipelineWithRoot()
+	batches := ndbeam.Read(s, "s3://train/data/t-tfrecord/", ndbeam.ReadOptions{BatchRows: 128, SplitBytes: 8 << 10})
+	ndbeam.Write(s, "s3://train/out/", batches, ndbeam.WriteOptions{Format: dataset.FormatArrow, PartRows: 500})
+	require.NoError(t, run(t, p))
+	objs, err := objstore.List(t.Context(), "s3://train/out/")
+	require.NoError(t, err)
+	require.Greater(t, len(objs), 1)
+	for _, o := range objs {
+		name := strings.TrimPrefix(o.URI.String(), "s3://train/out/")
+		require.True(t, strings.HasPrefix(name, "part-") && strings.HasSuffix(name, "-of-0000"+strconv.Itoa(len(objs))+".arrow"), "only parts: %s", name)
+	}
+	requireEveryRowOnce(t, rowsOf(t, "s3://train/out/"), 2000)
+
+	// Again into the same prefix: refused, the parts there as they were.
+	p, s = beam.NewPipelineWithRoot()
+	ndbeam.Write(s, "s3://train/out/", ndbeam.Read(s, "s3://train/data/t-tfrecord/", ndbeam.ReadOptions{}), ndbeam.WriteOptions{Format: dataset.FormatArrow})
+	err = run(t, p)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the output holds parts already")
+	again, err := objstore.List(t.Context(), "s3://train/out/")
+	require.NoError(t, err)
+	parts := 0
+	for _, o := range again {
+		name := strings.TrimPrefix(o.URI.String(), "s3://train/out/")
+		if strings.HasPrefix(name, "part-") {
+			parts++
+			continue
+		}
+		assert.True(t, strings.HasPrefix(name, "_temporary/"), "the refused job's temporary files only: %s", name)
+	}
+	assert.Equal(t, len(objs), parts, "the parts as they were")
 }
 
 // TestFailingPipelineLeavesNoPart: a pipeline that fails after its batches were written leaves

@@ -7,13 +7,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -64,18 +61,19 @@ func init() {
 	register.Iter1[Part]()
 }
 
-// Write writes the batches as part files in the directory dir (made if missing), by Beam's
-// file-sink protocol: each bundle writes one file of its batches under dir/_temporary/JOB/
-// (a unique name each attempt) and passes on its name only once the file is whole; one
-// finalize step then renames the files of the bundles that committed to
-// PREFIX-NNNNN-of-NNNNN.EXT, in the order of their first batches' Source and First, and
-// removes dir/_temporary/JOB — with the files of bundles that failed or were retried. A
-// retried bundle thus leaves no duplicate, a failed pipeline no part (only its temporary
-// files, under a name ndarrow's directories leave out), and a finished one its parts and
-// nothing else. The batches of one part have the first one's columns (Conform: text where
-// the first has bytes is taken as bytes). dir must hold no part of this prefix and format
-// when the finalize step runs (ErrExists); it is a local directory (object storage has no
-// rename). Write returns the parts' paths.
+// Write writes the batches as part files in dir — a local directory (made if missing) or a
+// prefix of objects (s3://BUCKET/PREFIX, gs://BUCKET/PREFIX) — by Beam's file-sink protocol:
+// each bundle writes one file of its batches (or several of PartRows rows) under
+// dir/_temporary/JOB/ (a unique name each attempt; an object appears only once its upload is
+// complete) and passes on its name only once the file is whole; one finalize step then
+// renames the files of the bundles that committed to PREFIX-NNNNN-of-NNNNN.EXT (an object:
+// copied within the store, then deleted), in the order of their first batches' Source and
+// First, and removes dir/_temporary/JOB — with the files of bundles that failed or were
+// retried. A retried bundle thus leaves no duplicate, a failed pipeline no part (only its
+// temporary files, under a name ndarrow's directories leave out), and a finished one its
+// parts and nothing else. The batches of one part have the first one's columns (Conform:
+// text where the first has bytes is taken as bytes). dir must hold no part of this prefix
+// and format when the finalize step runs (ErrExists). Write returns the parts' paths.
 func Write(s beam.Scope, dir string, batches beam.PCollection, o WriteOptions) beam.PCollection {
 	s = s.Scope("ndbeam.Write")
 	if o.Format == "" {
@@ -98,7 +96,7 @@ type writeFn struct {
 	PartRows                                int64
 	ParquetCompression, TFRecordCompression int
 
-	file  *os.File
+	file  sinkFile
 	w     *dataset.TableWriter
 	first Part
 }
@@ -111,8 +109,8 @@ func (fn *writeFn) ext() string {
 	return fn.Format
 }
 
-// temp returns the folder of the job's temporary files.
-func temp(dir, job string) string { return filepath.Join(dir, tempDir, job) }
+// temp returns the folder (prefix) of the job's temporary files.
+func temp(sk sink, job string) string { return sk.join(tempDir, job) }
 
 func (fn *writeFn) StartBundle(context.Context, func(Part)) error {
 	fn.file, fn.w = nil, nil
@@ -121,20 +119,18 @@ func (fn *writeFn) StartBundle(context.Context, func(Part)) error {
 
 func (fn *writeFn) ProcessElement(ctx context.Context, b Batch, emit func(Part)) error {
 	if fn.w == nil {
-		if err := os.MkdirAll(temp(fn.Dir, fn.Job), 0o777); err != nil {
-			return fmt.Errorf("ndbeam: %w", err)
-		}
+		sk := sinkOf(fn.Dir)
 		name := make([]byte, 12)
 		_, _ = rand.Read(name)
-		f, err := os.Create(filepath.Join(temp(fn.Dir, fn.Job), hex.EncodeToString(name)+"."+fn.ext()))
+		f, err := sk.create(ctx, temp(sk, fn.Job)+sep(fn.Dir)+hex.EncodeToString(name)+"."+fn.ext())
 		if err != nil {
-			return fmt.Errorf("ndbeam: %w", err)
+			return describe(err)
 		}
 		w, err := dataset.NewTableWriter(f, dataset.Format(fn.Format), dataset.WriteOptions{
 			ParquetCompression: parquet.Compression(fn.ParquetCompression), TFRecordCompression: tfrecord.Compression(fn.TFRecordCompression)})
 		if err != nil {
-			f.Close()
-			return fmt.Errorf("ndbeam: %w", err)
+			f.Abort()
+			return describe(err)
 		}
 		fn.file, fn.w, fn.first = f, w, Part{Temp: f.Name(), Source: b.Source, First: b.First}
 	}
@@ -147,11 +143,19 @@ func (fn *writeFn) ProcessElement(ctx context.Context, b Batch, emit func(Part))
 	return nil
 }
 
-// Teardown closes a file a failed bundle left open (it stays in the temporary folder, which
-// the finalize step removes).
+// sep is the separator of names under dir.
+func sep(dir string) string {
+	if dataset.IsURI(dir) {
+		return "/"
+	}
+	return string(filepath.Separator)
+}
+
+// Teardown gives up a file a failed bundle left (an upload is aborted; a local file stays in
+// the temporary folder, which the finalize step removes).
 func (fn *writeFn) Teardown() {
 	if fn.file != nil {
-		fn.file.Close()
+		fn.file.Abort()
 		fn.file, fn.w = nil, nil
 	}
 }
@@ -168,10 +172,9 @@ func (fn *writeFn) finish(emit func(Part)) error {
 	fn.file, fn.w = nil, nil
 	err := w.Close()
 	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+		err = f.Close()
+	} else {
+		f.Abort()
 	}
 	if err != nil {
 		return fmt.Errorf("ndbeam: writing %s: %w", f.Name(), err)
@@ -187,10 +190,11 @@ type finalizeFn struct {
 
 // name returns the name of part i of n.
 func (fn *finalizeFn) name(i, n int) string {
-	return filepath.Join(fn.Dir, fmt.Sprintf("%s-%05d-of-%05d.%s", fn.Prefix, i, n, fn.Ext))
+	return sinkOf(fn.Dir).join(fmt.Sprintf("%s-%05d-of-%05d.%s", fn.Prefix, i, n, fn.Ext))
 }
 
 func (fn *finalizeFn) ProcessElement(ctx context.Context, _ int, parts func(*Part) bool, emit func(string)) error {
+	sk := sinkOf(fn.Dir)
 	var all []Part
 	var p Part
 	for parts(&p) {
@@ -205,9 +209,9 @@ func (fn *finalizeFn) ProcessElement(ctx context.Context, _ int, parts func(*Par
 	for i := range all {
 		mine[fn.name(i, len(all))] = true
 	}
-	existing, err := filepath.Glob(filepath.Join(fn.Dir, fn.Prefix+"-*-of-*."+fn.Ext))
+	existing, err := sk.parts(ctx, fn.Prefix+"-*-of-*."+fn.Ext)
 	if err != nil {
-		return err
+		return describe(err)
 	}
 	for _, e := range existing {
 		if !mine[e] {
@@ -216,25 +220,10 @@ func (fn *finalizeFn) ProcessElement(ctx context.Context, _ int, parts func(*Par
 	}
 	for i, p := range all {
 		to := fn.name(i, len(all))
-		if err := os.Rename(p.Temp, to); err != nil {
-			if _, serr := os.Stat(to); errors.Is(err, fs.ErrNotExist) && serr == nil {
-				continue // renamed by an earlier attempt of this step
-			}
-			return fmt.Errorf("ndbeam: %w", err)
+		if err := sk.rename(ctx, p.Temp, to); err != nil {
+			return describe(err)
 		}
 		emit(to)
 	}
-	if err := os.RemoveAll(temp(fn.Dir, fn.Job)); err != nil {
-		return fmt.Errorf("ndbeam: %w", err)
-	}
-	if err := os.Remove(filepath.Join(fn.Dir, tempDir)); err != nil && !errors.Is(err, fs.ErrNotExist) && !isNotEmpty(err) {
-		return fmt.Errorf("ndbeam: %w", err)
-	}
-	return nil
-}
-
-// isNotEmpty reports whether err is a directory's removal refused for what it holds (another
-// job's temporary files).
-func isNotEmpty(err error) bool {
-	return errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST)
+	return describe(sk.removeAll(ctx, temp(sk, fn.Job)))
 }

@@ -353,3 +353,48 @@ func (up *gcsUpload) put(ctx context.Context, p []byte) error {
 	guard.stop()
 	return nil
 }
+
+// maxRewrites bounds the calls of one copy: the JSON API copies a large object a piece a
+// call, the rewriteToken carrying on.
+const maxRewrites = 10000
+
+func (g gcsObjects) copy(ctx context.Context, src Info, dst URI) error {
+	target := g.base + "/storage/v1/b/" + url.PathEscape(src.URI.Bucket) + "/o/" + url.PathEscape(src.URI.Key) +
+		"/rewriteTo/b/" + url.PathEscape(dst.Bucket) + "/o/" + url.PathEscape(dst.Key)
+	q := url.Values{"ifSourceGenerationMatch": {src.Version}}
+	for range maxRewrites {
+		resp, guard, _, err := g.do(ctx, dst, "copy of "+src.URI.String(), http.MethodPost, target+"?"+q.Encode(), []byte("{}"),
+			map[string]string{"Content-Type": "application/json"}, http.StatusOK)
+		if err != nil {
+			return err
+		}
+		var out struct {
+			Done         bool   `json:"done"`
+			RewriteToken string `json:"rewriteToken"`
+		}
+		err = json.NewDecoder(io.LimitReader(resp.Body, maxDescription)).Decode(&out)
+		resp.Body.Close()
+		guard.stop()
+		if err != nil {
+			return named(dst, fmt.Errorf("copy of %s: the store's answer: %w", src.URI, err))
+		}
+		if out.Done {
+			return nil
+		}
+		if out.RewriteToken == "" {
+			return named(dst, fmt.Errorf("copy of %s: the store said neither done nor how to go on", src.URI))
+		}
+		q.Set("rewriteToken", out.RewriteToken)
+	}
+	return named(dst, fmt.Errorf("copy of %s: not done after %d calls", src.URI, maxRewrites))
+}
+
+func (g gcsObjects) remove(ctx context.Context, u URI) error {
+	resp, guard, _, err := g.do(ctx, u, "delete", http.MethodDelete, g.objectURL(u, nil), nil, nil, http.StatusNoContent, http.StatusOK)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	guard.stop()
+	return nil
+}

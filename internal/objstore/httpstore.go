@@ -146,6 +146,14 @@ func (httpStore) list(_ context.Context, u URI) ([]Info, error) {
 	return nil, named(u, fmt.Errorf("%w (an http(s) server lists no objects)", ErrNotListable))
 }
 
+func (httpStore) copy(_ context.Context, _ Info, u URI) error {
+	return named(u, fmt.Errorf("%w (an http(s) URL is read only)", ErrNotWritable))
+}
+
+func (httpStore) remove(_ context.Context, u URI) error {
+	return named(u, fmt.Errorf("%w (an http(s) URL is read only)", ErrNotWritable))
+}
+
 func (httpStore) create(_ context.Context, u URI) (upload, error) {
 	return nil, named(u, fmt.Errorf("%w (an http(s) URL is read only)", ErrNotWritable))
 }

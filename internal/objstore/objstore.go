@@ -165,6 +165,10 @@ type store interface {
 	read(ctx context.Context, info Info, off int64, p []byte) error
 	list(ctx context.Context, u URI) ([]Info, error)
 	create(ctx context.Context, u URI) (upload, error)
+	// copy copies the object version src names to dst, in the same store, within it.
+	copy(ctx context.Context, src Info, dst URI) error
+	// remove deletes the object u names.
+	remove(ctx context.Context, u URI) error
 }
 
 // upload is an object being written, part by part, visible only after complete.
@@ -284,4 +288,37 @@ func List(ctx context.Context, uri string) ([]*Object, error) {
 		out[i] = openInfo(st, info)
 	}
 	return out, nil
+}
+
+// Copy copies the object at src, the version its opening sees, to dst (of the same scheme)
+// within the store — no byte passes through this process — replacing what dst held: the
+// rename of object storage, with Remove. A source changed since it was opened is an error
+// wrapping ErrChanged; http(s):// objects are ErrNotWritable.
+func Copy(ctx context.Context, src, dst string) error {
+	o, err := Open(ctx, src)
+	if err != nil {
+		return err
+	}
+	d, err := ParseURI(dst)
+	if err != nil {
+		return err
+	}
+	if d.Scheme != o.URI.Scheme {
+		return named(d, fmt.Errorf("a copy from %s:// to %s://: %w", o.URI.Scheme, d.Scheme, fs.ErrInvalid))
+	}
+	return o.st.copy(ctx, o.Info, d)
+}
+
+// Remove deletes the object at uri; one that is not there is an error matching
+// fs.ErrNotExist.
+func Remove(ctx context.Context, uri string) error {
+	u, err := ParseURI(uri)
+	if err != nil {
+		return err
+	}
+	st, err := storeFor(ctx, u)
+	if err != nil {
+		return err
+	}
+	return st.remove(ctx, u)
 }

@@ -454,3 +454,59 @@ func TestReader(t *testing.T) {
 	assert.ErrorIs(t, err, ErrChanged)
 	require.NoError(t, r.Close())
 }
+
+// TestCopyAndRemove: Copy makes another object of the same bytes within the store (S3 and
+// GCS; on S3 in one CopyObject or, larger than a copy part, by a multipart copy), replacing
+// what was there; a source changed since is ErrChanged; Remove deletes, and what is not there
+// matches fs.ErrNotExist; http(s):// is ErrNotWritable.
+func TestCopyAndRemove(t *testing.T) {
+	ctx := context.Background()
+	t.Run("s3", func(t *testing.T) {
+		srv := storetest.StartS3(t, "copies")
+		defer func(old int64) { copyPartSize = old }(copyPartSize)
+		copyPartSize = MinPartSize // the copy of the larger object in parts
+		for _, size := range []int{10, 2*MinPartSize + 7} {
+			data := randomBytes(size)
+			srv.Put(t, "copies", "src/x.bin", data)
+			srv.Put(t, "copies", "dst/y.bin", []byte("old"))
+			require.NoError(t, Copy(ctx, "s3://copies/src/x.bin", "s3://copies/dst/y.bin"), "size %d", size)
+			requireObject(t, "s3://copies/dst/y.bin", data)
+		}
+		srv.Put(t, "copies", "src/x.bin", []byte("0123456789"))
+		o, err := Open(ctx, "s3://copies/src/x.bin")
+		require.NoError(t, err)
+		srv.Put(t, "copies", "src/x.bin", []byte("changed"))
+		err = o.st.copy(ctx, o.Info, URI{Scheme: "s3", Bucket: "copies", Key: "dst/z.bin"})
+		require.ErrorIs(t, err, ErrChanged, "a source changed since it was opened")
+		checkRemove(t, "s3://copies")
+	})
+	t.Run("gcs", func(t *testing.T) {
+		srv := storetest.StartGCS(t, "gcopies")
+		data := randomBytes(1000)
+		srv.Put(t, "gcopies", "src/x.bin", data)
+		require.NoError(t, Copy(ctx, "gs://gcopies/src/x.bin", "gs://gcopies/dst/y.bin"))
+		requireObject(t, "gs://gcopies/dst/y.bin", data)
+		checkRemove(t, "gs://gcopies")
+	})
+	require.ErrorIs(t, Remove(ctx, "https://example.invalid/x"), ErrNotWritable)
+}
+
+// requireObject checks that the object at uri holds data.
+func requireObject(t *testing.T, uri string, data []byte) {
+	t.Helper()
+	o, err := Open(context.Background(), uri)
+	require.NoError(t, err)
+	require.Equal(t, int64(len(data)), o.Size)
+	got := make([]byte, len(data))
+	require.NoError(t, o.ReadFull(context.Background(), got, 0))
+	require.True(t, bytes.Equal(data, got))
+}
+
+// checkRemove removes BUCKET/dst/y.bin, then finds it gone.
+func checkRemove(t *testing.T, bucket string) {
+	ctx := context.Background()
+	require.NoError(t, Remove(ctx, bucket+"/dst/y.bin"))
+	_, err := Open(ctx, bucket+"/dst/y.bin")
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	require.ErrorIs(t, Remove(ctx, bucket+"/dst/y.bin"), fs.ErrNotExist)
+}

@@ -320,3 +320,79 @@ func (up *s3Upload) put(ctx context.Context, p []byte) error {
 	}
 	return nil
 }
+
+// copyPartSize is the size of the parts of a multipart copy, and the largest object copied
+// in one CopyObject (S3 copies at most 5 GiB in one).
+var copyPartSize int64 = 1 << 30
+
+func (s s3Objects) copy(ctx context.Context, src Info, dst URI) error {
+	source := url.PathEscape(src.URI.Bucket) + "/" + escapeKey(src.URI.Key)
+	if src.Size <= copyPartSize {
+		wctx, g := watch(ctx)
+		defer g.stop()
+		in := &s3.CopyObjectInput{Bucket: &dst.Bucket, Key: &dst.Key, CopySource: &source}
+		if src.Version != "" {
+			in.CopySourceIfMatch = aws.String(src.Version)
+		}
+		if _, err := s.c.CopyObject(wctx, in); err != nil {
+			return s3Error(dst, "copy of "+src.URI.String(), wctx, err)
+		}
+		return nil
+	}
+	// Larger: a multipart upload whose parts are ranges of the source.
+	up := &s3Upload{c: s.c, u: dst}
+	if err := up.start(ctx); err != nil {
+		return err
+	}
+	for n, off := 1, int64(0); off < src.Size; n, off = n+1, off+copyPartSize {
+		end := min(off+copyPartSize, src.Size) - 1
+		wctx, g := watch(ctx)
+		in := &s3.UploadPartCopyInput{Bucket: &dst.Bucket, Key: &dst.Key, UploadId: &up.id, PartNumber: aws.Int32(int32(n)),
+			CopySource: &source, CopySourceRange: aws.String(fmt.Sprintf("bytes=%d-%d", off, end))}
+		if src.Version != "" {
+			in.CopySourceIfMatch = aws.String(src.Version)
+		}
+		out, err := s.c.UploadPartCopy(wctx, in)
+		if err != nil {
+			err = s3Error(dst, "copy of "+src.URI.String(), wctx, err) // before stop cancels wctx
+		}
+		g.stop()
+		if err != nil {
+			_ = up.abort(ctx)
+			return err
+		}
+		if out.CopyPartResult == nil {
+			_ = up.abort(ctx)
+			return named(dst, fmt.Errorf("copy of %s: the store gave part %d no ETag", src.URI, n))
+		}
+		up.mu.Lock()
+		up.parts = append(up.parts, types.CompletedPart{ETag: out.CopyPartResult.ETag, PartNumber: aws.Int32(int32(n))})
+		up.mu.Unlock()
+	}
+	if err := up.complete(ctx); err != nil {
+		_ = up.abort(ctx)
+		return err
+	}
+	return nil
+}
+
+// escapeKey escapes a key for a copy source: each part between slashes as a path segment.
+func escapeKey(key string) string {
+	parts := strings.Split(key, "/")
+	for i, p := range parts {
+		parts[i] = url.PathEscape(p)
+	}
+	return strings.Join(parts, "/")
+}
+
+func (s s3Objects) remove(ctx context.Context, u URI) error {
+	if _, err := s.head(ctx, u); err != nil { // S3 deletes what is not there without a word
+		return err
+	}
+	wctx, g := watch(ctx)
+	defer g.stop()
+	if _, err := s.c.DeleteObject(wctx, &s3.DeleteObjectInput{Bucket: &u.Bucket, Key: &u.Key}); err != nil {
+		return s3Error(u, "delete", wctx, err)
+	}
+	return nil
+}
