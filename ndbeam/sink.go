@@ -51,7 +51,9 @@ func sinkOf(dir string) sink {
 // localDir is a local directory.
 type localDir string
 
-func (d localDir) join(elem ...string) string { return filepath.Join(append([]string{string(d)}, elem...)...) }
+func (d localDir) join(elem ...string) string {
+	return filepath.Join(append([]string{string(d)}, elem...)...)
+}
 
 func (d localDir) create(_ context.Context, name string) (sinkFile, error) {
 	if err := os.MkdirAll(filepath.Dir(name), 0o777); err != nil {
