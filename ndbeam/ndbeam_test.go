@@ -224,23 +224,25 @@ func TestReadWrite(t *testing.T) {
 	}
 }
 
-// TestReadFromObjects: the same on the real S3 test server's objects — Arrow C++ 17's Parquet
-// and a TFRecord file split by bytes under one prefix, a table of both.
+// TestReadFromObjects: the same on the real S3 test server's objects — Arrow C++ 17's Parquet,
+// an Arrow IPC file, a .npy file and a TFRecord file split by bytes — and Write to a prefix of
+// objects: its parts and nothing else, read back from there; a second job into the same
+// prefix refused, the parts as they were.
 func TestReadFromObjects(t *testing.T) {
 	srv := storetest.StartS3(t, "train")
 	dir := t.TempDir()
 	in := inputs(t, dir)
-	for _, kind := range []string{"arrow-cpp-17-parquet", "t-tfrecord"} {
+	for _, kind := range []string{"arrow-cpp-17-parquet", "arrow", "npy", "t-tfrecord"} {
 		entries, err := os.ReadDir(in[kind])
 		require.NoError(t, err)
 		for _, e := range entries {
 			srv.PutFile(t, "train", "data/"+kind+"/"+e.Name(), filepath.Join(in[kind], e.Name()))
 		}
 	}
-	for kind, n := range map[string]int64{"arrow-cpp-17-parquet": 300, "t-tfrecord": 2000} {
+	for kind, n := range map[string]int64{"arrow-cpp-17-parquet": 300, "arrow": 700, "npy": 500, "t-tfrecord": 2000} {
 		out := filepath.Join(dir, "out", kind)
 		p, s := beam.NewPipelineWithRoot()
-		batches := ndbeam.Read(s, "s3://train/data/"+kind+"/", ndbeam.ReadOptions{BatchRows: 128, SplitBytes: 8 << 10})
+		batches := ndbeam.Read(s, "s3://train/data/"+kind+"/", ndbeam.ReadOptions{BatchRows: 128, SplitBytes: 4 << 10})
 		ndbeam.Write(s, out, batches, ndbeam.WriteOptions{Format: dataset.FormatParquet, PartRows: 200})
 		restrictions, err := runCounting(t, p)
 		require.NoError(t, err, kind)

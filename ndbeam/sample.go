@@ -20,9 +20,10 @@ func init() {
 // parts, a prefix of objects) drawn uniformly at random without replacement — the first n
 // positions of the table's permutation keyed by seed (table.BatchOptions' Shuffle), a pure
 // function of the table's rows and seed — as a PCollection of Batch of at most
-// o.BatchRows rows each (their Source path, First their first position in the permutation). All
-// of n rows or the table's rows if fewer. One worker reads them, each batch a table.Take of its
-// rows: only the pages, batches or bytes holding them.
+// o.BatchRows rows each (their Source path, First their first position in the permutation):
+// n rows, or the table's rows if fewer. One worker reads them, each batch a table.Take of its
+// rows: only the pages, batches or bytes holding them (a TFRecord file, which has no row
+// index, is read whole when the table is opened).
 func Sample(s beam.Scope, path string, n int64, seed uint64, o ReadOptions) beam.PCollection {
 	s = s.Scope("ndbeam.Sample")
 	return beam.ParDo(s, &sampleFn{N: n, Seed: seed, Table: o.Table, Columns: o.Columns, BatchRows: o.BatchRows}, beam.Create(s, path))
