@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
@@ -105,16 +104,10 @@ func inputs(t *testing.T, dir string) map[string]string {
 	add("arrow", "t.arrow", func(path string) { // 700 rows, 7 record batches
 		f, err := os.Create(path)
 		require.NoError(t, err)
-		var w *arrowipc.FileWriter
+		w, err := dataset.NewTableWriter(f, dataset.FormatArrow, dataset.WriteOptions{})
+		require.NoError(t, err)
 		for k := range int64(7) {
-			rec, err := dataset.Batch(memory.DefaultAllocator, labelled(k*100, 100))
-			require.NoError(t, err)
-			if w == nil {
-				w, err = arrowipc.NewFileWriter(f, arrowipc.WithSchema(rec.Schema()))
-				require.NoError(t, err)
-			}
-			require.NoError(t, w.Write(rec))
-			rec.Release()
+			require.NoError(t, w.Write(labelled(k*100, 100)))
 		}
 		require.NoError(t, w.Close())
 		require.NoError(t, f.Close())
@@ -361,13 +354,19 @@ func TestBatchCoder(t *testing.T) {
 	require.NoError(t, err)
 	got, err := ndbeam.DecodeBatch(enc)
 	require.NoError(t, err)
-	assert.Equal(t, b.Source, got.Source)
-	assert.Equal(t, b.First, got.First)
-	assert.True(t, arrowRecordsEqual(rec, got.Record))
+	requireSameBatch(t, b, got)
 	for _, bad := range [][]byte{nil, []byte("ndb1"), enc[:len(enc)/2], append([]byte("ndb0"), enc[4:]...)} {
 		_, err := ndbeam.DecodeBatch(bad)
 		require.Error(t, err)
 	}
+}
+
+// requireSameBatch checks that got is want: its source, first row and record.
+func requireSameBatch(t *testing.T, want, got ndbeam.Batch) {
+	t.Helper()
+	require.Equal(t, want.Source, got.Source)
+	require.Equal(t, want.First, got.First)
+	require.True(t, arrowRecordsEqual(want.Record, got.Record))
 }
 
 func arrowRecordsEqual(a, b arrow.Record) bool {
@@ -402,8 +401,6 @@ func FuzzDecodeBatch(f *testing.F) {
 		require.NoError(t, err)
 		back, err := ndbeam.DecodeBatch(again)
 		require.NoError(t, err)
-		require.Equal(t, got.Source, back.Source)
-		require.Equal(t, got.First, back.First)
-		require.True(t, arrowRecordsEqual(got.Record, back.Record))
+		requireSameBatch(t, got, back)
 	})
 }
