@@ -34,3 +34,20 @@ func ExampleSumAxis() {
 	//  [0 1]]
 	// ndarray: AsTypeChecked float64 to int8: element 0 (1e+10) does not fit: unsupported dtype
 }
+
+// Variances and matrix products, as numpy.var/std (ddof) and numpy.matmul.
+func ExampleMatMul() {
+	x := ndarray.Must(ndarray.Must(ndarray.Arange(0.0, 6, 1)).Reshape(2, 3)) // [[0 1 2] [3 4 5]]
+	w := ndarray.Must(ndarray.Must(ndarray.Arange(0.0, 3, 1)).Reshape(3, 1)) // a column
+	y, _ := ndarray.MatMul(x, w)                                             // (2, 3) @ (3, 1)
+	gram, _ := ndarray.MatMul(x, x.Transpose())                              // a view read in place
+	fmt.Println(y, gram)
+
+	sd, _ := ndarray.StdAxis(x, 0, 1) // each column's sample standard deviation
+	fmt.Println(ndarray.Var(x, 0), sd)
+	// Output:
+	// [[ 5.]
+	//  [14.]] [[ 5. 14.]
+	//  [14. 50.]]
+	// 2.9166666666666665 [2.12132034 2.12132034 2.12132034]
+}

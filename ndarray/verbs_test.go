@@ -27,12 +27,27 @@ type verbCase struct {
 	Endpoint bool         `json:"endpoint"`
 	RTol     float64      `json:"rtol"`
 	ATol     float64      `json:"atol"`
+	DDOF     int          `json:"ddof"`
+	// Formula says the operands are made, not listed: "mod11" is element (i, j)
+	// ((7i + 3j) mod 11 - 5) / 4 (of an integer dtype, not divided by 4).
+	Formula string `json:"formula"`
 }
 
 type verbOperand struct {
 	DType string   `json:"dtype"`
 	Shape []int64  `json:"shape"`
 	Data  []string `json:"data"`
+}
+
+// formulaOf returns the operand of a case made by its formula.
+func formulaOf[T Real](o verbOperand) *Dense[T] {
+	return FromFunc(func(i []int64) T {
+		v := (7*i[0]+3*i[1])%11 - 5
+		if isFloat[T]() {
+			return T(float64(v) / 4)
+		}
+		return T(v)
+	}, o.Shape...)
 }
 
 // denseOf returns the operand as an array of T.
@@ -84,7 +99,11 @@ func toFloats[T Real](d *Dense[T]) []float64 {
 // runVerb checks one case on arrays of T.
 func runVerb[T Real](t *testing.T, c verbCase, rtol float64) {
 	what := fmt.Sprintf("%s %s%v view %q axis %v", c.Op, c.A.DType, c.A.Shape, c.View, c.Axis)
-	a := denseOf[T](t, *c.A)
+	operand := denseOf[T]
+	if c.Formula == "mod11" {
+		operand = func(_ *testing.T, o verbOperand) *Dense[T] { return formulaOf[T](o) }
+	}
+	a := operand(t, *c.A)
 	switch c.View {
 	case "T":
 		a = a.Transpose()
@@ -103,6 +122,31 @@ func runVerb[T Real](t *testing.T, c verbCase, rtol float64) {
 		exact = rtol
 	}
 	scalar := func(v float64) { requireValues(t, c.Want, Shape{}, []float64{v}, exact, what) }
+	switch c.Op {
+	case "var", "std":
+		what += fmt.Sprintf(" ddof %d", c.DDOF)
+		if c.Axis == nil {
+			f := map[string]func(*Dense[T], int) float64{"var": Var[T], "std": Std[T]}[c.Op]
+			requireValues(t, c.Want, Shape{}, []float64{f(a, c.DDOF)}, 1e-12, what)
+			return
+		}
+		f := map[string]func(*Dense[T], int, int) (*Dense[float64], error){"var": VarAxis[T], "std": StdAxis[T]}[c.Op]
+		r, err := f(a, *c.Axis, c.DDOF)
+		require.NoError(t, err)
+		requireValues(t, c.Want, r.Shape(), r.Ravel(), 1e-12, what)
+		return
+	case "matmul", "dot":
+		b := operand(t, *c.B)
+		f := map[string]func(a, b *Dense[T]) (*Dense[T], error){"matmul": MatMul[T], "dot": Dot[T]}[c.Op]
+		r, err := f(a, b)
+		require.NoError(t, err, what)
+		tol := 0.0
+		if isFloat[T]() { // float32's sums in another order than BLAS's
+			tol = map[bool]float64{true: 1e-12, false: 1e-4}[rtol < 1e-9]
+		}
+		requireValues(t, c.Want, r.Shape(), toFloats(r), tol, what)
+		return
+	}
 	if c.Axis == nil {
 		switch c.Op {
 		case "sum":
@@ -225,7 +269,7 @@ func TestVerbsMatchNumPy(t *testing.T) {
 		}
 	}
 	require.NoError(t, sc.Err())
-	for _, op := range []string{"sum", "mean", "min", "max", "argmin", "argmax", "add", "sub", "mul", "div", "linspace", "eye", "allclose"} {
+	for _, op := range []string{"sum", "mean", "min", "max", "argmin", "argmax", "add", "sub", "mul", "div", "linspace", "eye", "allclose", "var", "std", "matmul", "dot"} {
 		assert.Positive(t, ops[op], op)
 	}
 }
@@ -258,6 +302,19 @@ func TestVerbErrors(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, b.ReadOnly())
 	assert.Panics(t, func() { _ = AddInPlace(b, Ones[float64](3)) }, "a broadcast view is read-only")
+
+	_, err = MatMul(Ones[float64](2, 3), Ones[float64](2, 3))
+	assert.ErrorIs(t, err, ErrShape, "inner dimensions differ")
+	_, err = MatMul(Full(2.0), Ones[float64](2))
+	assert.ErrorIs(t, err, ErrShape, "a scalar")
+	_, err = MatMul(Ones[float64](2, 2, 3), Ones[float64](3, 3, 2))
+	assert.ErrorIs(t, err, ErrShape, "stacks that do not broadcast")
+	_, err = Dot(Ones[float64](2, 2, 3), Ones[float64](3))
+	assert.ErrorIs(t, err, ErrShape, "Dot of rank 3")
+	_, err = VarAxis(Ones[float64](2), 1, 0)
+	assert.ErrorIs(t, err, ErrIndex)
+	assert.True(t, math.IsNaN(Var(empty, 0)), "an empty array's variance")
+	assert.True(t, math.IsInf(Var(Must(FromSlice([]float64{1, 2}, 2)), 2), 1), "ddof of n: a positive sum over 0")
 }
 
 // TestInPlaceReadsBeforeWriting: dst += a view of dst reads the old values, as NumPy does.

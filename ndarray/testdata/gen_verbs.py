@@ -101,5 +101,57 @@ for a, b, rtol, atol in [
     case("allclose", a, b, want=np.array([int(np.allclose(a, b, rtol=rtol, atol=atol))], dtype=np.int64),
          rtol=rtol, atol=atol)
 
+# Variances and standard deviations: every element and along each axis, ddof 0, 1 and one
+# past the axis's length (NumPy's inf or nan), of each array and view; in float64, as ndarray
+# computes them.
+for name, a in arrays.items():
+    for v in ["", "T", "step2"]:
+        x = view(a, v)
+        for ddof in [0, 1]:
+            for op, f in [("var", np.var), ("std", np.std)]:
+                case(op, a, view_=v, want=f(x.astype(np.float64), ddof=ddof), ddof=ddof)
+                for axis in range(-1, x.ndim):
+                    case(op, a, view_=v, axis=axis, want=f(x.astype(np.float64), axis=axis, ddof=ddof), ddof=ddof)
+        case("var", a, view_=v, axis=0, want=np.var(x.astype(np.float64), axis=0, ddof=x.shape[0]), ddof=x.shape[0])
+case("var", np.array([3.0, 3.0]), want=np.var(np.array([3.0, 3.0]), ddof=2), ddof=2)
+
+# Matrix products: matrices, vectors on either side, stacks broadcast, transposed and strided
+# views, an empty inner dimension; float64, float32 (NumPy's float32 matmul: BLAS sgemm),
+# integers (wrapping as Go's do: NumPy's int64 matmul).
+mm = [
+    ("", rng.normal(size=(3, 4)), rng.normal(size=(4, 5))),
+    ("", rng.normal(size=(4,)), rng.normal(size=(4, 3))),
+    ("", rng.normal(size=(3, 4)), rng.normal(size=(4,))),
+    ("", rng.normal(size=(6,)), rng.normal(size=(6,))),
+    ("", rng.normal(size=(2, 3, 4)), rng.normal(size=(4, 2))),
+    ("", rng.normal(size=(2, 1, 3, 4)), rng.normal(size=(5, 4, 3))),
+    ("T", rng.normal(size=(4, 3)), rng.normal(size=(4, 5))),
+    ("step2", rng.normal(size=(3, 8)), rng.normal(size=(4, 2))),
+    ("", rng.normal(size=(3, 0)), rng.normal(size=(0, 2))),
+    ("T", rng.normal(size=(20, 7)).astype(np.float32), rng.normal(size=(20, 9)).astype(np.float32)),
+    ("", rng.integers(-9, 9, size=(3, 5)).astype(np.int64), rng.integers(-9, 9, size=(5, 2)).astype(np.int64)),
+    ("", rng.integers(-9, 9, size=(2, 3, 4)).astype(np.int32), rng.integers(-9, 9, size=(4,)).astype(np.int32)),
+]
+for v, a, b in mm:
+    case("matmul", a, b, view_=v, want=np.matmul(view(a, v), b))
+    if view(a, v).ndim <= 2 and b.ndim <= 2:
+        case("dot", a, b, view_=v, want=np.dot(view(a, v), b))
+
+# Larger than the kernel's blocks (256 rows of b, 128 columns): operands made by a formula
+# the test makes them by too, element (i, j) ((7i + 3j) mod 11 - 5) / 4, so that only the
+# product is stored.
+def formula(rows, cols, dtype):
+    i, j = np.indices((rows, cols))
+    return (((7 * i + 3 * j) % 11 - 5) / 4).astype(dtype)
+for m, k, n, dtype in [(5, 300, 140, np.float32), (4, 260, 131, np.float64), (3, 270, 129, np.int64)]:
+    a, b = formula(m, k, dtype), formula(k, n, dtype)
+    if dtype == np.int64:
+        a, b = (((7 * np.indices((m, k))[0] + 3 * np.indices((m, k))[1]) % 11) - 5).astype(dtype), \
+               (((7 * np.indices((k, n))[0] + 3 * np.indices((k, n))[1]) % 11) - 5).astype(dtype)
+    c = {"op": "matmul", "a": {"dtype": np.dtype(dtype).name, "shape": [m, k], "data": []},
+         "b": {"dtype": np.dtype(dtype).name, "shape": [k, n], "data": []}, "view": "", "formula": "mod11",
+         "want": operand(np.matmul(a, b)), "numpy": np.__version__}
+    out.append(c)
+
 print("\n".join(json.dumps(c) for c in out))
 
