@@ -107,7 +107,7 @@ func (d *Dense[T]) viewExpanded(k int) *Dense[T] {
 
 // strided is a matrix in a slice: element (i, j) at off + i*rs + j*cs.
 type strided[T Real] struct {
-	data       []T
+	data        []T
 	off, rs, cs int64
 }
 
