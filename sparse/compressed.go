@@ -17,6 +17,7 @@ type compressed[T ndarray.Element] struct {
 	indices  Indices
 	values   []T
 	readOnly bool
+	view     bool // a part or the transpose of another matrix, sharing its values
 }
 
 // CSR is a sparse matrix in compressed sparse row format (SciPy's csr_array, Arrow's
@@ -258,10 +259,15 @@ func (m *compressed[T]) ToCSF(axisOrder ...int) (*CSF[T], error) {
 	return toCSF(m.sorted(), m.indices.DType(), axisOrder)
 }
 
-// Slice returns a copy of the part of the matrix that indices select, as a COO: a compressed
-// layout has no views (see COO.Slice for the indices).
+// Slice returns a copy of the part of the matrix that indices select, as a COO (see COO.Slice
+// for the indices): not a view (CSR.Rows and CSC.Cols give views of a range of rows or
+// columns).
 func (m *compressed[T]) Slice(indices ...ndarray.Index) (*COO[T], error) {
-	return m.ToCOO().Slice(indices...)
+	v, err := m.ToCOO().Slice(indices...)
+	if err != nil {
+		return nil, err
+	}
+	return v.Clone(), nil
 }
 
 // convert returns the entries in the other compressed layout, or in the same one (a copy).
