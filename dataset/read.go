@@ -381,19 +381,27 @@ func readNpy(b []byte, base string, lim limits.Limits) ([]Tensor, error) {
 }
 
 // readNpz reads the arrays of an .npz archive, each a dense tensor named base.MEMBER whose
-// Column is the member's name.
+// Column is the member's name — but for an archive scipy.sparse.save_npz wrote (scipy.go),
+// whose matrix is the sparse tensor named base, beside any member SciPy's layout has not.
 func readNpz(b []byte, base string, lim limits.Limits) ([]Tensor, error) {
 	arrays, err := npy.ReadNpz(b, lim)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Tensor, len(arrays))
-	for i, a := range arrays {
+	var out []Tensor
+	if format := scipyFormat(arrays); format != "" {
+		t, rest, err := readSciPy(arrays, format, base)
+		if err != nil {
+			return nil, err
+		}
+		out, arrays = append(out, t), rest
+	}
+	for _, a := range arrays {
 		d, err := a.Dense()
 		if err != nil {
 			return nil, fmt.Errorf("npz: member %q: %w", a.Name, err)
 		}
-		out[i] = Tensor{Name: base + "." + a.Name, Kind: KindDense, Column: a.Name, Dense: d}
+		out = append(out, Tensor{Name: base + "." + a.Name, Kind: KindDense, Column: a.Name, Dense: d, Bytes: a.IsBytes()})
 	}
 	return out, nil
 }

@@ -246,7 +246,8 @@ func FuzzRead(f *testing.F) {
 	for _, pattern := range []string{"../ipc/testdata/arrow-cpp-17/*", "../ipc/testdata/arrow-js/*.arrow*",
 		"../ipc/testdata/arrow-testing/arrow-ipc-stream/integration/*/*.stream", "../ipc/testdata/arrow-testing/arrow-ipc-*/crash-*",
 		"../npy/testdata/numpy/*.npy", "../npy/testdata/*-npz/*.npz", "../tfrecord/testdata/tensorflow/magenta*",
-		"../parquet/testdata/duckdb/*.parquet", "../parquet/testdata/arrow-rs/*.parquet"} {
+		"../parquet/testdata/duckdb/*.parquet", "../parquet/testdata/arrow-rs/*.parquet", "testdata/scipy-npz/*.npz",
+		"testdata/scipy-npz/ndarrow/*.npz"} {
 		files, err := filepath.Glob(pattern)
 		require.NoError(f, err)
 		for _, path := range files {

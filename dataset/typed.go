@@ -32,6 +32,9 @@ type typedOps struct {
 	stackParts    func(cell ndarray.Shape, rows []int64) ([]rowStack, func() ndarray.Array)
 	takeRows      func(a ndarray.Array, rows []int64) ndarray.Array
 	takeRowsOf    func(parts []ndarray.Array, rows []int64) ndarray.Array
+	// makeSciPy and sciPyParts read and write SciPy's sparse .npz (scipy.go).
+	makeSciPy  func(format string, shape ndarray.Shape, a, b sparse.Indices, data ndarray.Array) (sparse.Array, error)
+	sciPyParts func(a sparse.Array) (map[string]ndarray.Array, error)
 }
 
 func opsFor[T ndarray.Numeric]() typedOps {
@@ -40,6 +43,8 @@ func opsFor[T ndarray.Numeric]() typedOps {
 		stackParts: newDenseParts[T],
 		takeRows:   takeRows[T],
 		takeRowsOf: takeRowsOf[T],
+		makeSciPy:  makeSciPyOf[T],
+		sciPyParts: sciPyPartsOf[T],
 		column: func(chunks []*arrowtensor.FixedShapeTensorArray) (ndarray.Array, error) {
 			if len(chunks) == 0 {
 				return nil, fmt.Errorf("a column of no chunks: %w", ndarray.ErrShape)
@@ -114,6 +119,8 @@ var boolOps = typedOps{
 	stackParts: newDenseParts[bool],
 	takeRows:   takeRows[bool],
 	takeRowsOf: takeRowsOf[bool],
+	makeSciPy:  makeSciPyOf[bool],
+	sciPyParts: sciPyPartsOf[bool],
 	column: func(chunks []*arrowtensor.FixedShapeTensorArray) (ndarray.Array, error) {
 		if len(chunks) == 0 {
 			return nil, fmt.Errorf("a column of no chunks: %w", ndarray.ErrShape)
@@ -152,10 +159,6 @@ var boolOps = typedOps{
 // errStringTensor is what string tensors say where only numbers go: Arrow's Tensor and
 // SparseTensor messages, arrow.fixed_shape_tensor columns, padding.
 var errStringTensor = fmt.Errorf("string tensors cannot be Arrow tensors (a string tensor goes as a utf8 or binary column, or lists of them: arrow, arrows, parquet, tfrecord, Flight): %w", ndarray.ErrDType)
-
-// errStringNpy is what string tensors say in NumPy's formats, whose fixed-width string arrays
-// ndarrow does not write.
-var errStringNpy = fmt.Errorf("string tensors cannot be .npy arrays: ndarrow writes no NumPy string dtype (a string tensor goes as a utf8 or binary column, or lists of them: arrow, arrows, parquet, tfrecord, Flight): %w", ndarray.ErrDType)
 
 // stringOps are the operations on string tensors: plain columns (utf8, binary and the like)
 // and fixed-size lists of them, stacked and joined; no Tensor messages.

@@ -129,8 +129,8 @@ type WriteOptions struct {
 	Pad       float64
 	// SkipUnsupported leaves out, each one named to Warn, the tensors the format cannot hold
 	// (a ragged tensor in a dense format, a sparse one beside others in a table, a bool or
-	// string tensor where Arrow tensors cannot hold it, a string tensor in .npy or .npz, null
-	// rows where HoldsNulls is false), instead of failing.
+	// string tensor where Arrow tensors cannot hold it, null rows where HoldsNulls is false),
+	// instead of failing.
 	SkipUnsupported bool
 }
 
@@ -141,6 +141,7 @@ func prepare(format Format, tensors []Tensor, opts *WriteOptions) ([]Tensor, err
 	if opts.MaxDenseElements <= 0 {
 		opts.MaxDenseElements = limits.Default().MaxDenseElements
 	}
+	asked := opts.Dense
 	switch format {
 	case FormatNpy, FormatNpz, FormatTensorProto:
 		opts.Dense = true
@@ -156,6 +157,9 @@ func prepare(format Format, tensors []Tensor, opts *WriteOptions) ([]Tensor, err
 		case t.Sparse != nil && (opts.Dense || format == FormatNpy):
 			var d ndarray.Array
 			if d, err = t.DenseArray(opts.MaxDenseElements); err == nil {
+				if !asked { // the layout is lost: say so
+					opts.warn(fmt.Sprintf("%s: a %s tensor written in its dense form (%d elements, %d stored): %s", t.Name, t.Sparse.Format(), d.Size(), t.Sparse.NNZ(), noSparse(format)))
+				}
 				t.Dense, t.Sparse, t.Kind = d, nil, KindDense
 			}
 		case t.Ragged != nil && denseOnly && opts.PadRagged:
@@ -167,8 +171,6 @@ func prepare(format Format, tensors []Tensor, opts *WriteOptions) ([]Tensor, err
 			err = ErrRaggedNotDense
 		case t.Sparse != nil && table && len(tensors) > 1 && opts.SkipUnsupported:
 			err = fmt.Errorf("a sparse tensor is a record batch of its own, not one column of %d: %w", len(tensors), ndarray.ErrShape)
-		case t.Dense != nil && t.DType() == ndarray.String && (format == FormatNpy || format == FormatNpz):
-			err = errStringNpy
 		case t.Dense != nil && !table && format != FormatNpy && format != FormatNpz && format != FormatTensorProto:
 			switch t.DType() { // Tensor and SparseTensor messages hold numbers
 			case ndarray.Bool:
@@ -190,6 +192,17 @@ func prepare(format Format, tensors []Tensor, opts *WriteOptions) ([]Tensor, err
 		return nil, fmt.Errorf("no tensor of %d can be written as %s: %w", len(tensors), format, ErrFormat)
 	}
 	return out, nil
+}
+
+// noSparse says why a dense-only format wrote a sparse tensor dense.
+func noSparse(format Format) string {
+	switch format {
+	case FormatNpz:
+		return "an .npz archive holds a sparse matrix alone, as SciPy's save_npz writes it"
+	case FormatTensorProto:
+		return "a TensorProto is dense"
+	}
+	return fmt.Sprintf("a .%s file holds dense arrays", format)
 }
 
 // padded returns a ragged array of numbers as its dense form padded with pad.
@@ -228,9 +241,11 @@ func Save(path string, tensors []Tensor, opts WriteOptions) error {
 // SparseTensor message in its own format (FormatCOO … FormatCSF convert it); FormatArrow,
 // FormatArrows and FormatParquet keep every kind, dimension names included, a column per
 // tensor; FormatNpy holds one dense tensor and FormatNpz dense tensors, without names (opts.Warn
-// is told what is dropped); FormatTFRecord writes a tf.train.Example per row, FormatTensorProto
-// a serialized TensorProto per dense tensor. A dense-only format writes a sparse tensor's dense
-// form, within opts.MaxDenseElements; a ragged tensor has none (ErrRaggedNotDense). Only
+// is told what is dropped) — or one sparse matrix alone, in SciPy's layout (save_npz; a CSF of
+// rank 2 as its COO, other ranks refused), unless opts.Dense; FormatTFRecord writes a
+// tf.train.Example per row, FormatTensorProto a serialized TensorProto per dense tensor. A
+// dense-only format writes a sparse tensor's dense form, within opts.MaxDenseElements, and
+// tells opts.Warn unless opts.Dense asked for it; a ragged tensor has none (ErrRaggedNotDense). Only
 // FormatArrow needs w to report its position (an io.Seeker asked for Seek(0, io.SeekCurrent)).
 func Write(w io.Writer, format Format, tensors []Tensor, opts WriteOptions) error {
 	to := string(format)
@@ -245,6 +260,9 @@ func Write(w io.Writer, format Format, tensors []Tensor, opts WriteOptions) erro
 	}
 	if err := holdsOne(); err != nil && !opts.SkipUnsupported {
 		return err
+	}
+	if format == FormatNpz && len(tensors) == 1 && tensors[0].Sparse != nil && !opts.Dense {
+		return writeSciPy(w, tensors[0], opts) // a sparse matrix as scipy.sparse.save_npz writes it
 	}
 	tensors, err := prepare(format, tensors, &opts)
 	if err != nil {
@@ -328,6 +346,10 @@ func writeNpy(w io.Writer, t Tensor) error {
 	if t.Ragged != nil {
 		return ErrRaggedNotDense
 	}
+	if s, ok := t.Dense.(*ndarray.Dense[string]); ok { // NumPy's bytes or text, as the tensor says
+		_, err := npy.WriteStrings(w, s, t.Bytes)
+		return err
+	}
 	_, err := npy.WriteArray(w, t.Dense)
 	return err
 }
@@ -344,7 +366,11 @@ func writeNpz(w io.Writer, tensors []Tensor, compress bool) error {
 		if name == "" {
 			name = t.Name
 		}
-		if err := z.Write(name, t.Dense); err != nil {
+		write := func() error { return z.Write(name, t.Dense) }
+		if s, ok := t.Dense.(*ndarray.Dense[string]); ok {
+			write = func() error { return z.WriteStrings(name, s, t.Bytes) }
+		}
+		if err := write(); err != nil {
 			return fmt.Errorf("%s: %w", t.Name, err)
 		}
 	}

@@ -12,6 +12,8 @@ import (
 // object storage) reads it first (HeaderSize, ReadHeader), then the values it needs (Rows).
 type Info struct {
 	DType      ndarray.DType
+	ItemSize   int  // the bytes of one element (of a string array, its width)
+	Text       byte // of a string array: 'S' (bytes) or 'U' (UCS-4 text); else 0
 	Shape      ndarray.Shape
 	Fortran    bool  // column-major values
 	BigEndian  bool  // values stored big-endian (Rows swaps them)
@@ -44,7 +46,7 @@ func ReadHeader(b []byte, lim Limits) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	return Info{DType: d, Shape: h.shape, Fortran: h.fortran, BigEndian: big, DataOffset: p.size + p.headerLen, DataLen: need}, nil
+	return Info{DType: d.dtype, ItemSize: d.size, Text: d.text, Shape: h.shape, Fortran: h.fortran, BigEndian: big, DataOffset: p.size + p.headerLen, DataLen: need}, nil
 }
 
 // RowBytes returns the bytes of one row (the values of one index of the first dimension) of
@@ -53,7 +55,7 @@ func (h Info) RowBytes() int64 {
 	if len(h.Shape) == 0 {
 		return 0
 	}
-	return h.Shape[1:].Size() * int64(h.DType.Size())
+	return h.Shape[1:].Size() * int64(h.ItemSize)
 }
 
 // Rows returns the n rows of a row-major array whose values are data (n × RowBytes bytes, in
@@ -68,7 +70,7 @@ func (h Info) Rows(n int64, data []byte) (*Array, error) {
 	}
 	shape := append(ndarray.Shape{n}, h.Shape[1:]...)
 	if h.BigEndian {
-		ndarray.SwapBytes(data, h.DType.Size())
+		ndarray.SwapBytes(data, elem{h.DType, h.ItemSize, h.Text}.swapWidth())
 	}
-	return &Array{dtype: h.DType, shape: shape, data: data, copied: h.BigEndian}, nil
+	return &Array{dtype: h.DType, item: h.ItemSize, text: h.Text, shape: shape, data: data, copied: h.BigEndian}, nil
 }

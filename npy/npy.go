@@ -15,11 +15,14 @@
 package npy
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -39,7 +42,7 @@ var (
 	// match the shape. It wraps arrow.ErrInvalid.
 	ErrInvalid = sentinel.New("invalid .npy file", arrow.ErrInvalid)
 	// ErrUnsupported reports a well-formed file of a type ndarrow does not read: object
-	// (pickled) arrays, strings, complex numbers, structured types.
+	// (pickled) arrays, complex numbers, structured types.
 	ErrUnsupported = errors.New("unsupported .npy file")
 	// ErrLimit reports a file that exceeds one of the reader's Limits. It wraps
 	// limits.ErrExceeded.
@@ -60,6 +63,8 @@ const (
 // values, little-endian.
 type Array struct {
 	dtype   ndarray.DType
+	item    int  // bytes of one element
+	text    byte // of a string array: 'S' (bytes) or 'U' (text)
 	shape   ndarray.Shape
 	fortran bool
 	data    []byte
@@ -169,6 +174,8 @@ func (a *Array) Dense() (ndarray.Array, error) {
 		return AsDense[float32](a)
 	case ndarray.Float64:
 		return AsDense[float64](a)
+	case ndarray.String:
+		return AsStrings(a)
 	}
 	return nil, fmt.Errorf("npy: %v: %w", a.dtype, ErrUnsupported)
 }
@@ -217,21 +224,50 @@ func descrOf(d ndarray.DType) string {
 	}
 }
 
+// elem is the element type of a file: ndarray's, its bytes, and for strings their kind: 'S'
+// (bytes, NUL-padded) or 'U' (text in UCS-4, zero-padded); 0 for numbers and bools.
+type elem struct {
+	dtype ndarray.DType
+	size  int
+	text  byte
+}
+
+// maxStringWidth bounds the bytes of one string element (|S or <U): NumPy's own limit is the
+// int32 itemsize, far beyond any array a reader should take.
+const maxStringWidth = 1 << 20
+
 // parseDescr returns the element type of a type string and whether its data is big-endian.
-func parseDescr(descr string) (ndarray.DType, bool, error) {
+func parseDescr(descr string) (elem, bool, error) {
 	order, typ := byte('|'), descr
 	if len(descr) > 0 && strings.IndexByte("<>|=", descr[0]) >= 0 {
 		order, typ = descr[0], descr[1:]
 	}
 	if strings.HasPrefix(typ, "O") {
-		return 0, false, fmt.Errorf("npy: descr %q: object arrays are stored pickled and are never unpickled: %w", descr, ErrUnsupported)
+		return elem{}, false, fmt.Errorf("npy: descr %q: object arrays are stored pickled and are never unpickled: %w", descr, ErrUnsupported)
+	}
+	big := order == '>' || (order == '=' && !hostLittleEndian)
+	if len(typ) > 1 && (typ[0] == 'S' || typ[0] == 'U' || typ[0] == 'a') {
+		n, err := strconv.Atoi(typ[1:])
+		width := map[byte]int{'S': 1, 'a': 1, 'U': 4}[typ[0]]
+		if err != nil || n < 1 || n > maxStringWidth/width || typ[1] == '+' {
+			return elem{}, false, fmt.Errorf("npy: descr %q: strings of 1 to %d bytes: %w", descr, maxStringWidth, ErrUnsupported)
+		}
+		kind := map[byte]byte{'S': 'S', 'a': 'S', 'U': 'U'}[typ[0]]
+		return elem{dtype: ndarray.String, size: n * width, text: kind}, big && kind == 'U', nil
 	}
 	d, ok := descrs[typ]
 	if !ok {
-		return 0, false, fmt.Errorf("npy: descr %q: %w", descr, ErrUnsupported)
+		return elem{}, false, fmt.Errorf("npy: descr %q: %w", descr, ErrUnsupported)
 	}
-	big := order == '>' || (order == '=' && !hostLittleEndian)
-	return d, big && d.Size() > 1, nil
+	return elem{dtype: d, size: d.Size()}, big && d.Size() > 1, nil
+}
+
+// swapWidth is the unit whose bytes a big-endian element swaps: 4 for UCS-4 text.
+func (e elem) swapWidth() int {
+	if e.text == 'U' {
+		return 4
+	}
+	return e.size
 }
 
 // readMapped reads the bytes of m, the file at path, with read under mmap.Guard. A file that
@@ -270,4 +306,43 @@ func Open(path string, lim Limits) (*Array, error) {
 	}
 	a.owner = m
 	return a, nil
+}
+
+// IsBytes reports whether a string array holds bytes (NumPy's |S) rather than text (<U).
+func (a *Array) IsBytes() bool { return a.text == 'S' }
+
+// AsStrings returns a string array — NumPy's bytes (|S<n>: each value its bytes up to the
+// trailing NULs NumPy pads with) or text (<U<n>: UCS-4 code points up to the trailing zeros,
+// as UTF-8) — as a new Dense[string] in the file's order. A code point that is not one (a
+// surrogate, above U+10FFFF) fails with ErrInvalid.
+func AsStrings(a *Array) (*ndarray.Dense[string], error) {
+	if a.dtype != ndarray.String {
+		return nil, fmt.Errorf("npy: array of %v read as strings: %w", a.dtype, ndarray.ErrDType)
+	}
+	n := a.shape.Size()
+	values := make([]string, n)
+	for i := range values {
+		b := a.data[int64(i)*int64(a.item) : int64(i+1)*int64(a.item)]
+		if a.text == 'S' {
+			values[i] = string(bytes.TrimRight(b, "\x00"))
+			continue
+		}
+		var sb strings.Builder
+		for k := 0; k+4 <= len(b); k += 4 {
+			r := rune(binary.LittleEndian.Uint32(b[k:]))
+			if r == 0 {
+				if len(bytes.Trim(b[k:], "\x00")) != 0 { // a NUL inside the text
+					sb.WriteRune(0)
+					continue
+				}
+				break
+			}
+			if !utf8.ValidRune(r) {
+				return nil, fmt.Errorf("npy: element %d: code point %#x: %w", i, uint32(r), ErrInvalid)
+			}
+			sb.WriteRune(r)
+		}
+		values[i] = sb.String()
+	}
+	return ndarray.FromLayout(values, a.Layout())
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/apache/arrow/go/v17/arrow/float16"
 
@@ -208,11 +209,23 @@ var modified = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
 // before.
 var ErrName = errors.New("npz: invalid member name")
 
-// Write adds d — a *ndarray.Dense of a numeric type or bool — as the member name.npy, in
-// .npy format as Write writes it, streamed from d's memory (a stored member is read twice:
-// once for its checksum, which its header carries). It fails with ErrUnsupported for other
-// element types and with ErrName for an empty name, a name with a slash or a name used before.
+// Write adds d — a *ndarray.Dense of a numeric type, bool or string — as the member name.npy,
+// in .npy format as WriteArray writes it, streamed from d's memory (a stored member is read
+// twice: once for its checksum, which its header carries). It fails with ErrUnsupported for
+// other element types and with ErrName for an empty name, a name with a slash or a name used
+// before.
 func (z *NpzWriter) Write(name string, d ndarray.Array) error {
+	return z.write(name, func(w io.Writer) (int64, error) { return WriteArray(w, d) })
+}
+
+// WriteStrings adds the strings d as the member name.npy, as WriteStrings writes them: bytes
+// (|S) when asBytes, else text (<U).
+func (z *NpzWriter) WriteStrings(name string, d *ndarray.Dense[string], asBytes bool) error {
+	return z.write(name, func(w io.Writer) (int64, error) { return WriteStrings(w, d, asBytes) })
+}
+
+// write adds the member name.npy whose bytes write writes (twice, for a stored member).
+func (z *NpzWriter) write(name string, write func(io.Writer) (int64, error)) error {
 	switch {
 	case name == "" || strings.ContainsAny(name, "/\\"):
 		return fmt.Errorf("%w: %q", ErrName, name)
@@ -230,7 +243,7 @@ func (z *NpzWriter) Write(name string, d ndarray.Array) error {
 		// pads the header so the .npy file — and so its values — starts on a 64-byte boundary.
 		sum := crc32.NewIEEE()
 		var size int64
-		if size, err = WriteArray(sum, d); err != nil {
+		if size, err = write(sum); err != nil {
 			return fmt.Errorf("npz: member %q: %w", name, err)
 		}
 		if err := z.zw.Flush(); err != nil {
@@ -248,7 +261,7 @@ func (z *NpzWriter) Write(name string, d ndarray.Array) error {
 		w, err = z.zw.CreateRaw(fh)
 	}
 	if err == nil {
-		_, err = WriteArray(w, d)
+		_, err = write(w)
 	}
 	if err != nil {
 		return fmt.Errorf("npz: member %q: %w", name, err)
@@ -266,9 +279,16 @@ func (z *NpzWriter) Close() error {
 }
 
 // WriteArray is Write for an array whose element type is known only at run time: a
-// *ndarray.Dense of a numeric type or bool. Other arrays fail with ErrUnsupported.
+// *ndarray.Dense of a numeric type or bool, or of strings (WriteStrings: as text when every
+// one is UTF-8, else as bytes). Other arrays fail with ErrUnsupported.
 func WriteArray(w io.Writer, a ndarray.Array) (int64, error) {
 	switch d := a.(type) {
+	case *ndarray.Dense[string]:
+		text := true
+		for v := range d.Values() {
+			text = text && utf8.ValidString(v)
+		}
+		return WriteStrings(w, d, !text)
 	case *ndarray.Dense[bool]:
 		return Write(w, d)
 	case *ndarray.Dense[int8]:

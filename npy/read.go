@@ -59,29 +59,29 @@ func parsePreamble(b []byte, lim Limits) (preamble, error) {
 
 // decode parses the header text and checks it against the limits, returning the element
 // type, whether the data is big-endian, and the number of data bytes the shape needs.
-func decode(p preamble, text []byte, lim Limits) (header, ndarray.DType, bool, int64, error) {
+func decode(p preamble, text []byte, lim Limits) (header, elem, bool, int64, error) {
 	h, err := parseHeader(text, p.major)
 	if err != nil {
-		return header{}, 0, false, 0, err
+		return header{}, elem{}, false, 0, err
 	}
 	d, big, err := parseDescr(h.descr)
 	if err != nil {
-		return header{}, 0, false, 0, err
+		return header{}, elem{}, false, 0, err
 	}
 	if len(h.shape) > lim.MaxRank {
-		return header{}, 0, false, 0, fmt.Errorf("npy: rank %d exceeds the limit of %d: %w", len(h.shape), lim.MaxRank, ErrLimit)
+		return header{}, elem{}, false, 0, fmt.Errorf("npy: rank %d exceeds the limit of %d: %w", len(h.shape), lim.MaxRank, ErrLimit)
 	}
 	if err := h.shape.Validate(); err != nil {
-		return header{}, 0, false, 0, fmt.Errorf("npy: shape %v: %w: %w", h.shape, ErrInvalid, err)
+		return header{}, elem{}, false, 0, fmt.Errorf("npy: shape %v: %w: %w", h.shape, ErrInvalid, err)
 	}
 	n := h.shape.Size()
 	if n > lim.MaxElements {
-		return header{}, 0, false, 0, fmt.Errorf("npy: shape %v has %d elements, more than the limit of %d: %w", h.shape, n, lim.MaxElements, ErrLimit)
+		return header{}, elem{}, false, 0, fmt.Errorf("npy: shape %v has %d elements, more than the limit of %d: %w", h.shape, n, lim.MaxElements, ErrLimit)
 	}
-	if n > (1<<62)/int64(d.Size()) {
-		return header{}, 0, false, 0, fmt.Errorf("npy: shape %v: data size overflows: %w", h.shape, ErrInvalid)
+	if n > (1<<62)/int64(d.size) {
+		return header{}, elem{}, false, 0, fmt.Errorf("npy: shape %v: data size overflows: %w", h.shape, ErrInvalid)
 	}
-	return h, d, big, n * int64(d.Size()), nil
+	return h, d, big, n * int64(d.size), nil
 }
 
 // ReadBytes reads the .npy file in b. Little-endian values are not copied: the array's Data
@@ -108,9 +108,9 @@ func ReadBytes(b []byte, lim Limits) (*Array, error) {
 	case int64(len(data)) > need:
 		return nil, fmt.Errorf("npy: shape %v needs %d bytes of data, the file holds %d: %w", h.shape, need, len(data), ErrInvalid)
 	}
-	a := &Array{dtype: d, shape: h.shape, fortran: h.fortran, data: data}
+	a := &Array{dtype: d.dtype, item: d.size, text: d.text, shape: h.shape, fortran: h.fortran, data: data}
 	if big {
-		a.data, a.copied = swapped(data, d.Size()), true
+		a.data, a.copied = swapped(data, d.swapWidth()), true
 	}
 	return a, nil
 }
@@ -150,9 +150,9 @@ func Read(r io.Reader, lim Limits) (*Array, error) {
 		return nil, fmt.Errorf("npy: shape %v needs %d bytes of data, the file holds %d: %w", h.shape, need, len(data), io.ErrUnexpectedEOF)
 	}
 	if big {
-		ndarray.SwapBytes(data, d.Size())
+		ndarray.SwapBytes(data, d.swapWidth())
 	}
-	return &Array{dtype: d, shape: h.shape, fortran: h.fortran, data: data, copied: true}, nil
+	return &Array{dtype: d.dtype, item: d.size, text: d.text, shape: h.shape, fortran: h.fortran, data: data, copied: true}, nil
 }
 
 // swapped returns a copy of b with the byte order of each width-byte value reversed.

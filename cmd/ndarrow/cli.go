@@ -230,9 +230,19 @@ func usageError(stderr io.Writer, name string, err error) int {
 	return exitUsage
 }
 
+// usageErr is an error of the command line found while a command runs (an output file
+// whose extension names no format): finishCommand prints it as a usage error, status 2.
+type usageErr struct{ error }
+
+func (e usageErr) Unwrap() error { return e.error }
+
 // finishCommand prints err, if any, as one line and returns the exit status: a command a
-// signal stopped says "interrupted" (or "terminated").
+// signal stopped says "interrupted" (or "terminated"); a usageErr is a usage error.
 func finishCommand(ctx context.Context, stderr io.Writer, name string, err error) int {
+	var usage usageErr
+	if errors.As(err, &usage) {
+		return usageError(stderr, name, usage.error)
+	}
 	if err != nil {
 		var sig interruption
 		if errors.As(context.Cause(ctx), &sig) {

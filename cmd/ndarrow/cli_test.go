@@ -140,9 +140,22 @@ func TestConvertTakesTheFormatFromOUT(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, npy, y, "--to overrides the extension")
 
-	code, _, stderr = runCLI("convert", in, filepath.Join(dir, "y.what"))
-	assert.Equal(t, exitFail, code)
-	assert.Contains(t, stderr, "cannot tell the format from the extension; give --to (tensor, npy, npz, arrow, arrows, coo, csr, csc, csf, parquet, tfrecord, tensorproto)")
+	// An extension that names no format is a usage error, as an unknown --to is, for every
+	// command that writes a file; nothing is written.
+	for _, args := range [][]string{
+		{"convert", in, filepath.Join(dir, "y.what")},
+		{"take", "--rows", "0", filepath.Join(golden, "batch_tensors.arrows"), filepath.Join(dir, "y.what")},
+		{"convert", "--to", "what", in, filepath.Join(dir, "y.npy")},
+	} {
+		code, stdout, stderr := runCLI(args...)
+		assert.Equal(t, exitUsage, code, "%v: %s", args, stderr)
+		assert.Empty(t, stdout)
+		lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+		require.Len(t, lines, 2, stderr)
+		assert.Contains(t, lines[0], "(tensor, npy, npz, arrow, arrows, coo, csr, csc, csf, parquet, tfrecord, tensorproto)")
+		assert.True(t, strings.HasPrefix(lines[1], "usage: ndarrow "+args[0]), stderr)
+		assert.NoFileExists(t, filepath.Join(dir, "y.what"))
+	}
 }
 
 // TestTensorPicksOne: --tensor picks one tensor of a file of several, for convert and put.

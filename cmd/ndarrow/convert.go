@@ -23,7 +23,7 @@ import (
 var outputFormats = []struct{ name, what string }{
 	{"tensor", "Arrow Tensor messages (a sparse tensor: SparseTensor messages), pyarrow.ipc.read_tensor"},
 	{"npy", "NumPy .npy (one dense tensor)"},
-	{"npz", "NumPy .npz: a .npy member per tensor, named after its column or name (--compress: deflated)"},
+	{"npz", "NumPy .npz: a .npy member per tensor, named after its column or name (--compress: deflated); a sparse matrix alone as scipy.sparse.save_npz writes it"},
 	{"arrow", "Arrow IPC file: a column per tensor (arrow.fixed_shape_tensor, list) or a sparse tensor's batch"},
 	{"arrows", "Arrow IPC stream: the same as arrow, as a stream"},
 	{"coo", "Arrow SparseTensor messages, COO"},
@@ -47,7 +47,7 @@ func formatNames() string {
 // checkFormat returns an error unless to is an output format.
 func checkFormat(to string) error {
 	if _, err := dataset.ParseFormat(to); err != nil {
-		return fmt.Errorf("--to %q: unknown format (%s)", to, formatNames())
+		return usageErr{fmt.Errorf("--to %q: unknown format (%s)", to, formatNames())}
 	}
 	return nil
 }
@@ -56,7 +56,7 @@ func checkFormat(to string) error {
 func formatOf(path string) (string, error) {
 	f, err := dataset.FormatOf(path)
 	if err != nil {
-		return "", fmt.Errorf("%s: cannot tell the format from the extension; give --to (%s)", path, formatNames())
+		return "", usageErr{fmt.Errorf("%s: cannot tell the format from the extension; give --to (%s)", path, formatNames())}
 	}
 	return string(f), nil
 }
@@ -101,7 +101,7 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) in
 // give, with warnings printed on stderr by command name.
 func writeFlags(fs *flag.FlagSet, stderr io.Writer, name string) func() writeOptions {
 	maxDense := maxDenseFlag(fs)
-	dense := fs.Bool("dense", false, "write sparse tensors in their dense form (within --max-dense)")
+	dense := fs.Bool("dense", false, "write sparse tensors in their dense form (within --max-dense), an .npz archive's too")
 	compress := fs.Bool("compress", false, "deflate the members of an .npz archive, as numpy.savez_compressed")
 	var pqCodec parquet.Compression
 	fs.Func("parquet-compression", "the codec of Parquet output: zstd (default), snappy, gzip or none", func(s string) error {

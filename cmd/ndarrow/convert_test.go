@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndarrow/ndarrow/ipc"
+	"github.com/ndarrow/ndarrow/npy"
 )
 
 // inspectJSON returns the inspect --json lines of a file's tensors.
@@ -154,6 +155,62 @@ func TestConvertSparse(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestConvertSciPy: a sparse matrix written to .npz is SciPy's (save_npz's members, the
+// layout kept: what load_npz reads, testdata of the dataset package), read back as the same
+// matrix; --dense keeps the dense member; a sparse tensor of another rank is refused in one
+// line naming --dense, and goes with it; a .npy file, which has no sparse layout, gets the
+// dense form and a warning saying so; a SciPy format ndarrow does not read is one line.
+func TestConvertSciPy(t *testing.T) {
+	dir := t.TempDir()
+	csr := golden + "/csr_double_5x7_i64.tensor"
+	src := inspectJSON(t, csr)[0]
+
+	out := filepath.Join(dir, "m.npz")
+	code, _, stderr := runCLI("convert", csr, out)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Empty(t, stderr)
+	got := inspectJSON(t, out)
+	require.Len(t, got, 1)
+	assert.Equal(t, "sparse_csr", got[0].Kind)
+	assert.Equal(t, src.NNZ, got[0].NNZ)
+	assert.Equal(t, src.SHA256, got[0].SHA256)
+	members, err := npy.ReadNpz(must(os.ReadFile(out)), npy.Limits{})
+	require.NoError(t, err)
+	var names []string
+	for _, m := range members {
+		names = append(names, m.Name)
+	}
+	assert.Equal(t, []string{"indices", "indptr", "format", "shape", "data"}, names)
+
+	dense := filepath.Join(dir, "d.npz")
+	code, _, stderr = runCLI("convert", "--dense", csr, dense)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Empty(t, stderr, "--dense asked for it")
+	got = inspectJSON(t, dense)
+	require.Len(t, got, 1)
+	assert.Equal(t, "dense", got[0].Kind)
+	assert.Equal(t, src.SHA256, got[0].SHA256)
+
+	code, _, stderr = runCLI("convert", csr, filepath.Join(dir, "d.npy"))
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "ndarrow convert: warning: csr_double_5x7_i64: a csr tensor written in its dense form (35 elements, 12 stored): a .npy file holds dense arrays\n", stderr)
+
+	coo := golden + "/coo_float_3x4x2x2_i64.tensor"
+	code, _, stderr = runCLI("convert", coo, filepath.Join(dir, "c.npz"))
+	assert.Equal(t, exitFail, code)
+	assert.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
+	assert.Contains(t, stderr, "a sparse tensor of rank 4: SciPy's .npz holds matrices (rank 2); write its dense form (--dense)")
+	assert.NoFileExists(t, filepath.Join(dir, "c.npz"))
+	code, _, stderr = runCLI("convert", "--dense", coo, filepath.Join(dir, "c.npz"))
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "dense", inspectJSON(t, filepath.Join(dir, "c.npz"))[0].Kind)
+
+	bsr := "../../dataset/testdata/scipy-npz/bsr_float64.npz"
+	code, _, stderr = runCLI("inspect", bsr)
+	assert.Equal(t, exitFail, code)
+	assert.Equal(t, "ndarrow inspect: "+bsr+": npz: scipy.sparse bsr matrix: dataset: a scipy.sparse format ndarrow does not read (convert it with .tocsr() before save_npz)\n", stderr)
 }
 
 // TestConvertRagged rewrites the golden record batches, ragged columns included, as an IPC

@@ -13,7 +13,8 @@ import (
 )
 
 // goldenTensorFiles are the files of every golden tensor ndarrow reads: Arrow C++ 17's Tensor
-// and SparseTensor messages and record batches, and NumPy's .npy files and .npz archives.
+// and SparseTensor messages and record batches, NumPy's .npy files and .npz archives, and
+// SciPy's sparse matrices (save_npz) of the formats and dtypes ndarrow reads.
 func goldenTensorFiles(t *testing.T) []string {
 	var files []string
 	for _, pattern := range []string{
@@ -21,23 +22,32 @@ func goldenTensorFiles(t *testing.T) []string {
 		"../../npy/testdata/numpy/*.npy",
 		"../../npy/testdata/numpy-npz/savez*.npz",
 		"../../arrowtensor/testdata/arrow-cpp-17/batch_tensors.arrow*",
+		"../../dataset/testdata/scipy-npz/*.npz",
 	} {
 		found, err := filepath.Glob(pattern)
 		require.NoError(t, err)
 		require.NotEmpty(t, found, pattern)
 		files = append(files, found...)
 	}
-	return slices.DeleteFunc(files, func(f string) bool { return strings.HasSuffix(f, "object_refuse.npy") })
+	return slices.DeleteFunc(files, func(f string) bool {
+		return strings.HasSuffix(f, "object_refuse.npy") || strings.Contains(f, "scipy-npz/bsr_") ||
+			strings.Contains(f, "scipy-npz/dia_") || strings.Contains(f, "scipy-npz/csr_complex")
+	})
 }
 
 // holds reports whether format to can hold tensor in at all: a ragged tensor only goes into
 // record batches (Arrow IPC, Parquet); bool tensors only into .npy (Arrow tensors have no bool); a scalar into no
-// column; CSR and CSC are matrices, and CSF needs rank 2 or more.
+// column; CSR and CSC are matrices, and CSF needs rank 2 or more; an .npz archive holds a
+// sparse tensor as SciPy's matrix (without --dense).
 func holds(to string, in inspection) bool {
 	rank := len(in.Shape)
 	switch {
 	case in.Kind == "ragged":
 		return recordFormat(to)
+	case to == "npz" && strings.HasPrefix(in.Kind, "sparse_"):
+		return rank == 2
+	case in.DType == "bool" && strings.HasPrefix(in.Kind, "sparse_"):
+		return to == "npy" || to == "tensorproto" // a sparse tensor of bools has no Arrow form
 	case to == "npy" || to == "npz" || to == "tensorproto":
 		return true
 	case recordFormat(to):
@@ -66,11 +76,17 @@ func denseFormat(to string) bool { return numpyFormat(to) || to == "tensorproto"
 
 // after returns what inspect says of tensor in written in format to. Formats that hold all of
 // it (tensor, arrow, arrows, parquet) keep everything but the file's name; a .npy or .npz file holds
-// dense tensors and no names; a sparse format stores no more entries than the tensor had.
+// dense tensors and no names, but for a sparse matrix in an .npz archive, SciPy's: CSR, CSC
+// or COO (a CSF); a sparse format stores no more entries than the tensor had.
 // looseNNZ says the stored entries may be fewer than in.NNZ (zeros are not stored).
 func after(to string, in inspection) (want inspection, looseNNZ bool) {
 	want = in
 	switch {
+	case to == "npz" && strings.HasPrefix(in.Kind, "sparse_"):
+		want.DimNames = []string{}
+		if in.Kind == "sparse_csf" {
+			want.Kind = "sparse_coo"
+		}
 	case numpyFormat(to):
 		want.Kind, want.DimNames, want.NNZ = "dense", []string{}, size(in.Shape)
 	case to == "tensorproto":
@@ -151,11 +167,12 @@ func TestEveryGoldenTensorSurvives(t *testing.T) {
 					}
 					require.Equal(t, exitOK, code, stderr)
 					want, looseNNZ := after(to, orig)
+					mid := want
 					got := inspectJSON(t, out)
 					require.Len(t, got, 1)
 					assertSame(t, want, got[0], looseNNZ, "in "+to)
 					switch {
-					case to == "npz" && orig.Column == "":
+					case to == "npz" && orig.Column == "" && !strings.HasPrefix(orig.Kind, "sparse_"):
 						assert.Equal(t, orig.Name, got[0].Column, "in npz: a member named after the tensor")
 					case orig.Column != "" && to != "npy" && to != "tensorproto":
 						assert.Equal(t, orig.Column, got[0].Column, "in %s: the column a tensor came from", to)
@@ -163,7 +180,7 @@ func TestEveryGoldenTensorSurvives(t *testing.T) {
 
 					// Back into the format it came in: --dense where a dense tensor went sparse.
 					args := []string{"convert", "--to", back}
-					if want.Kind != orig.Kind && strings.HasPrefix(want.Kind, "sparse_") {
+					if want.Kind != orig.Kind && strings.HasPrefix(want.Kind, "sparse_") && !strings.HasPrefix(orig.Kind, "sparse_") {
 						args = append(args, "--dense")
 					}
 					restored := out + ".back." + back
@@ -182,6 +199,14 @@ func TestEveryGoldenTensorSurvives(t *testing.T) {
 					}
 					if slices.Contains(sparseFormats, back) && denseFormat(to) {
 						want.Kind = orig.Kind
+					}
+					if back == "npz" && strings.HasPrefix(orig.Kind, "sparse_") {
+						// SciPy's layout is what the matrix was in: a sparse format's own (a CSF's
+						// COO), or none once written dense.
+						want.Kind, want.NNZ = mid.Kind, mid.NNZ
+						if mid.Kind == "sparse_csf" {
+							want.Kind = "sparse_coo"
+						}
 					}
 					assertSame(t, want, got[0], looseNNZ || denseFormat(to) && strings.HasPrefix(orig.Kind, "sparse_"), "back from "+to)
 					if orig.Column != "" && to != "npy" && to != "tensorproto" {

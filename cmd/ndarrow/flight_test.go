@@ -78,7 +78,7 @@ func TestServeGetPut(t *testing.T) {
 	require.Equal(t, exitFail, code)
 	require.Contains(t, stderr, "no such tensor")
 	code, _, stderr = runCLI("get", "--token", "t0k", uri, "batch_tensors.images", filepath.Join(t.TempDir(), "x.what"))
-	require.Equal(t, exitFail, code)
+	require.Equal(t, exitUsage, code, "an extension that names no format is a usage error")
 	require.Contains(t, stderr, "--to")
 
 	code, _, stderr = runCLI("put", "--token", "t0k", "--name", "uploaded", uri, filepath.Join(dir, "dense_int32_4x3_strided.tensor"))

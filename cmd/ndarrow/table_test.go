@@ -287,8 +287,8 @@ func assertSameColumns(t *testing.T, want, got []inspection) {
 
 // TestConvertNullsAndStrings: a format that holds no nulls refuses a column with null rows,
 // naming it, its null count and --fill; --fill VALUE gives them a value parsed as each
-// column's dtype; a format that holds no strings (.npy, Tensor messages) refuses a string
-// column naming it; --skip-unsupported leaves them out, each named; a left-out column named
+// column's dtype; a format that holds no strings (Tensor messages) refuses a string column
+// naming it, where .npy and .npz hold NumPy's text and bytes; --skip-unsupported leaves them out, each named; a left-out column named
 // with --tensor says it is left out. A failure writes nothing and says so in one line.
 func TestConvertNullsAndStrings(t *testing.T) {
 	dir := t.TempDir()
@@ -307,14 +307,11 @@ func TestConvertNullsAndStrings(t *testing.T) {
 		{name: "--fill gives them a value", args: []string{"--tensor", "t.label", "--fill", "-1"}, out: "x.npy"},
 		{name: "--fill in every format", args: []string{"--fill", "0"}, out: "x.parquet", stderr: structLeftOut},
 		{name: "--fill is parsed as the column's dtype", args: []string{"--fill", "many"}, out: "x.tfrecord", fail: `--fill "many": dataset: t.label: filling its 1 null rows: "many" is not a int64`},
-		{name: "npy refuses strings", args: []string{"--tensor", "t.name"}, out: "x.npy", fail: "OUT: t.name: string tensors cannot be .npy arrays"},
-		{name: "npz refuses strings", args: []string{"--fill", "0"}, out: "x.npz", fail: "OUT: t.name: string tensors cannot be .npy arrays"},
+		{name: "npy holds strings", args: []string{"--tensor", "t.name"}, out: "x.npy"},
+		{name: "npz holds strings", args: []string{"--fill", "0"}, out: "x.npz", stderr: structLeftOut},
 		{name: "tensor refuses strings", args: []string{"--tensor", "t.raw"}, out: "x.tensor", fail: "OUT: t.raw: string tensors cannot be Arrow tensors"},
 		{name: "--skip-unsupported leaves them out, named", args: []string{"--skip-unsupported"}, out: "x.npz",
 			stderr: "ndarrow convert: warning: t.label: skipped: 1 null rows: npz holds no nulls (give them a value: Tensor.Filled, convert --fill VALUE): null values\n" +
-				"ndarrow convert: warning: t.name: skipped: string tensors cannot be .npy arrays: ndarrow writes no NumPy string dtype (a string tensor goes as a utf8 or binary column, or lists of them: arrow, arrows, parquet, tfrecord, Flight): unsupported dtype\n" +
-				"ndarrow convert: warning: t.raw: skipped: string tensors cannot be .npy arrays: ndarrow writes no NumPy string dtype (a string tensor goes as a utf8 or binary column, or lists of them: arrow, arrows, parquet, tfrecord, Flight): unsupported dtype\n" +
-				"ndarrow convert: warning: t.cat: skipped: string tensors cannot be .npy arrays: ndarrow writes no NumPy string dtype (a string tensor goes as a utf8 or binary column, or lists of them: arrow, arrows, parquet, tfrecord, Flight): unsupported dtype\n" +
 				structLeftOut},
 		{name: "a left-out column is no tensor", args: []string{"--tensor", "t.s"}, out: "x.arrow",
 			fail: in + ": t.s: struct<a: int32> left out: a struct has no tensor form (read its fields as columns of their own)"},
@@ -356,6 +353,26 @@ func TestConvertNullsAndStrings(t *testing.T) {
 	name, err := p.Tensor("filled.name")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a", "b", "c", "d"}, must(dataset.DenseOf[string](name)).Data(), "no null: unchanged")
+
+	// Strings in an .npz archive: text as NumPy's str (<U), bytes as its bytes (|S), each read
+	// back as it was.
+	out = filepath.Join(dir, "strings.npz")
+	code, _, stderr = runCLI("convert", "--fill", "-1", in, out)
+	require.Equal(t, exitOK, code, stderr)
+	z, err := dataset.Open(out, limits.Limits{})
+	require.NoError(t, err)
+	defer z.Release()
+	for _, c := range []struct {
+		name  string
+		bytes bool
+	}{{"strings.name", false}, {"strings.raw", true}, {"strings.cat", false}} {
+		got, err := z.Tensor(c.name)
+		require.NoError(t, err)
+		was, err := p.Tensor("filled." + strings.TrimPrefix(c.name, "strings."))
+		require.NoError(t, err)
+		assert.Equal(t, must(dataset.DenseOf[string](was)).Data(), must(dataset.DenseOf[string](got)).Data(), c.name)
+		assert.Equal(t, c.bytes, got.Bytes, c.name)
+	}
 }
 
 // TestTableToExamples: a table's plain columns (shape [rows]) become one value per Example —
