@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -640,6 +641,29 @@ func (f *File) Version() string {
 	}
 	dev, ino := fileID(info)
 	return fmt.Sprintf("%s\x00%d\x00%d\x00%d\x00%d", f.Path, dev, ino, info.Size(), info.ModTime().UnixNano())
+}
+
+// Modified returns when the file f read was last modified: the file's modification time, or
+// what the store said of the object (zero when it said nothing).
+func (f *File) Modified() time.Time {
+	if f.remote != nil {
+		return f.remote.Object().ModTime
+	}
+	if info := f.mapping.Info(); info != nil {
+		return info.ModTime()
+	}
+	return time.Time{}
+}
+
+// Modified returns the latest modification time of the files of the Source's parts.
+func (s *Source) Modified() time.Time {
+	var last time.Time
+	for _, p := range s.parts {
+		if m := p.file.Modified(); m.After(last) {
+			last = m
+		}
+	}
+	return last
 }
 
 // Versions returns the Version of the file of each of the Source's parts, in order, beside

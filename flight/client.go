@@ -28,6 +28,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/experimental"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/ndarrow/ndarrow/dataset"
@@ -288,6 +289,15 @@ type Info struct {
 	Endpoints int
 	Columns   []Info // a table's tensor columns, each named NAME.COLUMN as dataset names them; nil for one tensor
 	LeftOut   []dataset.LeftOut
+	// Version names what an ndarrow server serves under the name now: file-HEX for a tensor
+	// of served files (a digest of each file's identity, size and modification time, or of an
+	// object's ETag or generation), upload-N for the Nth put since the server started; the
+	// parts' versions joined with "+" for a flight of several shards. Two Infos with the same
+	// Version describe the same bytes. Empty from other servers.
+	Version string
+	// Modified is when that version was made: the latest modification time of its files, or
+	// the time of the upload; zero when not known.
+	Modified time.Time
 }
 
 // KindTable is the Kind of a flight whose record batches hold several columns: a table flight
@@ -327,17 +337,20 @@ func infoOf(fi *arrowflight.FlightInfo, lim limits.Limits) (Info, error) {
 	switch {
 	case json.Unmarshal(fi.GetAppMetadata(), &meta) != nil || meta.Kind == "": // not ndarrow's: its schema says
 	case meta.Kind == kindTable: // the server's description of each column, and what it left out
+		info.Version, info.Modified = meta.version()
 		info.Kind, info.Shape, info.Columns = KindTable, meta.Shape, columns
 		info.LeftOut = append(info.LeftOut, meta.leftOutOf()...)
 		for i, c := range meta.Columns {
 			if i < len(columns) && columns[i].Name == c.Name {
 				col := &info.Columns[i]
 				col.Kind, col.DType, col.Shape, col.DimNames = dataset.Kind(c.Kind), c.DType, c.Shape, c.DimNames
+				col.Version, col.Modified = info.Version, info.Modified
 			}
 		}
 		return info, nil
 	default:
 		info.Kind, info.DType, info.Shape, info.DimNames = dataset.Kind(meta.Kind), meta.DType, meta.Shape, meta.DimNames
+		info.Version, info.Modified = meta.version()
 		return info, nil
 	}
 	switch len(columns) {
@@ -349,6 +362,13 @@ func infoOf(fi *arrowflight.FlightInfo, lim limits.Limits) (Info, error) {
 		info.Kind, info.Shape, info.Columns = KindTable, ndarray.Shape{max(info.Rows, -1)}, columns
 	}
 	return info, nil
+}
+
+// version returns the version the metadata names and when it was made (zero when it says
+// nothing or nothing RFC 3339).
+func (m tensorMetadata) version() (string, time.Time) {
+	t, _ := time.Parse(time.RFC3339Nano, m.Modified)
+	return m.Version, t
 }
 
 // describeSchema describes the tensors record batches of schema hold, rows of them (-1: not
@@ -419,6 +439,16 @@ type GetOption func(*getConfig)
 
 type getConfig struct {
 	progress func(received, total int64)
+	version  func(string)
+}
+
+// WithVersion has Get call f, once the tensor has arrived, with the version of what it
+// received: the version each endpoint's stream said it sent (see Info.Version), joined with
+// "+" in endpoint order, or "" when the server names none (a server other than ndarrow's).
+// It may differ from the Info's when the tensor changed between GetFlightInfo and DoGet; a
+// stream always sends one version whole.
+func WithVersion(f func(version string)) GetOption {
+	return func(g *getConfig) { g.version = f }
 }
 
 // WithProgress has Get call f after each message with the bytes received so far and the
@@ -600,6 +630,7 @@ func (c *Client) fetch(ctx context.Context, f found, opts []GetOption) ([]datase
 	}
 	g := &getter{name: name, rows: rows, schema: info.Schema, lim: c.opts.Limits, limit: c.opts.MaxBytes, total: max(fi.TotalBytes, 0), progress: cfg.progress}
 	parts := make([][]dataset.Tensor, len(fi.Endpoint))
+	versions := make([]string, len(fi.Endpoint))
 	blocks, whole := endpointBlocks(fi, info, name, c.opts.MaxBytes)
 	errs := make([]error, len(fi.Endpoint))
 	var wg sync.WaitGroup
@@ -615,7 +646,7 @@ func (c *Client) fetch(ctx context.Context, f found, opts []GetOption) ([]datase
 			var err error
 			var pc *Client
 			if dataURL != "" {
-				parts[i], err = g.fetchURL(ctx, c, dataURL, block)
+				parts[i], err = g.fetchURL(ctx, c, dataURL, block, &versions[i])
 				var early *beforeStream
 				if err == nil || !errors.As(err, &early) || (len(grpcLocs) == 0 && len(ep.GetLocation()) > 0) {
 					if err != nil {
@@ -627,7 +658,7 @@ func (c *Client) fetch(ctx context.Context, f found, opts []GetOption) ([]datase
 			}
 			pc, err = c.at(grpcLocs)
 			if err == nil {
-				parts[i], err = g.fetch(ctx, pc, ep.GetTicket(), block)
+				parts[i], err = g.fetch(ctx, pc, ep.GetTicket(), block, &versions[i])
 			}
 			if err != nil {
 				if pc == nil {
@@ -649,6 +680,13 @@ func (c *Client) fetch(ctx context.Context, f found, opts []GetOption) ([]datase
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("flight: %s: %w", name, err)
+	}
+	if cfg.version != nil {
+		if slices.Contains(versions, "") {
+			cfg.version("")
+		} else {
+			cfg.version(strings.Join(versions, "+"))
+		}
 	}
 	if whole != nil {
 		t, err := whole()
@@ -724,7 +762,7 @@ func (g *getter) count(n int) error {
 // codec's Unmarshal, while gRPC's buffer is lent: see streamCodec), and returns the tensors it
 // holds; with block, the stream's rows go into it (endpointBlocks) and what it returns is not
 // used.
-func (g *getter) fetch(ctx context.Context, c *Client, t *arrowflight.Ticket, block *dataset.Stacker) ([]dataset.Tensor, error) {
+func (g *getter) fetch(ctx context.Context, c *Client, t *arrowflight.Ticket, block *dataset.Stacker, version *string) ([]dataset.Tensor, error) {
 	dec := &streamDecoder{name: g.name, lim: g.lim, capRows: g.rows, capBytes: g.limit, block: block}
 	defer dec.release()
 	frames.begin()
@@ -743,10 +781,16 @@ func (g *getter) fetch(ctx context.Context, c *Client, t *arrowflight.Ticket, bl
 		}
 		return g.checkSchema(dec, &schemaChecked)
 	}}
-	stream, err := c.fc.DoGet(ctx, t, grpc.ForceCodecV2(codec))
+	var header metadata.MD
+	stream, err := c.fc.DoGet(ctx, t, grpc.ForceCodecV2(codec), grpc.Header(&header))
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if v := header.Get(versionHeader); len(v) == 1 {
+			*version = v[0]
+		}
+	}()
 	for {
 		_, err := stream.Recv()
 		if codec.err != nil {

@@ -191,6 +191,9 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer e.release()
+	if e.meta.Version != "" {
+		w.Header().Set(versionHeader, e.meta.Version)
+	}
 	if r.Method == http.MethodHead {
 		w.Header().Set("Content-Type", arrowStreamType)
 		return
@@ -276,7 +279,11 @@ func (s *streamWriter) start() error {
 	s.srv.started.Add(1)
 	conn.SetReadDeadline(time.Time{})
 	s.deadline()
-	_, err = s.bw.WriteString("HTTP/1.1 200 OK\r\nContent-Type: " + arrowStreamType +
+	version := ""
+	if v := s.w.Header().Get(versionHeader); v != "" { // set by serveData: the entry's
+		version = "\r\n" + versionHeader + ": " + v
+	}
+	_, err = s.bw.WriteString("HTTP/1.1 200 OK\r\nContent-Type: " + arrowStreamType + version +
 		"\r\nTransfer-Encoding: chunked\r\nTrailer: " + statusHeader + "\r\nConnection: close\r\n\r\n")
 	return s.fail(err)
 }

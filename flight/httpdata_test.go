@@ -282,7 +282,8 @@ func TestDataURLHostilePeers(t *testing.T) {
 			defer hs.Close()
 			c := dial(t, "grpc://127.0.0.1:1", ClientOptions{Limits: limits.Limits{MaxBodySize: 1 << 30}})
 			g := &getter{name: "x", schema: schema, lim: c.opts.Limits.WithDefaults(), limit: c.opts.MaxBytes}
-			_, err := g.fetchURL(context.Background(), c, hs.URL+"/d?signature=secret", nil)
+			var version string
+			_, err := g.fetchURL(context.Background(), c, hs.URL+"/d?signature=secret", nil, &version)
 			require.Error(t, err)
 			require.NotContains(t, err.Error(), "secret", "the URL's query stays out of messages")
 			var early *beforeStream

@@ -59,7 +59,7 @@ func (c *Client) split(locs []*arrowflight.Location) (grpcLocs []*arrowflight.Lo
 // end-of-stream marker, then the end of the response (the last chunk: a connection cut
 // after the marker is not an end) with no failure in statusHeader (endOfResponse). A stream
 // without its marker fails, with the status of the response's trailer when it has one.
-func (g *getter) fetchURL(ctx context.Context, c *Client, u string, block *dataset.Stacker) ([]dataset.Tensor, error) {
+func (g *getter) fetchURL(ctx context.Context, c *Client, u string, block *dataset.Stacker, version *string) ([]dataset.Tensor, error) {
 	where := redactURL(u)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
@@ -87,6 +87,7 @@ func (g *getter) fetchURL(ctx context.Context, c *Client, u string, block *datas
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "" && mt != arrowStreamType && mt != "application/octet-stream" {
 		return nil, &beforeStream{fmt.Errorf("%s: a response of %s, not an Arrow IPC stream", where, mt)}
 	}
+	*version = resp.Header.Get(versionHeader)
 	ts, err := g.readStream(resp.Body, int64(c.opts.MaxRecvMessageBytes), block)
 	if err == nil {
 		if err = endOfResponse(resp); err == nil {

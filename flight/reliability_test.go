@@ -400,7 +400,7 @@ func TestConcurrentClients(t *testing.T) {
 }
 
 // TestShardedFetch serves one tensor from three servers, each holding a block of its rows,
-// and fetches it whole from any of them.
+// and fetches it whole from any of them; its version is its parts'.
 func TestShardedFetch(t *testing.T) {
 	var liss []net.Listener
 	var uris []string
@@ -439,9 +439,14 @@ func TestShardedFetch(t *testing.T) {
 		require.EqualValues(t, 300, info.Rows)
 		require.Equal(t, ndarray.Shape{300, 4, 5}, info.Shape)
 		require.Equal(t, dataset.KindDense, info.Kind, "a tensor added without a kind is what its field implies")
+		require.Equal(t, "upload-1+upload-1+upload-1", info.Version, "each shard's part's version, in row order")
 		got, err := GetDense[float32](context.Background(), c, "x")
 		require.NoError(t, err)
 		require.True(t, sameBits(got, whole))
+		var received string
+		_, err = c.Get(context.Background(), "x", WithVersion(func(v string) { received = v }))
+		require.NoError(t, err)
+		require.Equal(t, info.Version, received)
 		// each endpoint says its rows: the parts are received into blocks of one allocation
 		fi, err := c.fc.GetFlightInfo(context.Background(), pathDescriptor("x"))
 		require.NoError(t, err)

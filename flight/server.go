@@ -27,6 +27,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/ndarrow/ndarrow/arrowtensor"
@@ -398,17 +399,26 @@ type tensorMetadata struct {
 	DimNames []string          `json:"dim_names,omitempty"`
 	Columns  []columnMetadata  `json:"columns,omitempty"`
 	LeftOut  []leftOutMetadata `json:"left_out,omitempty"`
+	// Version names the version served (see Info.Version); Modified says when it was made,
+	// RFC 3339.
+	Version  string `json:"version,omitempty"`
+	Modified string `json:"modified,omitempty"`
 }
 
 func metadataOf(t dataset.Tensor) tensorMetadata {
 	return tensorMetadata{Kind: string(t.Kind), DType: t.DType().String(), Shape: t.Shape(), DimNames: t.DimNames}
 }
 
+// versionHeader is the gRPC header of a DoGet (and the HTTP header of a data endpoint's
+// stream) that names the version of the tensor the stream sends (tensorMetadata.Version).
+const versionHeader = "ndarrow-version"
+
 // endpointMetadata is the app_metadata of a FlightEndpoint ndarrow serves: the rows its
 // stream sends, so that a client fetching the endpoints of several servers at once receives
 // each into its block of one allocation.
 type endpointMetadata struct {
-	Rows *int64 `json:"rows"`
+	Rows    *int64 `json:"rows"`
+	Version string `json:"version,omitempty"` // of the part the endpoint sends
 }
 
 // localInfo describes the tensor of entry e as served here.
@@ -420,7 +430,7 @@ type endpointMetadata struct {
 func (s *Server) localInfo(ctx context.Context, name string, e *entry) *arrowflight.FlightInfo {
 	meta, _ := json.Marshal(e.meta)
 	rows := e.rows
-	epMeta, _ := json.Marshal(endpointMetadata{Rows: &rows})
+	epMeta, _ := json.Marshal(endpointMetadata{Rows: &rows, Version: e.meta.Version})
 	ep := &arrowflight.FlightEndpoint{Ticket: &arrowflight.Ticket{Ticket: []byte(name)}, AppMetadata: epMeta}
 	if s.opts.Location != "" {
 		ep.Location = []*arrowflight.Location{{Uri: s.opts.Location}}
@@ -538,12 +548,19 @@ func (s *Server) shardedInfo(ctx context.Context, name string) (*arrowflight.Fli
 	wg.Wait()
 	var out *arrowflight.FlightInfo
 	var schema *arrow.Schema
+	var versions []string // of the parts, in order
+	modified := ""
 	for i, p := range parts {
 		switch {
 		case status.Code(errs[i]) == codes.NotFound:
 			continue
 		case errs[i] != nil:
 			return nil, status.Errorf(codes.Unavailable, "shard %s: %v", s.opts.Shards[i], errs[i])
+		}
+		var pm tensorMetadata
+		if json.Unmarshal(p.AppMetadata, &pm) == nil && pm.Version != "" {
+			versions = append(versions, pm.Version)
+			modified = max(modified, pm.Modified) // RFC 3339 in UTC: in time order
 		}
 		sch, err := ipc.ReadSchema(p.Schema, ipc.BatchOptions{Limits: s.opts.Limits})
 		if err != nil {
@@ -576,14 +593,18 @@ func (s *Server) shardedInfo(ctx context.Context, name string) (*arrowflight.Fli
 	}
 	// The first dimension of the whole is the rows of all parts (sparse tensors, whose rows
 	// are entries, are not split).
+	// The version of the whole is its parts', joined with "+" in row order.
 	var meta tensorMetadata
-	if json.Unmarshal(out.AppMetadata, &meta) == nil && len(meta.Shape) > 0 && !strings.HasPrefix(meta.Kind, "sparse_") {
-		meta.Shape[0] = out.TotalRecords
-		for _, c := range meta.Columns { // a table's
-			if len(c.Shape) > 0 {
-				c.Shape[0] = out.TotalRecords
+	if json.Unmarshal(out.AppMetadata, &meta) == nil && meta.Kind != "" {
+		if len(meta.Shape) > 0 && !strings.HasPrefix(meta.Kind, "sparse_") {
+			meta.Shape[0] = out.TotalRecords
+			for _, c := range meta.Columns { // a table's
+				if len(c.Shape) > 0 {
+					c.Shape[0] = out.TotalRecords
+				}
 			}
 		}
+		meta.Version, meta.Modified = strings.Join(versions, "+"), modified
 		out.AppMetadata, _ = json.Marshal(meta)
 	}
 	return out, nil
@@ -681,6 +702,9 @@ func (s *Server) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_D
 		return err
 	}
 	defer e.release()
+	if e.meta.Version != "" { // which version this stream sends, whatever the name serves by its end
+		_ = stream.SetHeader(metadata.Pairs(versionHeader, e.meta.Version))
+	}
 	frames.begin() // its messages are marshaled into frame buffers (serverCodec)
 	defer frames.end()
 	if err := s.streamEntry(stream.Context(), e, &payloadSender{stream: stream}); err != nil {

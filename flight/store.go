@@ -2,6 +2,8 @@ package flight
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -10,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -38,6 +41,7 @@ type Store struct {
 	fromDir map[string]*entry // the tensors of the directories, as last scanned
 	dirs    []*servedDir
 	gen     atomic.Uint64 // counts the changes to fromDir
+	uploads atomic.Int64  // counts the puts: each stores a version of its own
 
 	rescanMu sync.Mutex   // one Rescan at a time
 	poll     atomic.Int64 // SetPollInterval's, nanoseconds
@@ -199,6 +203,7 @@ func (s *Store) sourceEntry(root string, src *dataset.Source) (*entry, error) {
 		}
 		src.Retain()
 		e.source, e.root = src, root // its files stay mapped while the record views them
+		stampFiles(e, src)
 		return e, nil
 	}
 	if err := CheckName(src.Name); err != nil {
@@ -212,11 +217,48 @@ func (s *Store) sourceEntry(root string, src *dataset.Source) (*entry, error) {
 	src.Retain()
 	e := &entry{meta: meta, schema: schema, rows: src.Rows(), bytes: src.Bytes(), source: src, root: root}
 	e.refs.Store(1)
+	stampFiles(e, src)
 	return e, nil
+}
+
+// stampFiles gives e the version of the files of srcs: a digest of each file's identity, size
+// and modification (dataset.File.Version: for an object, its store's ETag or generation), and
+// the latest modification time.
+func stampFiles(e *entry, srcs ...*dataset.Source) {
+	h := sha256.New()
+	var modified time.Time
+	for _, src := range srcs {
+		versions, _ := src.Versions()
+		for _, v := range versions {
+			h.Write([]byte(v))
+			h.Write([]byte{0})
+		}
+		if m := src.Modified(); m.After(modified) {
+			modified = m
+		}
+	}
+	e.meta.Version = "file-" + hex.EncodeToString(h.Sum(nil))[:16]
+	if !modified.IsZero() {
+		e.meta.Modified = modified.UTC().Format(time.RFC3339Nano)
+	}
+}
+
+// stampUpload gives the entries that have no version yet the version of one put: upload-N,
+// N the store's count of puts, all of them the same (a table and its columns, a transaction),
+// modified now.
+func (s *Store) stampUpload(entries ...*entry) {
+	version := fmt.Sprintf("upload-%d", s.uploads.Add(1))
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	for _, e := range entries {
+		if e.meta.Version == "" {
+			e.meta.Version, e.meta.Modified = version, now
+		}
+	}
 }
 
 // put stores e under name and releases the entry it replaces.
 func (s *Store) put(name string, e *entry) {
+	s.stampUpload(e)
 	s.mu.Lock()
 	old := s.entries[name]
 	s.entries[name] = e
@@ -229,6 +271,7 @@ func (s *Store) put(name string, e *entry) {
 // putAll stores entries[i] under names[i], all under one lock (a reader sees all of them or
 // none), and releases the entries they replace.
 func (s *Store) putAll(names []string, entries []*entry) {
+	s.stampUpload(entries...)
 	var replaced []*entry
 	s.mu.Lock()
 	for i, name := range names {

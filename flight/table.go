@@ -188,6 +188,7 @@ func (s *Store) sourceTableEntry(root, name string, cols []*dataset.Source, left
 	}
 	e := &entry{meta: tableMetadataOf(rows, metas, left), schema: arrow.NewSchema(fields, nil), rows: rows, bytes: bytes, columns: cols, root: root}
 	e.refs.Store(1)
+	stampFiles(e, cols...)
 	return e, nil
 }
 

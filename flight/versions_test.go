@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 )
@@ -190,8 +191,9 @@ func TestAStreamSendsOneVersion(t *testing.T) {
 // new file over it (the server rescans then, and serves the new file) and rewriting that file
 // in place with its size kept — overwritten, or truncated and written again — under the
 // streams that run on it, which the next rename leaves behind. Every version is filled with a
-// value of its own: each get that succeeds holds exactly one version whole; the others end in
-// DataLoss, nothing else.
+// value of its own: each get that succeeds holds exactly one version whole, and the version
+// it says it received (WithVersion) names that one alone; the others end in DataLoss, nothing
+// else.
 func TestChurnServesOneVersion(t *testing.T) {
 	dir := t.TempDir()
 	x := filepath.Join(dir, "x.npy")
@@ -209,6 +211,8 @@ func TestChurnServesOneVersion(t *testing.T) {
 		written         atomic.Int64 // the last version written
 		whole, dataLoss atomic.Int64
 		failures        = make(chan string, 16)
+		versionsMu      sync.Mutex
+		valueOf         = map[string]float32{} // what each version received held: one value each
 	)
 	fail := func(msg string) {
 		select {
@@ -223,7 +227,8 @@ func TestChurnServesOneVersion(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for !done.Load() {
-				got, err := c.Get(ctx, "x")
+				var version string
+				got, err := c.Get(ctx, "x", WithVersion(func(v string) { version = v }))
 				switch {
 				case status.Code(err) == codes.DataLoss:
 					dataLoss.Add(1)
@@ -242,8 +247,16 @@ func TestChurnServesOneVersion(t *testing.T) {
 					fail(fmt.Sprintf("client %d: version %v mixed with value %v at %d", i, v, vals[other], other))
 				case got.Rows() != rowsOf(int(v)):
 					fail(fmt.Sprintf("client %d: %d rows of version %v, which has %d", i, got.Rows(), v, rowsOf(int(v))))
+				case !strings.HasPrefix(version, "file-"):
+					fail(fmt.Sprintf("client %d: the version received is %q", i, version))
 				default:
 					whole.Add(1)
+					versionsMu.Lock()
+					if was, ok := valueOf[version]; ok && was != v {
+						fail(fmt.Sprintf("client %d: version %s received with values %v and %v", i, version, was, v))
+					}
+					valueOf[version] = v
+					versionsMu.Unlock()
 				}
 			}
 		}()
@@ -290,4 +303,82 @@ func TestChurnServesOneVersion(t *testing.T) {
 	last := written.Load()
 	assert.Equal(t, rowsOf(int(last)), got.Rows())
 	assert.Equal(t, -1, slices.IndexFunc(got.Dense.(*ndarray.Dense[float32]).Ravel(), func(e float32) bool { return e != float32(last) }))
+}
+
+// TestEveryFlightHasAVersion: a served file's tensor is file-HEX, modified when the file was,
+// the same across rescans that find it unchanged and another once it is replaced; each put
+// is upload-N, N counting the puts (a table's columns share their table's); List, Info and
+// the stream itself (by DoGet and by the data URL) say the same version.
+func TestEveryFlightHasAVersion(t *testing.T) {
+	dir := t.TempDir()
+	x := filepath.Join(dir, "x.npy")
+	replaceFile(t, x, npyBytes(t, 4, 3, 1))
+	when := time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.UTC)
+	require.NoError(t, os.Chtimes(x, when, when))
+	s := serve(t, Options{}, "grpc")
+	_, err := s.store.AddDir(dir, limits.Limits{})
+	require.NoError(t, err)
+	ctx := context.Background()
+	clients := map[string]*Client{"DoGet": dial(t, s.uri, ClientOptions{GRPCOnly: true}), "data URL": dial(t, s.uri, ClientOptions{})}
+	received := func(name string) map[string]string {
+		out := map[string]string{}
+		for via, c := range clients {
+			before := s.started.Load()
+			_, err := c.Get(ctx, name, WithVersion(func(v string) { out[via] = v }))
+			require.NoError(t, err)
+			if via == "data URL" {
+				require.Equal(t, before+1, s.started.Load(), "fetched by the data URL")
+			}
+		}
+		return out
+	}
+
+	c := clients["DoGet"]
+	info, err := c.Info(ctx, "x")
+	require.NoError(t, err)
+	require.Regexp(t, `^file-[0-9a-f]{16}$`, info.Version)
+	assert.True(t, when.Equal(info.Modified), "%v", info.Modified)
+	assert.Equal(t, map[string]string{"DoGet": info.Version, "data URL": info.Version}, received("x"))
+	_, err = s.store.Rescan()
+	require.NoError(t, err)
+	again, err := c.Info(ctx, "x")
+	require.NoError(t, err)
+	assert.Equal(t, info.Version, again.Version, "unchanged: the same version")
+
+	replaceFile(t, x, npyBytes(t, 4, 3, 2))
+	_, err = s.store.Rescan()
+	require.NoError(t, err)
+	replaced, err := c.Info(ctx, "x")
+	require.NoError(t, err)
+	assert.NotEqual(t, info.Version, replaced.Version)
+	assert.True(t, replaced.Modified.After(when))
+	assert.Equal(t, map[string]string{"DoGet": replaced.Version, "data URL": replaced.Version}, received("x"))
+
+	put := func(name string) {
+		require.NoError(t, c.Put(ctx, name, dataset.Tensor{Dense: ndarray.Must(ndarray.FromSlice([]int32{1, 2, 3}, 3))}))
+	}
+	start := time.Now()
+	put("u")
+	put("v")
+	put("u")
+	require.NoError(t, c.PutTable(ctx, "tab", []dataset.Tensor{
+		{Name: "tab.a", Column: "a", Dense: ndarray.Must(ndarray.FromSlice([]int64{1, 2}, 2))},
+		{Name: "tab.b", Column: "b", Dense: ndarray.Must(ndarray.FromSlice([]float32{1, 2}, 2))},
+	}))
+	infos, err := c.List(ctx)
+	require.NoError(t, err)
+	versions := map[string]string{}
+	for _, i := range infos {
+		versions[i.Name] = i.Version
+		if strings.HasPrefix(i.Version, "upload-") {
+			assert.False(t, i.Modified.Before(start.Add(-time.Second)), "%s: modified at its upload", i.Name)
+		}
+	}
+	assert.Equal(t, map[string]string{"x": replaced.Version, "u": "upload-3", "v": "upload-2", "tab": "upload-4", "tab.a": "upload-4", "tab.b": "upload-4"}, versions)
+	assert.Equal(t, map[string]string{"DoGet": "upload-3", "data URL": "upload-3"}, received("u"))
+	tab, err := c.Info(ctx, "tab")
+	require.NoError(t, err)
+	for _, col := range tab.Columns {
+		assert.Equal(t, "upload-4", col.Version, col.Name)
+	}
 }

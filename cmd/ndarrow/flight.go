@@ -402,6 +402,8 @@ type lsLine struct {
 	Table     string        `json:"table,omitempty"`
 	Columns   []string      `json:"columns,omitempty"`
 	LeftOut   []leftOutLine `json:"left_out,omitempty"`
+	Version   string        `json:"version,omitempty"`  // flight.Info.Version
+	Modified  string        `json:"modified,omitempty"` // flight.Info.Modified, RFC 3339
 }
 
 func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -446,7 +448,10 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 					names = []string{} // as inspect --json prints it
 				}
 				line := lsLine{Name: i.Name, Kind: string(i.Kind), DType: i.DType, Shape: i.Shape,
-					DimNames: names, Rows: i.Rows, Bytes: i.Bytes, Endpoints: i.Endpoints, Table: tables[n]}
+					DimNames: names, Rows: i.Rows, Bytes: i.Bytes, Endpoints: i.Endpoints, Table: tables[n], Version: i.Version}
+				if !i.Modified.IsZero() {
+					line.Modified = i.Modified.UTC().Format(time.RFC3339Nano)
+				}
 				for _, c := range i.Columns {
 					line.Columns = append(line.Columns, c.Name)
 				}
@@ -553,6 +558,8 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			defer bar.finish()
 			opts = append(opts, flight.WithProgress(bar.update))
 		}
+		var received string
+		opts = append(opts, flight.WithVersion(func(v string) { received = v }))
 		var tensors []tensor
 		if rows != nil {
 			tensors, err = takeTensors(ctx, c, name, rows, cols, dataset.Format(format), opts)
@@ -587,12 +594,20 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				if skipped[t.Name] {
 					continue
 				}
-				fmt.Fprintf(stdout, "%s: %s %v %v → %s\n", t.Name, t.Kind, t.DType(), t.Shape(), out)
+				fmt.Fprintf(stdout, "%s: %s %v %v%s → %s\n", t.Name, t.Kind, t.DType(), t.Shape(), versionNote(received), out)
 			}
 		}
 		return nil
 	})
 	return finishCommand(ctx, stderr, "get", err)
+}
+
+// versionNote returns " (version V)" for the version a get received, "" for none.
+func versionNote(version string) string {
+	if version == "" {
+		return ""
+	}
+	return " (version " + version + ")"
 }
 
 // getBatches writes what get --batch-size writes: the mini-batches o asks of the table

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -121,4 +123,47 @@ func TestGetByDataURLAndByDoGet(t *testing.T) {
 	require.Equal(t, outs[0], outs[1])
 	require.Equal(t, outs[0], outs[2])
 	require.NotEmpty(t, outs[0])
+}
+
+// TestGetSaysWhichVersion: ls --json gives each served tensor's version and when it was made
+// — a served file's (file-HEX, its modification time), an upload's (upload-N) — and get says
+// which version it fetched, beside what it wrote.
+func TestGetSaysWhichVersion(t *testing.T) {
+	dir := t.TempDir()
+	x := filepath.Join(dir, "x.npy")
+	require.NoError(t, os.WriteFile(x, must(os.ReadFile("../../npy/testdata/numpy/f64_fortran.npy")), 0o644))
+	when := time.Date(2026, 5, 4, 3, 2, 1, 0, time.UTC)
+	require.NoError(t, os.Chtimes(x, when, when))
+	s := startServe(t, dir)
+	code, _, stderr := runCLI("put", "--name", "up", s.uri, x)
+	require.Equal(t, exitOK, code, stderr)
+
+	code, stdout, stderr := runCLI("ls", "--json", s.uri)
+	require.Equal(t, exitOK, code, stderr)
+	type listed struct {
+		Version  string `json:"version"`
+		Modified string `json:"modified"`
+	}
+	got := map[string]listed{}
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	for dec.More() {
+		var line struct {
+			Name string `json:"name"`
+			listed
+		}
+		require.NoError(t, dec.Decode(&line))
+		got[line.Name] = line.listed
+	}
+	require.Regexp(t, `^file-[0-9a-f]{16}$`, got["x"].Version)
+	assert.Equal(t, "2026-05-04T03:02:01Z", got["x"].Modified)
+	assert.Equal(t, "upload-1", got["up"].Version)
+	_, err := time.Parse(time.RFC3339Nano, got["up"].Modified)
+	assert.NoError(t, err)
+
+	for name, version := range map[string]string{"x": got["x"].Version, "up": "upload-1"} {
+		out := filepath.Join(t.TempDir(), "out.npy")
+		code, stdout, stderr := runCLI("get", s.uri, name, out)
+		require.Equal(t, exitOK, code, stderr)
+		assert.Equal(t, name+": dense float64 (3, 5) (version "+version+") → "+out+"\n", stdout)
+	}
 }

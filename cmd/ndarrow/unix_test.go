@@ -170,7 +170,7 @@ func TestJSONFieldsAgree(t *testing.T) {
 		first = strings.Split(lsOut, "\n")[1]
 	}
 	lsKeys := keys(first)
-	assert.Equal(t, append(shared, "rows", "bytes", "endpoints"), lsKeys)
+	assert.Equal(t, append(shared, "rows", "bytes", "endpoints", "version", "modified"), lsKeys)
 	for _, line := range strings.Split(strings.TrimSpace(inspectOut), "\n") {
 		var order []string
 		for _, k := range keys(line) {
