@@ -32,6 +32,10 @@ var scipyMembers = map[string][]string{
 // (bsr, dia).
 var ErrSciPyFormat = sentinel.New("dataset: a scipy.sparse format ndarrow does not read", npy.ErrUnsupported)
 
+// ErrNotMatrix is returned for a sparse tensor of a rank other than 2 written to .npz
+// without WriteOptions.Dense: SciPy's layout holds matrices. It matches ndarray.ErrShape.
+var ErrNotMatrix = sentinel.New("SciPy's .npz holds matrices (rank 2)", ndarray.ErrShape)
+
 // scipyFormat returns the format of SciPy's an .npz archive's members say they are: its
 // format member a 0-d bytes or text array of csr, csc, coo, bsr or dia (what load_npz takes
 // for a matrix class), or else "".
@@ -412,7 +416,7 @@ func (b *indexBuffer) indices() sparse.Indices {
 func writeSciPy(w io.Writer, t Tensor, opts WriteOptions) error {
 	a := t.Sparse
 	if a.Rank() != 2 {
-		return fmt.Errorf("%s: a sparse tensor of rank %d: SciPy's .npz holds matrices (rank 2); write its dense form (--dense), or a .coo or .arrows file: %w", t.Name, a.Rank(), ndarray.ErrShape)
+		return fmt.Errorf("%s: a sparse tensor of rank %d: %w; write its dense form (--dense), or a .coo or .arrows file", t.Name, a.Rank(), ErrNotMatrix)
 	}
 	if strings.Join(t.DimNames, "") != "" {
 		opts.warn(fmt.Sprintf("%s: SciPy's .npz has no place for dimension names: %s dropped", t.Name, strings.Join(t.DimNames, ",")))

@@ -72,7 +72,7 @@ func outputFormat(to, out string) (string, error) {
 func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
 	to := fs.String("to", "", "output format (default: OUT's extension): "+formatNames())
-	pick := fs.String("tensor", "", "convert only the tensor of this name (as inspect prints it)")
+	pick := fs.String("tensor", "", "convert only the tensor of this name (as inspect prints it, or its column's)")
 	var fill *string
 	fs.Func("fill", "give the null rows of plain columns this `VALUE`, parsed as each column's dtype (a number, true or false, any string); "+
 		"without it arrow, arrows and parquet keep null rows and the other formats refuse them", func(s string) error {
@@ -148,6 +148,14 @@ func convert(ctx context.Context, to, pick, in, out string, compression string, 
 	tensors, err := selectTensor(f, pick)
 	if err != nil {
 		return err
+	}
+	if len(tensors) > 1 && format == string(dataset.FormatNpy) && !opts.skip {
+		names := make([]string, len(tensors))
+		for i, t := range tensors {
+			names[i] = t.Name
+		}
+		return fmt.Errorf("%s holds %d tensors (%s); a .%s file holds one: pick it with --tensor, or write .npz, .arrow or .parquet",
+			in, len(tensors), strings.Join(names, ", "), format)
 	}
 	if tensors, err = filled(tensors, opts.fill); err != nil {
 		return err

@@ -213,6 +213,31 @@ func TestConvertSciPy(t *testing.T) {
 	assert.Equal(t, "ndarrow inspect: "+bsr+": npz: scipy.sparse bsr matrix: dataset: a scipy.sparse format ndarrow does not read (convert it with .tocsr() before save_npz)\n", stderr)
 }
 
+// TestTensorPicksByColumn: --tensor takes a table's column name as inspect prints it (its
+// "column") as well as the tensor's name; a table into a format of one tensor says how to pick.
+func TestTensorPicksByColumn(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "t.arrow")
+	writeUserTable(t, in, 2, 2)
+	for _, pick := range []string{"t.emb", "emb"} {
+		out := filepath.Join(dir, pick+".npy")
+		code, _, stderr := runCLI("convert", "--tensor", pick, in, out)
+		require.Equal(t, exitOK, code, stderr)
+		got := inspectJSON(t, out)
+		require.Len(t, got, 1)
+		assert.Equal(t, "float32", got[0].DType, pick)
+	}
+	code, _, stderr := runCLI("convert", "--tensor", "nope", in, filepath.Join(dir, "x.npy"))
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, `no tensor "nope" (it holds t.emb, t.label, t.score, t.name, t.raw, t.cat)`)
+
+	out := filepath.Join(dir, "all.npy")
+	code, _, stderr = runCLI("convert", in, out)
+	assert.Equal(t, exitFail, code)
+	assert.Equal(t, "ndarrow convert: "+in+" holds 6 tensors (t.emb, t.label, t.score, t.name, t.raw, t.cat); a .npy file holds one: pick it with --tensor, or write .npz, .arrow or .parquet\n", stderr)
+	assert.NoFileExists(t, out)
+}
+
 // TestConvertRagged rewrites the golden record batches, ragged columns included, as an IPC
 // file and stream, and checks with inspect that every column reads back the same.
 func TestConvertRagged(t *testing.T) {

@@ -668,7 +668,7 @@ func takeTensors(ctx context.Context, c *flight.Client, name string, rows []int6
 
 func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("put", flag.ContinueOnError)
-	pick := fs.String("tensor", "", "upload only the tensor of this name (as inspect prints it)")
+	pick := fs.String("tensor", "", "upload only the tensor of this name (as inspect prints it, or its column's)")
 	as := fs.String("name", "", "store the one tensor uploaded under this name (default: the name inspect prints)")
 	withClient := clientFlags(fs)
 	if code, ok := parseArgs(fs, "put", args, stdout, stderr, 2, 2); !ok {

@@ -161,8 +161,9 @@ func (in *input) whole() error {
 	return fmt.Errorf("%w (and %d more problems in %s)", in.skipped[0], len(in.skipped)-1, in.path)
 }
 
-// selectTensor returns the tensors of in, or the one named name when name is not empty. A
-// name of a column left out (no tensor form) is an error saying so.
+// selectTensor returns the tensors of in, or the one named name when name is not empty (as
+// inspect names it, or the column it came from when no other tensor came from one so named).
+// A name of a column left out (no tensor form) is an error saying so.
 func selectTensor(in *input, name string) ([]tensor, error) {
 	if err := in.whole(); err != nil {
 		return nil, err
@@ -185,11 +186,18 @@ func selectTensor(in *input, name string) ([]tensor, error) {
 		return in.tensors, nil
 	}
 	var names []string
+	var byColumn []tensor // the tensors of a column of that name, which name alone picks when one
 	for _, t := range in.tensors {
 		if t.Name == name {
 			return []tensor{t}, nil
 		}
 		names = append(names, t.Name)
+		if t.Column == name {
+			byColumn = append(byColumn, t)
+		}
+	}
+	if len(byColumn) == 1 {
+		return byColumn, nil
 	}
 	return nil, fmt.Errorf("%s: no tensor %q (it holds %s)", in.path, name, strings.Join(names, ", "))
 }
