@@ -276,6 +276,10 @@ func TestReloadWithoutWatching(t *testing.T) {
 	assert.Empty(t, r.Skipped, "a problem is reported once")
 
 	assert.ErrorIs(t, s.store.Delete("a"), ErrFromDirectory)
+	err = c.Delete(ctx, "a")
+	require.ErrorIs(t, err, ErrFromDirectory, "the client's error matches it too")
+	assert.Equal(t, "flight: a tensor of a served directory: a is read from a.npy; remove the file to remove it", err.Error())
+	assert.Equal(t, codes.FailedPrecondition, status.Code(err))
 	require.NoError(t, c.Delete(ctx, "b"))
 	require.NoError(t, c.Delete(ctx, "up"))
 	assert.Equal(t, map[string]string{"a": "(8, 4)", "t": "(2, 4)"}, listing(t, c))

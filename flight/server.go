@@ -497,7 +497,7 @@ func statusOr(err error, code codes.Code) error {
 		errors.Is(err, ndarray.ErrIndex), errors.Is(err, ragged.ErrInvalid), errors.Is(err, sparse.ErrInvalid),
 		errors.Is(err, arrowtensor.ErrNull), errors.Is(err, arrowtensor.ErrUnsupported):
 		code = codes.InvalidArgument
-	case errors.Is(err, dataset.ErrBatchTooLarge):
+	case errors.Is(err, dataset.ErrBatchTooLarge), errors.Is(err, ErrFromDirectory):
 		code = codes.FailedPrecondition
 	case errors.Is(err, context.Canceled):
 		code = codes.Canceled

@@ -288,7 +288,7 @@ func (s *Store) putAll(names []string, entries []*entry) {
 
 // ErrFromDirectory is returned by Delete for a tensor served from a file of a directory: it
 // goes when its file goes.
-var ErrFromDirectory = errors.New("flight: the tensor is served from a file of the directory: remove the file to remove it")
+var ErrFromDirectory = errors.New("flight: a tensor of a served directory")
 
 // AddDir serves the tensors of every tensor file under dir (Parquet, Arrow IPC, .npy/.npz and
 // TFRecord; subdirectories are tables whose parts are joined), memory-mapped, as
@@ -606,7 +606,20 @@ func (s *Store) Delete(name string) error {
 			}
 		}
 	}
-	_, fromDir := s.fromDir[name]
+	dirEntry, fromDir := s.fromDir[name]
+	var files []string // those it is read from, under its directory
+	if fromDir {
+		for _, src := range append([]*dataset.Source{dirEntry.source}, dirEntry.columns...) {
+			if src == nil {
+				continue
+			}
+			for _, p := range src.Paths() {
+				if f := relativePath(dirEntry.root, p); !slices.Contains(files, f) {
+					files = append(files, f)
+				}
+			}
+		}
+	}
 	s.mu.Unlock()
 	switch {
 	case ok:
@@ -616,7 +629,7 @@ func (s *Store) Delete(name string) error {
 		}
 		return nil
 	case fromDir:
-		return fmt.Errorf("%w: %q", ErrFromDirectory, name)
+		return fmt.Errorf("%w: %s is read from %s; remove the file to remove it", ErrFromDirectory, name, strings.Join(files, ", "))
 	}
 	return fmt.Errorf("%w: %q", ErrNotFound, name)
 }

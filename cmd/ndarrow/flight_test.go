@@ -167,3 +167,21 @@ func TestGetSaysWhichVersion(t *testing.T) {
 		assert.Equal(t, name+": dense float64 (3, 5) (version "+version+") → "+out+"\n", stdout)
 	}
 }
+
+// TestDeleteOfAServedFile: delete of a tensor read from a file of the served directory (a
+// subdirectory of one file is a tensor of its own) fails in one line saying so and naming the
+// file under the directory; the tensor stays served.
+func TestDeleteOfAServedFile(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "sub"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "sub", "x.npy"), must(os.ReadFile("../../npy/testdata/numpy/f64_fortran.npy")), 0o644))
+	s := startServe(t, dir)
+	code, stdout, stderr := runCLI("delete", s.uri, "sub")
+	assert.Equal(t, exitFail, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, "ndarrow delete: flight: a tensor of a served directory: sub is read from sub/x.npy; remove the file to remove it\n", stderr)
+	assert.NotContains(t, stderr, dir, "the server's path stays with the server")
+	code, stdout, stderr = runCLI("ls", s.uri)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "sub ")
+}
