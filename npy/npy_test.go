@@ -326,7 +326,8 @@ func TestCorpus(t *testing.T) {
 func FuzzRead(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join(goldenDir, "*.npy"))
 	corpus, _ := filepath.Glob(filepath.Join(corpusDir, "*.np[yz]"))
-	for _, path := range append(files, corpus...) {
+	texts, _ := filepath.Glob("testdata/numpy-strings/*.npy")
+	for _, path := range append(append(files, corpus...), texts...) {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			f.Fatal(err)
@@ -355,7 +356,12 @@ func FuzzRead(f *testing.F) {
 		if e1 != nil {
 			return // a bool byte other than 0 or 1
 		}
-		if int64(v1.Len()) != a1.Shape().Size()*int64(a1.DType().Size()) {
+		if a1.DType() == ndarray.String {
+			s, err := AsStrings(a1)
+			if err != nil || s.Size() != a1.Shape().Size() {
+				t.Fatalf("strings of %v: %v", a1.Shape(), err)
+			}
+		} else if int64(v1.Len()) != a1.Shape().Size()*int64(a1.DType().Size()) {
 			t.Fatalf("%d bytes of values for %v", v1.Len(), a1.Shape())
 		}
 		// The header alone says the same, and its rows, read apart, are the same values.
