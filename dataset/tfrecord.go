@@ -3,6 +3,7 @@ package dataset
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -60,6 +61,72 @@ func ReadTFRecord(b []byte, base string, c tfrecord.Compression, lim limits.Limi
 	return recordTensors(records, base, lim)
 }
 
+// ReadExamples reads the records of tf.train.Example (or SequenceExample) of a TFRecord file
+// b, compressed as c, as tfrecord.ParseExamples does with spec: one tensor per feature of the
+// spec, in its order, BASE.FEATURE with Column FEATURE — a fixed-length feature dense
+// [records, shape...], a ragged one ragged [records, -1] — and the features the records hold
+// that the spec does not name, each a LeftOut. Records that do not fit the spec are an error
+// wrapping tfrecord.ErrSpec; records of another type one saying a spec is for Examples.
+func ReadExamples(b []byte, base string, c tfrecord.Compression, spec []tfrecord.Feature, lim limits.Limits) ([]Tensor, []LeftOut, error) {
+	lim = lim.WithDefaults()
+	records, err := tfrecord.Split(b, tfrecord.Options{Compression: c, MaxDecompressedSize: lim.MaxCopySize})
+	if err != nil {
+		return nil, nil, err
+	}
+	switch t := tfrecord.ClassifyFile(records); t {
+	case tfrecord.TypeExample, tfrecord.TypeSequenceExample:
+	case tfrecord.TypeTensorProto:
+		return nil, nil, fmt.Errorf("records of TensorProto: a feature spec is for tf.train.Example records: %w", tfrecord.ErrSpec)
+	default:
+		return nil, nil, &UnmappedRecordsError{Records: len(records)}
+	}
+	all, err := tfrecord.DecodeExamples(records, lim)
+	if err != nil {
+		return nil, nil, err
+	}
+	cols, err := tfrecord.ParseColumns(all, len(records), spec, lim)
+	if err != nil {
+		return nil, nil, err
+	}
+	var left []LeftOut
+	for _, col := range all {
+		if !slices.ContainsFunc(spec, func(f tfrecord.Feature) bool { return f.Name == col.Name }) {
+			left = append(left, LeftOut{Name: base + "." + col.Name, Column: col.Name, Type: "feature", Why: "the feature spec does not name it"})
+		}
+	}
+	return examplesTensors(cols, base), left, nil
+}
+
+// OpenExamples maps the file at path (or fetches the object) and reads it with ReadExamples;
+// the features the spec leaves out are the File's LeftOut.
+func OpenExamples(path string, c tfrecord.Compression, spec []tfrecord.Feature, lim limits.Limits) (*File, error) {
+	var left []LeftOut
+	f, err := mapped(context.Background(), path, lim, true, func(b []byte) ([]Tensor, error) {
+		tensors, l, err := ReadExamples(b, BaseName(path), c, spec, lim)
+		left = l
+		return tensors, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	f.LeftOut = left
+	return f, nil
+}
+
+// examplesTensors returns the tensors of the columns of Examples, named after base.
+func examplesTensors(cols []tfrecord.Column, base string) []Tensor {
+	out := make([]Tensor, len(cols))
+	for i, col := range cols {
+		out[i] = Tensor{Name: base + "." + col.Name, Column: col.Name, Kind: KindDense, Dense: col.Dense}
+		if col.Ragged != nil {
+			out[i].Kind, out[i].Dense, out[i].Ragged = KindRagged, nil, col.Ragged
+		}
+		// A bytes_list holds bytes (TensorFlow has no text type): binary columns.
+		out[i].Bytes = out[i].DType() == ndarray.String
+	}
+	return out
+}
+
 // recordTensors returns the tensors of a TFRecord file's records, as ReadTFRecord does.
 func recordTensors(records [][]byte, base string, lim limits.Limits) ([]Tensor, error) {
 	switch tfrecord.ClassifyFile(records) {
@@ -68,16 +135,7 @@ func recordTensors(records [][]byte, base string, lim limits.Limits) ([]Tensor, 
 		if err != nil {
 			return nil, err
 		}
-		out := make([]Tensor, len(cols))
-		for i, col := range cols {
-			out[i] = Tensor{Name: base + "." + col.Name, Column: col.Name, Kind: KindDense, Dense: col.Dense}
-			if col.Ragged != nil {
-				out[i].Kind, out[i].Dense, out[i].Ragged = KindRagged, nil, col.Ragged
-			}
-			// A bytes_list holds bytes (TensorFlow has no text type): binary columns.
-			out[i].Bytes = out[i].DType() == ndarray.String
-		}
-		return out, nil
+		return examplesTensors(cols, base), nil
 	case tfrecord.TypeTensorProto:
 		out := make([]Tensor, len(records))
 		for i, rec := range records {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -96,4 +97,64 @@ func TestTFRecordFiles(t *testing.T) {
 		assert.ErrorIs(t, err, tfrecord.ErrChecksum)
 		assert.ErrorContains(t, err, path+": tfrecord: record 0 at byte 0: data checksum")
 	})
+}
+
+// TestExamplesBySpec: TFX's penguin Examples (a GZIP TFRecord file TensorFlow wrote) read by a
+// feature spec come back in the spec's order and shapes — a scalar feature (100,), not the
+// (100, 1) the Examples alone give, with the same values — and the features the spec does not
+// name are left out, each named; records that do not fit the spec, and records that are not
+// Examples, are errors saying so.
+func TestExamplesBySpec(t *testing.T) {
+	path := "../tfrecord/testdata/tensorflow/tfx_penguin_eval.tfrecord.gz"
+	spec, err := tfrecord.ReadSpec(strings.NewReader(`{"species": {"dtype": "int64", "shape": []}, "body_mass_g": {"dtype": "float32", "shape": []}}`))
+	require.NoError(t, err)
+	f, err := dataset.OpenExamples(path, tfrecord.GZIP, spec, limits.Limits{})
+	require.NoError(t, err)
+	defer f.Release()
+	plain, err := dataset.Open(path, limits.Limits{})
+	require.NoError(t, err)
+	defer plain.Release()
+
+	require.Len(t, f.Tensors, 2)
+	for i, name := range []string{"species", "body_mass_g"} {
+		got := f.Tensors[i]
+		assert.Equal(t, "tfx_penguin_eval."+name, got.Name)
+		assert.Equal(t, name, got.Column)
+		assert.Equal(t, ndarray.Shape{100}, got.Shape())
+		was, err := plain.Tensor("tfx_penguin_eval." + name)
+		require.NoError(t, err)
+		assert.Equal(t, ndarray.Shape{100, 1}, was.Shape(), "without a spec")
+		var a, b bytes.Buffer
+		_, err = got.WriteValues(&a, 0)
+		require.NoError(t, err)
+		_, err = was.WriteValues(&b, 0)
+		require.NoError(t, err)
+		assert.Equal(t, b.Bytes(), a.Bytes(), name)
+	}
+	var left []string
+	for _, l := range f.LeftOut {
+		left = append(left, l.String())
+	}
+	assert.Equal(t, []string{
+		"tfx_penguin_eval.culmen_depth_mm: feature left out: the feature spec does not name it",
+		"tfx_penguin_eval.culmen_length_mm: feature left out: the feature spec does not name it",
+		"tfx_penguin_eval.flipper_length_mm: feature left out: the feature spec does not name it",
+	}, left)
+
+	wrong, err := tfrecord.ReadSpec(strings.NewReader(`{"species": {"dtype": "int64", "shape": [2]}}`))
+	require.NoError(t, err)
+	_, err = dataset.OpenExamples(path, tfrecord.GZIP, wrong, limits.Limits{})
+	require.ErrorIs(t, err, tfrecord.ErrSpec)
+	assert.Contains(t, err.Error(), `feature "species": record 0 has 1 values, rows of shape (2,) have 2`)
+
+	proto, err := tfrecord.EncodeTensor(ndarray.Must(ndarray.FromSlice([]int16{1, 2}, 2)), nil)
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	w, err := tfrecord.NewWriter(&buf, tfrecord.None)
+	require.NoError(t, err)
+	require.NoError(t, w.WriteRecord(proto))
+	require.NoError(t, w.Close())
+	_, _, err = dataset.ReadExamples(buf.Bytes(), "p", tfrecord.None, spec, limits.Limits{})
+	require.ErrorIs(t, err, tfrecord.ErrSpec)
+	assert.Contains(t, err.Error(), "records of TensorProto: a feature spec is for tf.train.Example records")
 }

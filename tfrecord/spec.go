@@ -3,6 +3,7 @@ package tfrecord
 import (
 	"errors"
 	"fmt"
+	"unsafe"
 
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
@@ -28,9 +29,11 @@ type Feature struct {
 	Ragged bool
 }
 
-// ErrSpec reports records that do not fit a feature spec: a missing feature without default,
-// a row of another length, a list kind other than the declared dtype.
-var ErrSpec = errors.New("tfrecord: the records do not fit the feature spec")
+// ErrSpec reports a feature spec that is not one (a dtype an Example cannot hold, a default
+// of the wrong size, a JSON spec that does not parse) and records that do not fit one (a
+// missing feature without default, a row of another length, a list kind other than the
+// declared dtype).
+var ErrSpec = errors.New("tfrecord: feature spec")
 
 // ParseExamples decodes records of tf.train.Example as tf.io.parse_example does with spec:
 // one column per feature, in spec order, named as the spec names them; a fixed-length feature
@@ -43,13 +46,22 @@ func ParseExamples(records [][]byte, spec []Feature, lim limits.Limits) ([]Colum
 	if err != nil {
 		return nil, err
 	}
+	return ParseColumns(all, len(records), spec, lim)
+}
+
+// ParseColumns is ParseExamples of the columns DecodeExamples gave of records records, for a
+// caller that also wants what the spec leaves out. A fixed-length column of more than
+// lim.MaxElements values, or of more than lim.MaxCopySize bytes, defaults filled in, is an
+// error wrapping limits.ErrExceeded.
+func ParseColumns(all []Column, records int, spec []Feature, lim limits.Limits) ([]Column, error) {
+	lim = lim.WithDefaults()
 	byName := make(map[string]Column, len(all))
 	for _, c := range all {
 		byName[c.Name] = c
 	}
 	out := make([]Column, len(spec))
 	for i, f := range spec {
-		c, err := parseFeature(f, byName[f.Name], len(records))
+		c, err := parseFeature(f, byName[f.Name], records, lim)
 		if err != nil {
 			return nil, fmt.Errorf("tfrecord: feature %q: %w", f.Name, err)
 		}
@@ -58,21 +70,22 @@ func ParseExamples(records [][]byte, spec []Feature, lim limits.Limits) ([]Colum
 	return out, nil
 }
 
-// parseFeature makes the column of f from the decoded column c (zero when no record has it).
-func parseFeature(f Feature, c Column, records int) (Column, error) {
+// parseFeature makes the column of f from the decoded column c (zero when no record has it),
+// within lim.
+func parseFeature(f Feature, c Column, records int, lim limits.Limits) (Column, error) {
 	switch f.DType {
 	case ndarray.Int64:
-		return parseTyped[int64](f, c, records)
+		return parseTyped[int64](f, c, records, lim)
 	case ndarray.Float32:
-		return parseTyped[float32](f, c, records)
+		return parseTyped[float32](f, c, records, lim)
 	case ndarray.String:
-		return parseTyped[string](f, c, records)
+		return parseTyped[string](f, c, records, lim)
 	}
 	return Column{}, fmt.Errorf("dtype %v: an Example holds int64, float32 or string: %w", f.DType, ErrSpec)
 }
 
 // parseTyped is parseFeature for values of T.
-func parseTyped[T int64 | float32 | string](f Feature, c Column, records int) (Column, error) {
+func parseTyped[T int64 | float32 | string](f Feature, c Column, records int, lim limits.Limits) (Column, error) {
 	values, splits, err := flatRows[T](c, records)
 	if err != nil {
 		return Column{}, err
@@ -101,6 +114,11 @@ func parseTyped[T int64 | float32 | string](f Feature, c Column, records int) (C
 			return Column{}, fmt.Errorf("a default of %v %v for rows of %v %v: %w", f.Default.DType(), f.Default.Shape(), f.DType, f.Shape, ErrSpec)
 		}
 		fill = d.Ravel()
+	}
+	var zero T
+	maxValues := min(lim.MaxElements, lim.MaxCopySize/int64(unsafe.Sizeof(zero)))
+	if size > 0 && int64(records) > maxValues/size {
+		return Column{}, fmt.Errorf("%d records of rows of shape %v: more than %d values: %w", records, f.Shape, maxValues, limits.ErrExceeded)
 	}
 	total := int64(records) * size
 	out := make([]T, 0, total)

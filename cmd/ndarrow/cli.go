@@ -17,7 +17,7 @@ S3-compatible stores), gs://BUCKET/KEY (Google's Application Default Credentials
 http(s):// URL of a server of byte ranges (read only); a KEY ending in "/" is a prefix.`
 
 var helpText = map[string]struct{ args, text string }{
-	"inspect": {"[--json] [--max-dense N] [--compression C] FILE|DIR...", `Inspect describes every tensor in each FILE, or in every tensor file of DIR (named as serve
+	"inspect": {"[--json] [--max-dense N] [--compression C] [--spec FILE] FILE|DIR...", `Inspect describes every tensor in each FILE, or in every tensor file of DIR (named as serve
 names them): its name, kind, dtype, shape, dimension names, stored values (nnz) and the
 sha256 of its values (dense, row-major, little-endian; a sparse tensor's zeros included, a
 ragged tensor's flat values; a string as its 4-byte little-endian length and bytes), plus
@@ -60,14 +60,14 @@ Only what the rows need is read: of an Arrow IPC file, the record batches holdin
 of the mapped file); of a Parquet file, the row groups holding them; of an object, only those
 batches, row groups or .npy rows are fetched. A directory's tables are named as inspect names
 them: --table picks one when IN holds several.`},
-	"convert": {"[--to FORMAT] [--tensor NAME] [--fill VALUE] [--dense] [--max-dense N] [--compression C] IN OUT", `Convert writes the tensors of IN — a file, or every tensor file of a directory, named as serve
+	"convert": {"[--to FORMAT] [--tensor NAME] [--fill VALUE] [--dense] [--max-dense N] [--compression C] [--spec FILE] IN OUT", `Convert writes the tensors of IN — a file, or every tensor file of a directory, named as serve
 names them — to OUT in FORMAT, which OUT's extension gives unless --to does:` + formatList() + `
 
 ` + keeps + `
 A table's columns are written in their order; each column that has no tensor form is named
 on stderr ("t.s: struct<a: int32> left out: …"). arrow, arrows and parquet keep the null rows
 of plain columns; the other formats refuse them unless --fill gives them a value, parsed as
-each column's dtype. A format that cannot hold a tensor (strings in npy, npz or tensor) fails
+each column's dtype. A format that cannot hold a tensor (strings in a .tensor file) fails
 naming it, or with --skip-unsupported leaves it out, named.
 --tensor picks one tensor of an input that holds several (by the name inspect prints). OUT is
 written through a temporary file renamed at the end, so a failure leaves nothing behind. IN and
@@ -123,9 +123,10 @@ batch, and the same cursors as "ndarrow batches" with these flags writes of the 
 (see its help). The server reads each batch's rows and streams them, a batch's cursor with it.
 
 ` + keeps},
-	"put": {"[--tensor NAME] [--name NAME] [client flags] URI FILE|DIR",
+	"put": {"[--tensor NAME] [--name NAME] [--compression C] [--spec FILE] [client flags] URI FILE|DIR",
 		`Put uploads the tensors of FILE, or of every tensor file of DIR, to the Flight server at URI, each
-under the name inspect prints, or one of them (--tensor) under another name (--name).`},
+under the name inspect prints, or one of them (--tensor) under another name (--name). A
+TFRecord file is read as inspect reads it (--compression, --spec).`},
 	"delete":  {"[client flags] URI NAME", `Delete removes the tensor NAME from the Flight server at URI.`},
 	"demo":    {"", `Demo runs the main job end to end on a built-in example: arrays, views, files, Flight.`},
 	"version": {"", `Version prints ndarrow's version, the Go version and the platform.`},
@@ -150,7 +151,13 @@ const inputFormats = `  Arrow Tensor and SparseTensor messages (.tensor, .coo, .
   TensorFlow TFRecord files (.tfrecord, .tfrecords; .gz: GZIP; or any file whose first record's
   CRCs verify; --compression none|gzip|zlib overrides) of tf.train.Example or SequenceExample
   (a tensor per feature, NAME.FEATURE) or of serialized TensorProto (a tensor per record,
-  NAME.N); a file of other records is reported with its record count`
+  NAME.N); a file of other records is reported with its record count. Without a spec an
+  Example's feature is (records, values); --spec FILE reads the Examples as
+  tf.io.parse_example does with the feature spec in FILE, a JSON object in the features' order:
+  {"image": {"dtype": "float32", "shape": [28, 28]}, "label": {"dtype": "int64", "shape": [],
+  "default": 0}, "tokens": {"dtype": "string", "ragged": true}} — each feature of its shape
+  (a label [] is (records,)), its default where a record lacks it, the features the spec does
+  not name left out and listed`
 
 // formatList describes the output formats, from the table that defines them.
 func formatList() string {

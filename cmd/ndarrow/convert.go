@@ -80,7 +80,7 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return nil
 	})
 	opts := writeFlags(fs, stderr, "convert")
-	compression := compressionFlag(fs)
+	input := inputFlags(fs)
 	if code, ok := parseArgs(fs, "convert", args, stdout, stderr, 2, 2); !ok {
 		return code
 	}
@@ -93,7 +93,7 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	return finishCommand(ctx, stderr, "convert", dataset.Guard(func() error {
 		o := opts()
 		o.fill = fill
-		return convert(ctx, *to, *pick, fs.Arg(0), fs.Arg(1), *compression, o, stdout, stderr)
+		return convert(ctx, *to, *pick, fs.Arg(0), fs.Arg(1), *input, o, stdout, stderr)
 	}))
 }
 
@@ -129,10 +129,11 @@ func writeFlags(fs *flag.FlagSet, stderr io.Writer, name string) func() writeOpt
 }
 
 // convert writes the tensors of in (or the one named pick) to out in format to (out's
-// extension when empty), as opts say, as writeOutput writes (out "-" is stdout), their null
-// rows given opts.fill when set; ctx interrupts the writing. Once written, each column of in
-// that has no tensor form is named on stderr (none when pick names one tensor).
-func convert(ctx context.Context, to, pick, in, out string, compression string, opts writeOptions, stdout, stderr io.Writer) error {
+// extension when empty), read as read says and written as opts say, as writeOutput writes
+// (out "-" is stdout), their null rows given opts.fill when set; ctx interrupts the writing.
+// Once written, each column of in that has no tensor form is named on stderr (none when pick
+// names one tensor).
+func convert(ctx context.Context, to, pick, in, out string, read readOptions, opts writeOptions, stdout, stderr io.Writer) error {
 	if err := checkOutput(out); err != nil {
 		return err
 	}
@@ -140,7 +141,7 @@ func convert(ctx context.Context, to, pick, in, out string, compression string, 
 	if err != nil {
 		return err
 	}
-	f, err := load(in, compression)
+	f, err := load(in, read)
 	if err != nil {
 		return err
 	}

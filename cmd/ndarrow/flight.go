@@ -670,12 +670,13 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("put", flag.ContinueOnError)
 	pick := fs.String("tensor", "", "upload only the tensor of this name (as inspect prints it, or its column's)")
 	as := fs.String("name", "", "store the one tensor uploaded under this name (default: the name inspect prints)")
+	input := inputFlags(fs)
 	withClient := clientFlags(fs)
 	if code, ok := parseArgs(fs, "put", args, stdout, stderr, 2, 2); !ok {
 		return code
 	}
 	err := dataset.Guard(func() error { // the file may shrink while it is sent
-		f, err := load(fs.Arg(1), "")
+		f, err := load(fs.Arg(1), *input)
 		if err != nil {
 			return err
 		}

@@ -86,7 +86,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	asJSON := fs.Bool("json", false, "print one JSON object per tensor, and per column left out")
 	splits := fs.Bool("splits", false, "with --json, print a ragged tensor's row splits whole (nrows and nvals summarize them otherwise)")
 	maxDense := maxDenseFlag(fs)
-	compression := compressionFlag(fs)
+	input := inputFlags(fs)
 	if code, ok := parseArgs(fs, "inspect", args, stdout, stderr, 1, -1); !ok {
 		return code
 	}
@@ -97,7 +97,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false) // Arrow types read as Arrow writes them: struct<a: int32>
 	for _, path := range fs.Args() {
-		f, err := load(path, *compression)
+		f, err := load(path, *input)
 		var unmapped *dataset.UnmappedRecordsError
 		if errors.As(err, &unmapped) {
 			// Not an error: the file is what it is, ndarrow just has no tensors to show of it.

@@ -31,11 +31,42 @@ type input struct {
 // Release drops the input's mappings; its tensors must not be used afterwards.
 func (in *input) Release() { in.release() }
 
+// readOptions say how to read an input: as a TFRecord file compressed so (none, gzip, zlib)
+// when compression is not empty; its Examples by the feature spec in the JSON file spec (see
+// tfrecord.ReadSpec) when spec is not empty.
+type readOptions struct {
+	compression string
+	spec        string
+}
+
+// inputFlags adds --compression and --spec to fs.
+func inputFlags(fs *flag.FlagSet) *readOptions {
+	o := &readOptions{}
+	fs.StringVar(&o.compression, "compression", "", "read the input as a TFRecord file compressed so: none, gzip or zlib (default: what its name and first bytes say)")
+	fs.StringVar(&o.spec, "spec", "", "read a TFRecord file's Examples by the feature spec in this JSON `FILE`, as tf.io.parse_example: "+
+		`{"image": {"dtype": "float32", "shape": [28, 28]}, "label": {"dtype": "int64", "shape": [], "default": 0}, "tokens": {"dtype": "int64", "ragged": true}}`)
+	return o
+}
+
+// features reads the feature spec file o.spec names.
+func (o readOptions) features() ([]tfrecord.Feature, error) {
+	f, err := os.Open(o.spec)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	spec, err := tfrecord.ReadSpec(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", o.spec, err)
+	}
+	return spec, nil
+}
+
 // load reads every tensor of the file at path, memory-mapped, within the default limits; or,
-// when path is a directory, of every tensor file in it, under the names serve gives them.
-// compression, when not empty, says path is a TFRecord file compressed so (none, gzip, zlib).
-func load(path, compression string) (*input, error) {
-	in, err := loadInput(path, compression)
+// when path is a directory, of every tensor file in it, under the names serve gives them;
+// as o says.
+func load(path string, o readOptions) (*input, error) {
+	in, err := loadInput(path, o)
 	if err == nil {
 		inputLoaded(path)
 	}
@@ -80,7 +111,11 @@ func readStdin(compression string) (*input, error) {
 }
 
 // loadInput reads the tensors of path, as load does; "-" is standard input.
-func loadInput(path, compression string) (*input, error) {
+func loadInput(path string, o readOptions) (*input, error) {
+	if o.spec != "" {
+		return loadExamples(path, o)
+	}
+	compression := o.compression
 	if path == "-" {
 		return readStdin(compression)
 	}
@@ -110,6 +145,44 @@ func loadInput(path, compression string) (*input, error) {
 		return dirInput(path, d), nil
 	}
 	f, err := dataset.Open(path, limits.Limits{})
+	if err != nil {
+		return nil, err
+	}
+	return &input{path: path, tensors: f.Tensors, leftOut: f.LeftOut, release: f.Release}, nil
+}
+
+// loadExamples reads the Examples of the TFRecord file at path ("-": standard input) by the
+// feature spec o.spec names, compressed as o.compression says, or else as the name says.
+func loadExamples(path string, o readOptions) (*input, error) {
+	spec, err := o.features()
+	if err != nil {
+		return nil, err
+	}
+	c := tfrecord.CompressionOf(path)
+	if o.compression != "" {
+		if c, err = tfrecord.ParseCompression(o.compression); err != nil {
+			return nil, err
+		}
+	}
+	if path == "-" {
+		lim := limits.Default()
+		b, err := io.ReadAll(io.LimitReader(os.Stdin, lim.MaxCopySize+1))
+		if err != nil {
+			return nil, fmt.Errorf("standard input: %w", err)
+		}
+		if int64(len(b)) > lim.MaxCopySize {
+			return nil, fmt.Errorf("standard input: more than %d bytes: %w", lim.MaxCopySize, limits.ErrExceeded)
+		}
+		tensors, left, err := dataset.ReadExamples(b, stdinName, c, spec, lim)
+		if err != nil {
+			return nil, fmt.Errorf("standard input: %w", err)
+		}
+		return &input{path: "standard input", tensors: tensors, leftOut: left, release: func() {}}, nil
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("%s: --spec is for a TFRecord file of Examples, not a directory", path)
+	}
+	f, err := dataset.OpenExamples(path, c, spec, limits.Limits{})
 	if err != nil {
 		return nil, err
 	}
@@ -223,11 +296,6 @@ func noTensorForm(left []dataset.LeftOut, names bool) string {
 		listed = append(listed, l.Name+" "+l.Type)
 	}
 	return s + " (" + strings.Join(listed, ", ") + ")"
-}
-
-// compressionFlag adds --compression, which says the input is a TFRecord file compressed so.
-func compressionFlag(fs *flag.FlagSet) *string {
-	return fs.String("compression", "", "read the input as a TFRecord file compressed so: none, gzip or zlib (default: what its name and first bytes say)")
 }
 
 // maxDenseFlag adds --max-dense, the bound on expanding a sparse tensor into its dense form.

@@ -400,3 +400,99 @@ func TestExamplesThroughTables(t *testing.T) {
 		}
 	}
 }
+
+// TestFeatureSpec: --spec reads TFX's penguin Examples as tf.io.parse_example would with that
+// spec — scalar features (100,) where the Examples alone give (100, 1), the same values, in the
+// spec's order — names each feature the spec leaves out, in inspect and on convert's stderr,
+// and writes what it read; a spec file that is missing or wrong, a record that does not fit
+// it, and --spec on a directory are one line naming what is wrong.
+func TestFeatureSpec(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(tfGolden, "tfx_penguin_eval.tfrecord.gz")
+	specFile := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+		return path
+	}
+	spec := specFile("spec.json", `{"species": {"dtype": "int64", "shape": []}, "body_mass_g": {"dtype": "float32", "shape": []}}`)
+
+	plain := map[string]inspection{}
+	for _, in := range inspectJSON(t, in) {
+		plain[in.Name] = in
+	}
+	code, stdout, stderr := runCLI("inspect", "--json", "--spec", spec, in)
+	require.Equal(t, exitOK, code, stderr)
+	var tensors []inspection
+	var left []string
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		if strings.Contains(line, `"left_out":`) {
+			var l leftOutLine
+			require.NoError(t, json.Unmarshal([]byte(line), &l))
+			left = append(left, l.Column+": "+l.Why)
+			continue
+		}
+		var got inspection
+		require.NoError(t, json.Unmarshal([]byte(line), &got))
+		tensors = append(tensors, got)
+	}
+	require.Len(t, tensors, 2)
+	for i, name := range []string{"tfx_penguin_eval.species", "tfx_penguin_eval.body_mass_g"} {
+		assert.Equal(t, name, tensors[i].Name)
+		assert.Equal(t, []int64{100}, tensors[i].Shape)
+		assert.Equal(t, []int64{100, 1}, plain[name].Shape, "without a spec")
+		assert.Equal(t, plain[name].SHA256, tensors[i].SHA256, "the same values")
+		assert.Equal(t, plain[name].DType, tensors[i].DType)
+	}
+	assert.Equal(t, []string{
+		"culmen_depth_mm: the feature spec does not name it",
+		"culmen_length_mm: the feature spec does not name it",
+		"flipper_length_mm: the feature spec does not name it",
+	}, left)
+
+	out := filepath.Join(dir, "penguins.npz")
+	code, _, stderr = runCLI("convert", "--spec", spec, in, out)
+	require.Equal(t, exitOK, code, stderr)
+	for _, feature := range []string{"culmen_depth_mm", "culmen_length_mm", "flipper_length_mm"} {
+		assert.Contains(t, stderr, feature, "convert names what it left out")
+	}
+	arrays, err := npy.OpenNpz(out, npy.Limits{})
+	require.NoError(t, err)
+	require.Len(t, arrays, 2)
+	for _, a := range arrays {
+		assert.Equal(t, ndarray.Shape{100}, a.Shape(), a.Name)
+	}
+
+	s := startServe(t, t.TempDir())
+	code, _, stderr = runCLI("put", "--spec", spec, s.uri, in)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stderr, "flipper_length_mm", "put names what it left out")
+	back := filepath.Join(dir, "species.npy")
+	code, _, stderr = runCLI("get", s.uri, "tfx_penguin_eval.species", back)
+	require.Equal(t, exitOK, code, stderr)
+	got := inspectJSON(t, back)
+	require.Len(t, got, 1)
+	assert.Equal(t, []int64{100}, got[0].Shape)
+	assert.Equal(t, plain["tfx_penguin_eval.species"].SHA256, got[0].SHA256)
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"a missing spec file", []string{"--spec", filepath.Join(dir, "none.json"), in},
+			"open " + filepath.Join(dir, "none.json") + ": no such file or directory"},
+		{"a spec that is not one", []string{"--spec", specFile("bad.json", `{"species": {"dtype": "int128"}}`), in},
+			filepath.Join(dir, "bad.json") + `: feature "species": dtype "int128": an Example holds int64, float32 or string: tfrecord: feature spec`},
+		{"records the spec does not fit", []string{"--spec", specFile("wrong.json", `{"species": {"dtype": "int64", "shape": [2]}}`), in},
+			`feature "species": record 0 has 1 values, rows of shape (2,) have 2`},
+		{"a directory", []string{"--spec", spec, dir},
+			dir + ": --spec is for a TFRecord file of Examples, not a directory"},
+	} {
+		code, stdout, stderr := runCLI(append([]string{"inspect"}, tc.args...)...)
+		assert.Equal(t, exitFail, code, tc.name)
+		assert.Empty(t, stdout, tc.name)
+		assert.Equal(t, 1, strings.Count(stderr, "\n"), "%s: %s", tc.name, stderr)
+		assert.True(t, strings.HasPrefix(stderr, "ndarrow inspect: "), stderr)
+		assert.Contains(t, stderr, tc.want, tc.name)
+	}
+}
