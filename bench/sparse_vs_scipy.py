@@ -53,7 +53,17 @@ def scipy_times():
 
     # dok is slow: time it on a tenth of the entries and scale.
     tenth = order[: len(order) // 10]
+    vec = rng.random(N)
+    mat = rng.random((N, 64))
+    csc, coo_ = csr.tocsc(), csr.tocoo()
     return {
+        "MatMul/csr/vector": best(lambda: csr @ vec),
+        "MatMul/csr/matrix64": best(lambda: csr @ mat),
+        "MatMul/csc/vector": best(lambda: csc @ vec),
+        "MatMul/csc/matrix64": best(lambda: csc @ mat),
+        "MatMul/coo/vector": best(lambda: coo_ @ vec),
+        "MatMul/coo/matrix64": best(lambda: coo_ @ mat),
+        "MatMul/Rows/CSR": best(lambda: csr[1024:2048]),
         "DenseToCSR": best(lambda: sp.csr_array(dense)),
         "CSRToDense": best(lambda: csr.toarray()),
         "COOToCSR/canonical": best(lambda: coo.tocsr()),
@@ -64,9 +74,11 @@ def scipy_times():
 
 
 def go_times():
-    out = subprocess.run(
-        ["go", "test", "./sparse", "-run", "^$", "-bench", "DenseToCSR|CSRToDense|COOToCSR|COOBuild", "-benchtime", "10x", "-count", "3"],
-        check=True, capture_output=True, text=True).stdout
+    out = ""
+    for pattern, times in [("DenseToCSR|CSRToDense|COOToCSR|COOBuild", "10x"), ("MatMul", "200x")]:
+        out += subprocess.run(
+            ["go", "test", "./sparse", "-run", "^$", "-bench", pattern, "-benchtime", times, "-count", "3"],
+            check=True, capture_output=True, text=True).stdout
     times = {}
     for line in out.splitlines():
         m = re.match(r"Benchmark(\S+?)(-\d+)?\s+\d+\s+(\d+) ns/op", line)
@@ -80,14 +92,16 @@ def main():
     ref, nnz = scipy_times()
     ours = go_times()
     print(f"4096x4096 float64, {nnz} non-zeros; SciPy {scipy.__version__}, NumPy {np.__version__}")
-    print(f"{'operation':<26}{'SciPy ms':>12}{'ndarrow ms':>12}{'speed-up':>10}")
+    print(f"{'operation':<32}{'SciPy ms':>12}{'ndarrow ms':>12}{'speed-up':>10}")
     for name in ["DenseToCSR", "CSRToDense", "COOToCSR/canonical", "COOToCSR/shuffled", "COOBuild/Set/random", "COOBuild/Get/random",
-                 "COOBuild/Set/ordered", "COOBuild/Get/ordered", "COOBuild/Set/map-baseline"]:
+                 "COOBuild/Set/ordered", "COOBuild/Get/ordered", "COOBuild/Set/map-baseline",
+                 "MatMul/csr/vector", "MatMul/loop-baseline/CSR/vector", "MatMul/csr/matrix64", "MatMul/csc/vector",
+                 "MatMul/csc/matrix64", "MatMul/coo/vector", "MatMul/coo/matrix64", "MatMul/Rows/CSR"]:
         s = ref.get(name)
         g = ours.get(name)
         sx = f"{s:12.2f}" if s is not None else f"{'-':>12}"
         ratio = f"{s / g:9.1f}x" if s is not None and g else f"{'':>10}"
-        print(f"{name:<26}{sx}{g:12.2f}{ratio}")
+        print(f"{name:<32}{sx}{g:12.4f}{ratio}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 package sparse_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -129,5 +130,58 @@ func BenchmarkCOOBuild(b *testing.B) {
 			}
 		}
 		b.ReportMetric(float64(nnz)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mset/s")
+	})
+}
+
+// BenchmarkMatMul multiplies the benchmark matrix, as a CSR, a CSC and a canonical COO, by a
+// vector [4096] and by a matrix [4096, 64] (SciPy's a @ b in bench/sparse_vs_scipy.py); the
+// baseline is the loop a user writes over a CSR's Indptr, Indices and Data for the vector.
+func BenchmarkMatMul(b *testing.B) {
+	csr, err := sparse.CSRFromDense(benchDense())
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	vec := ndarray.New[float64](benchN)
+	for i := range vec.Data() {
+		vec.Data()[i] = rng.Float64()
+	}
+	mat := ndarray.New[float64](benchN, 64)
+	for i := range mat.Data() {
+		mat.Data()[i] = rng.Float64()
+	}
+	for _, a := range []sparse.Array{csr, csr.ToCSC(), csr.ToCOO()} {
+		for _, x := range []*ndarray.Dense[float64]{vec, mat} {
+			what := map[bool]string{true: "vector", false: "matrix64"}[x == vec]
+			b.Run(fmt.Sprintf("%v/%s", a.Format(), what), func(b *testing.B) {
+				for range b.N {
+					if _, err := sparse.MatMul(a, x); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(a.NNZ())*float64(x.Size()/benchN)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mmul/s")
+			})
+		}
+	}
+	b.Run("loop-baseline/CSR/vector", func(b *testing.B) {
+		indptr, indices, data, v := csr.Indptr().AsInt64(), csr.Indices().AsInt64(), csr.Data(), vec.Data()
+		for range b.N {
+			out := make([]float64, benchN)
+			for r := range benchN {
+				var s float64
+				for p := indptr[r]; p < indptr[r+1]; p++ {
+					s += data[p] * v[indices[p]]
+				}
+				out[r] = s
+			}
+		}
+		b.ReportMetric(float64(csr.NNZ())*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mmul/s")
+	})
+	b.Run("Rows/CSR", func(b *testing.B) { // a view: no copy of the rest
+		for range b.N {
+			if _, err := csr.Rows(1024, 2048); err != nil {
+				b.Fatal(err)
+			}
+		}
 	})
 }
