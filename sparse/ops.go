@@ -73,7 +73,7 @@ func (m *compressed[T]) transposed() compressed[T] {
 // Products of sparse and dense arrays, as SciPy's: every stored value counts — a position
 // stored twice (which Get reads as its last) adds both, as SciPy's products add them. They are
 // computed in T's arithmetic, in SciPy's order (a CSR's row as one running sum, as
-// csr_matvec), by kernels over the index slices of each width, and allocate only the result,
+// csr_matvec), by kernels over the index slices of either width, and allocate only the result,
 // a new row-major array (and a row-major copy of a dense operand that is not one).
 
 // MatMul returns the product of the sparse matrix a (a CSR, a CSC, or a COO of rank 2) and b,
@@ -163,14 +163,9 @@ func matrixOf[T ndarray.Real](a Array, transpose bool) (matrix[T], error) {
 		c = c.transposed()
 	}
 	return matrix[T]{c.shape[0], c.shape[1], func(b, out []T, k int64) {
-		switch {
-		case c.indptr.is64 && c.indices.is64:
+		if c.indices.is64 { // pointers and indices are of one type (MakeCSR checks it)
 			mulLines(c.major, c.indptr.wide, c.indices.wide, c.values, b, out, k)
-		case c.indptr.is64:
-			mulLines(c.major, c.indptr.wide, c.indices.narrow, c.values, b, out, k)
-		case c.indices.is64:
-			mulLines(c.major, c.indptr.narrow, c.indices.wide, c.values, b, out, k)
-		default:
+		} else {
 			mulLines(c.major, c.indptr.narrow, c.indices.narrow, c.values, b, out, k)
 		}
 	}}, nil
@@ -178,7 +173,7 @@ func matrixOf[T ndarray.Real](a Array, transpose bool) (matrix[T], error) {
 
 // mulLines adds the compressed matrix (major 0: lines are rows, indices columns; 1: the other
 // way) times b ([cols, k]) to out ([rows, k]).
-func mulLines[T ndarray.Real, P, I int32 | int64](major int, indptr []P, indices []I, values []T, b, out []T, k int64) {
+func mulLines[T ndarray.Real, I int32 | int64](major int, indptr, indices []I, values []T, b, out []T, k int64) {
 	for line := 0; line+1 < len(indptr); line++ {
 		lo, hi := indptr[line], indptr[line+1]
 		idx, vals := indices[lo:hi], values[lo:hi:hi]

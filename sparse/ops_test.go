@@ -191,3 +191,74 @@ func TestProductErrors(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, s.IsView(), "Slice of a compressed matrix: a copy")
 }
+
+// TestProductsEveryLayout: a product is the same whatever holds the matrix — int32 or int64
+// pointers and indices, a CSR row range, a transpose, a COO and a COO view (a
+// window over a larger one) — and whatever the dense operand's layout (a transposed, a strided
+// view), equal to ndarray.MatMul of the dense forms, for floats and integers.
+func TestProductsEveryLayout(t *testing.T) {
+	dense := ndarray.Must(ndarray.FromSlice([]int64{
+		0, 2, 0, 0, 5,
+		1, 0, 0, 3, 0,
+		0, 0, 0, 0, 0,
+		4, 0, 6, 0, 7,
+	}, 4, 5))
+	checkLayouts(t, ndarray.Must(ndarray.AsType[float64](dense)))
+	checkLayouts(t, ndarray.Must(ndarray.AsType[float32](dense)))
+	checkLayouts(t, dense)
+}
+
+func checkLayouts[T ndarray.Real](t *testing.T, dense *ndarray.Dense[T]) {
+	csr, err := sparse.CSRFromDense(dense)
+	require.NoError(t, err)
+	widen := func(x sparse.Indices) sparse.Indices { return sparse.Int64Indices(x.AsInt64()) }
+	var layouts []sparse.Array
+	for _, wide := range []bool{false, true} {
+		ptr, idx := csr.Indptr(), csr.Indices()
+		if wide {
+			ptr, idx = widen(ptr), widen(idx)
+		}
+		m, err := sparse.MakeCSR(dense.Shape(), ptr, idx, csr.Data())
+		require.NoError(t, err)
+		c := m.ToCSC()
+		cm, err := sparse.MakeCSC(dense.Shape(), c.Indptr(), c.Indices(), c.Data())
+		require.NoError(t, err)
+		layouts = append(layouts, m, cm)
+	}
+	coo := csr.ToCOO()
+	wide, err := sparse.MakeCOO(dense.Shape(), widen(coo.Indices()), coo.Data())
+	require.NoError(t, err)
+	big := sparse.FromDense(ndarray.Must(ndarray.Concat(0, ndarray.New[T](2, 5), dense, ndarray.New[T](1, 5))))
+	window, err := big.Slice(ndarray.Range(2, 6))
+	require.NoError(t, err)
+	require.True(t, window.IsView())
+	layouts = append(layouts, coo, wide, window, csr.T().T())
+
+	b := ndarray.Must(ndarray.Arange[T](1, 16, 1))
+	vec5 := ndarray.Must(b.Slice(ndarray.Range(0, 5)))
+	vec4 := ndarray.Must(b.Slice(ndarray.Range(0, 4)))
+	mat53 := ndarray.Must(b.Reshape(3, 5)).Transpose() // column-major [5, 3]
+	strided := ndarray.Must(ndarray.Must(ndarray.Arange[T](1, 31, 1)).Reshape(5, 6))
+	strided = ndarray.Must(strided.Slice(ndarray.All(), ndarray.RangeStep(0, 6, 2))) // [5, 3], strided
+	mat34 := ndarray.Must(ndarray.Must(ndarray.Arange[T](1, 13, 1)).Reshape(3, 4))
+	for i, a := range layouts {
+		for _, x := range []*ndarray.Dense[T]{vec5, mat53, strided} {
+			want := ndarray.Must(ndarray.MatMul(dense, x))
+			got, err := sparse.MatMul(a, x)
+			require.NoError(t, err)
+			assert.Equal(t, want.String(), got.String(), "layout %d (%v) @ %v", i, a.Format(), x.Shape())
+		}
+		for _, x := range []*ndarray.Dense[T]{vec4, mat34, mat34.Transpose().Transpose()} {
+			want := ndarray.Must(ndarray.MatMul(x, dense))
+			got, err := sparse.DenseMatMul(x, a)
+			require.NoError(t, err)
+			assert.Equal(t, want.String(), got.String(), "%v @ layout %d (%v)", x.Shape(), i, a.Format())
+		}
+	}
+	rows, err := csr.Rows(1, 4)
+	require.NoError(t, err)
+	want := ndarray.Must(ndarray.MatMul(ndarray.Must(dense.Slice(ndarray.Range(1, 4))), vec5))
+	got, err := sparse.MatMul(rows, vec5)
+	require.NoError(t, err)
+	assert.Equal(t, want.String(), got.String(), "a row range")
+}
