@@ -343,3 +343,39 @@ func TestWireBudget(t *testing.T) {
 	s.wire.release(held)
 	require.NoError(t, <-done)
 }
+
+// TestStreamFaultsUnderAMemoryLimit runs TestStreamFaultsChild in a child process whose address
+// space is limited.
+func TestStreamFaultsUnderAMemoryLimit(t *testing.T) {
+	childtest.Run(t, "TestStreamFaultsChild", 1<<30)
+}
+
+// TestStreamFaultsChild runs, under the child's memory limit, the tests of a file rewritten in
+// place and then replaced or removed under a stream (DoGet, data URLs), of readers that stop
+// reading (a DoGet and a data URL) and of connections that never call: each ends in its clear
+// error, and the server in the child neither dies nor outgrows the limit.
+func TestStreamFaultsChild(t *testing.T) {
+	if !childtest.Child(t) {
+		t.Skip("run by TestStreamFaultsUnderAMemoryLimit")
+	}
+	t.Run("one version a stream", TestAStreamSendsOneVersion)
+	t.Run("stalled readers", TestStalledReadersAreCut)
+	t.Run("idle connections", TestIdleConnectionsAreClosed)
+}
+
+// TestStagesOfOneTransactionAreBounded: a transaction takes maxStagesPerTx uploads and no more
+// (a new name past them is ErrExceeded, naming the transaction); an upload again under a name
+// it holds replaces that one, and other transactions go on.
+func TestStagesOfOneTransactionAreBounded(t *testing.T) {
+	st := &staging{budget: 1 << 40}
+	entry := func() *entry { e := &entry{bytes: 1}; e.refs.Add(1); return e }
+	for i := range maxStagesPerTx {
+		require.NoError(t, st.add("tx", fmt.Sprintf("n%d", i), entry()))
+	}
+	err := st.add("tx", "one more", entry())
+	require.ErrorIs(t, err, limits.ErrExceeded)
+	assert.ErrorContains(t, err, `transaction "tx" stages 4096 uploads, the most one may`)
+	require.NoError(t, st.add("tx", "n7", entry()), "a name it holds is replaced")
+	require.NoError(t, st.add("other", "a", entry()))
+	assert.Equal(t, int64(maxStagesPerTx+1), st.bytes)
+}

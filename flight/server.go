@@ -109,8 +109,10 @@ type Options struct {
 	// data URLs hold decoding (Parquet row groups, estimated as dataset.Source.DecodeBytes
 	// does), what uploads hold while they arrive and once staged or stored, until they are
 	// deleted. Each reserves before it allocates: a DoGet whose next chunk does not fit waits
-	// its turn (BudgetWait); an upload that does not fit waits as long, then fails with
-	// ResourceExhausted — nothing is evicted to make room. 0 takes DefaultMemoryBudget();
+	// its turn (BudgetWait); an upload that does not fit waits as long when it holds nothing
+	// yet or is the eldest holding any, and otherwise fails at once (uploads never wait on one
+	// another in a circle); a wait that ends without room fails with ResourceExhausted naming
+	// the budget — nothing is evicted to make room. 0 takes DefaultMemoryBudget();
 	// negative means no bound.
 	MemoryBudget int64
 	// WireBudget bounds the memory that what arrives on the server's port holds before a

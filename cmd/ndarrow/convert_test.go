@@ -21,10 +21,10 @@ func inspectJSON(t *testing.T, path string) []inspection {
 	return tensors
 }
 
-// inspectColumns returns the inspect --json lines of a file: its tensors', and its columns'
-// left out.
-func inspectColumns(t *testing.T, path string) ([]inspection, []leftOutLine) {
-	code, stdout, stderr := runCLI("inspect", "--json", "--splits", path)
+// inspectColumns returns the inspect --json lines of a file, read with flags: its tensors',
+// and its columns' left out.
+func inspectColumns(t *testing.T, path string, flags ...string) ([]inspection, []leftOutLine) {
+	code, stdout, stderr := runCLI(append(append([]string{"inspect", "--json", "--splits"}, flags...), path)...)
 	require.Equal(t, exitOK, code, stderr)
 	var tensors []inspection
 	var left []leftOutLine

@@ -81,17 +81,26 @@ var inputLoaded = func(path string) {}
 // stdinName is how standard input is named: its tensors are named after it, stdin.NAME …
 const stdinName = "stdin"
 
-// readStdin reads standard input whole, within the copy limit, and reads its tensors from the
-// bytes as a file's are read (named stdin, stdin.COLUMN, …; TFRecord told by its first
-// record's CRCs, compression given).
-func readStdin(compression string) (*input, error) {
-	lim := limits.Default()
+// stdinBytes reads standard input whole, or fails past lim.MaxCopySize bytes.
+func stdinBytes(lim limits.Limits) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(os.Stdin, lim.MaxCopySize+1))
 	if err != nil {
 		return nil, fmt.Errorf("standard input: %w", err)
 	}
 	if int64(len(b)) > lim.MaxCopySize {
 		return nil, fmt.Errorf("standard input: more than %d bytes: %w", lim.MaxCopySize, limits.ErrExceeded)
+	}
+	return b, nil
+}
+
+// readStdin reads standard input whole, within the copy limit, and reads its tensors from the
+// bytes as a file's are read (named stdin, stdin.COLUMN, …; TFRecord told by its first
+// record's CRCs, compression given).
+func readStdin(compression string) (*input, error) {
+	lim := limits.Default()
+	b, err := stdinBytes(lim)
+	if err != nil {
+		return nil, err
 	}
 	var tensors []tensor
 	var left []dataset.LeftOut
@@ -166,12 +175,9 @@ func loadExamples(path string, o readOptions) (*input, error) {
 	}
 	if path == "-" {
 		lim := limits.Default()
-		b, err := io.ReadAll(io.LimitReader(os.Stdin, lim.MaxCopySize+1))
+		b, err := stdinBytes(lim)
 		if err != nil {
-			return nil, fmt.Errorf("standard input: %w", err)
-		}
-		if int64(len(b)) > lim.MaxCopySize {
-			return nil, fmt.Errorf("standard input: more than %d bytes: %w", lim.MaxCopySize, limits.ErrExceeded)
+			return nil, err
 		}
 		tensors, left, err := dataset.ReadExamples(b, stdinName, c, spec, lim)
 		if err != nil {

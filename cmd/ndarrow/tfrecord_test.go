@@ -420,20 +420,10 @@ func TestFeatureSpec(t *testing.T) {
 	for _, in := range inspectJSON(t, in) {
 		plain[in.Name] = in
 	}
-	code, stdout, stderr := runCLI("inspect", "--json", "--spec", spec, in)
-	require.Equal(t, exitOK, code, stderr)
-	var tensors []inspection
+	tensors, leftOut := inspectColumns(t, in, "--spec", spec)
 	var left []string
-	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
-		if strings.Contains(line, `"left_out":`) {
-			var l leftOutLine
-			require.NoError(t, json.Unmarshal([]byte(line), &l))
-			left = append(left, l.Column+": "+l.Why)
-			continue
-		}
-		var got inspection
-		require.NoError(t, json.Unmarshal([]byte(line), &got))
-		tensors = append(tensors, got)
+	for _, l := range leftOut {
+		left = append(left, l.Column+": "+l.Why)
 	}
 	require.Len(t, tensors, 2)
 	for i, name := range []string{"tfx_penguin_eval.species", "tfx_penguin_eval.body_mass_g"} {
@@ -450,7 +440,7 @@ func TestFeatureSpec(t *testing.T) {
 	}, left)
 
 	out := filepath.Join(dir, "penguins.npz")
-	code, _, stderr = runCLI("convert", "--spec", spec, in, out)
+	code, _, stderr := runCLI("convert", "--spec", spec, in, out)
 	require.Equal(t, exitOK, code, stderr)
 	for _, feature := range []string{"culmen_depth_mm", "culmen_length_mm", "flipper_length_mm"} {
 		assert.Contains(t, stderr, feature, "convert names what it left out")

@@ -307,10 +307,13 @@ func (h *Hostile) read(w http.ResponseWriter, r *http.Request, name string, o *H
 		w.Write([]byte(errorEnd))
 		return
 	case RangeElsewhere:
-		if last+1 < size {
+		switch {
+		case last+1 < size:
 			first, last = first+1, last+1
-		} else {
+		case first > 0:
 			first, last = first-1, last-1
+		default: // the whole object, no room to move it: the answer starts a byte later
+			first++
 		}
 		body = data[first : last+1]
 		contentRange = fmt.Sprintf("bytes %d-%d/%d", first, last, size)
