@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -295,6 +296,12 @@ func Write(w io.Writer, format Format, tensors []Tensor, opts WriteOptions) erro
 				if len(t.DimNames) > 0 && strings.Join(t.DimNames, "") != "" {
 					opts.warn(fmt.Sprintf("%s: a tf.train.Example has no place for dimension names: %s dropped", t.Name, strings.Join(t.DimNames, ",")))
 				}
+				if w := exampleDType(t.DType()); w != "" {
+					opts.warn(fmt.Sprintf("%s: %s", t.Name, w))
+				}
+			}
+			if !slices.IsSortedFunc(tensors, func(a, b Tensor) int { return strings.Compare(featureName(a), featureName(b)) }) {
+				opts.warn("a tf.train.Example keeps no order of its features: they read back by name, not in the order written")
 			}
 		}
 		return writeTFRecord(to, w, tensors, opts.TFRecordCompression)
@@ -404,6 +411,32 @@ func writeRecord(to string, w io.Writer, rec arrow.Record) error {
 	return sw.Close()
 }
 
+// exampleDType says what becomes of values of d in a tf.train.Example, which holds int64,
+// float32 and bytes: "" for those, else how they are written and read back.
+func exampleDType(d ndarray.DType) string {
+	switch {
+	case d == ndarray.Int64 || d == ndarray.Float32 || d == ndarray.String:
+		return ""
+	case d == ndarray.Float64:
+		return "a tf.train.Example holds float32: float64 values rounded to float32 (precision lost)"
+	case d == ndarray.Uint64:
+		return "a tf.train.Example holds int64: uint64 values written as int64 (one above 2^63-1 is an error), read back as int64"
+	case d == ndarray.Float16:
+		return "a tf.train.Example holds float32: float16 values read back as float32"
+	case d == ndarray.Bool:
+		return "a tf.train.Example holds int64: bool values written as 0 and 1, read back as int64"
+	}
+	return fmt.Sprintf("a tf.train.Example holds int64: %v values read back as int64", d)
+}
+
+// featureName is the name of t's feature in a tf.train.Example: its column's, or its own.
+func featureName(t Tensor) string {
+	if t.Column != "" {
+		return t.Column
+	}
+	return t.Name
+}
+
 // writeTFRecord writes tensors as a TFRecord file compressed as c: of Examples, one per row,
 // each tensor a feature named after its column (or its name), or of one serialized
 // TensorProto per (dense) tensor.
@@ -415,11 +448,7 @@ func writeTFRecord(to string, w io.Writer, tensors []Tensor, c tfrecord.Compress
 	if to == "tfrecord" {
 		cols := make([]tfrecord.Column, len(tensors))
 		for i, t := range tensors {
-			name := t.Column
-			if name == "" {
-				name = t.Name
-			}
-			cols[i] = tfrecord.Column{Name: name, Dense: t.Dense, Ragged: t.Ragged, Sparse: t.Sparse}
+			cols[i] = tfrecord.Column{Name: featureName(t), Dense: t.Dense, Ragged: t.Ragged, Sparse: t.Sparse}
 		}
 		if _, err := tfrecord.WriteExamples(tw, cols); err != nil {
 			return err
