@@ -522,6 +522,9 @@ func (o objectInfo) Sys() any           { return o.obj.Info }
 // files.
 func walkObjects(ctx context.Context, dir string) ([]entry, []error, error) {
 	objs, err := objstore.List(ctx, dir)
+	if errors.Is(err, objstore.ErrNotListable) && !strings.HasSuffix(withoutQuery(dir), "/") {
+		objs, err = nil, nil // an http(s) URL: no prefix to list, so one object
+	}
 	if err != nil {
 		return nil, nil, err
 	}

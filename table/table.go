@@ -223,6 +223,20 @@ func (t *Table) NumRows() int64 { return t.first[len(t.first)-1] }
 // Columns returns the names of the table's columns, in order.
 func (t *Table) Columns() []string { return slices.Clone(t.names) }
 
+// Files returns the paths (or URIs) of the files the table's rows come from, in row order,
+// each once.
+func (t *Table) Files() []string {
+	var out []string
+	for _, src := range t.columns {
+		for _, f := range src.Files() {
+			if !slices.Contains(out, f) {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
 // NumFragments returns the number of the table's fragments.
 func (t *Table) NumFragments() int { return len(t.first) - 1 }
 

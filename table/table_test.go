@@ -3,6 +3,8 @@ package table_test
 import (
 	"bytes"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -269,23 +271,34 @@ func TestTakeFromNpyAndParts(t *testing.T) {
 // TestTakeFromObjects: the same takes from objects in S3 (the real test server) equal those
 // from the local files.
 func TestTakeFromObjects(t *testing.T) {
-	srv := storetest.StartS3(t, "rows")
 	paths := writeFiles(t, t.TempDir())
+	s3 := storetest.StartS3(t, "rows")
+	gcs := storetest.StartGCS(t, "rows")
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "t"), 0o755))
 	for name, path := range paths {
-		srv.PutFile(t, "rows", "t/"+name, path)
+		s3.PutFile(t, "rows", "t/"+name, path)
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		gcs.Put(t, "rows", "t/"+name, b)
+		require.NoError(t, os.WriteFile(filepath.Join(root, "t", name), b, 0o644))
 	}
-	for name, path := range paths {
-		t.Run(name, func(t *testing.T) {
-			want := full(t, path)
-			tab, err := table.Open("s3://rows/t/"+name, table.Options{})
-			require.NoError(t, err)
-			defer tab.Release()
-			for _, rows := range takes {
-				got, err := tab.Take(t.Context(), rows, nil)
-				require.NoError(t, err, "%v", rows)
-				sameRows(t, want, rows, got, fmt.Sprintf("s3 %s %v", name, rows))
-			}
-		})
+	web := httptest.NewServer(http.FileServer(http.Dir(root)))
+	defer web.Close()
+	for _, store := range []string{"s3://rows/t/", "gs://rows/t/", web.URL + "/t/"} {
+		for name, path := range paths {
+			t.Run(strings.SplitN(store, ":", 2)[0]+"/"+name, func(t *testing.T) {
+				want := full(t, path)
+				tab, err := table.Open(store+name, table.Options{})
+				require.NoError(t, err)
+				defer tab.Release()
+				for _, rows := range takes {
+					got, err := tab.Take(t.Context(), rows, nil)
+					require.NoError(t, err, "%v", rows)
+					sameRows(t, want, rows, got, fmt.Sprintf("%s%s %v", store, name, rows))
+				}
+			})
+		}
 	}
 }
 

@@ -114,6 +114,11 @@ func take(ctx context.Context, in, out, to, name string, rows []int64, cols []st
 		return err
 	}
 	defer t.Release()
+	for _, f := range t.Files() {
+		if dataset.IsTFRecordName(f) {
+			fmt.Fprintf(stderr, "ndarrow take: warning: %s: a TFRecord file has no row index: all its records were read to take the rows (Parquet and Arrow files are read only where the rows are: convert it once for random access)\n", displayName(f))
+		}
+	}
 	tuneCollector(t, int64(len(rows)), cols)
 	got, err := t.Take(ctx, rows, cols)
 	if err != nil {
@@ -160,4 +165,13 @@ func tuneCollectorFor(t *table.Table, held, n int64, cols []string) {
 	}
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(heldBytes + 3*bytes + 128<<20)
+}
+
+// displayName is how a file or object is named to the user: an object's URI without its query
+// (a presigned URL's signature is never shown).
+func displayName(path string) string {
+	if i := strings.IndexByte(path, '?'); i >= 0 && dataset.IsURI(path) {
+		return path[:i]
+	}
+	return path
 }

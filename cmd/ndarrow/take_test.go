@@ -1,6 +1,8 @@
 package main
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/internal/storetest"
 	"github.com/ndarrow/ndarrow/limits"
 )
 
@@ -105,4 +108,61 @@ func TestTakeCommandErrors(t *testing.T) {
 		assert.Equal(t, "ndarrow take: "+want, stderr)
 	}
 	assert.NoFileExists(t, out)
+}
+
+// TestTakeCommandInputs: take reads a table wherever inspect does — a directory of parts (the
+// rows numbered across them), a prefix of objects in S3, an object behind an https URL (its
+// query never shown) — and writes to standard output with --to; from a TFRecord file it takes
+// the same rows, saying that the file, which has no row index, was read whole.
+func TestTakeCommandInputs(t *testing.T) {
+	dir := t.TempDir()
+	parts := filepath.Join(dir, "parts")
+	require.NoError(t, os.MkdirAll(parts, 0o755))
+	writeUserTable(t, filepath.Join(parts, "part-0.parquet"), 4)    // names a b c d
+	writeUserTable(t, filepath.Join(parts, "part-1.parquet"), 1, 1) // names a b
+	const structWarning = "ndarrow take: parts.s: struct<a: int32> left out: a struct has no tensor form (read its fields as columns of their own)\n"
+	names := func(t *testing.T, path string) []string {
+		f, err := dataset.Open(path, limits.Limits{})
+		require.NoError(t, err)
+		defer f.Release()
+		tab, err := f.Table()
+		require.NoError(t, err)
+		name, err := tab.Column("name")
+		require.NoError(t, err)
+		return must(dataset.DenseOf[string](name)).Ravel()
+	}
+
+	out := filepath.Join(dir, "dir.arrow")
+	code, _, stderr := runCLI("take", "--rows", "3,4,-1,0", parts, out)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, structWarning, stderr)
+	assert.Equal(t, []string{"d", "a", "b", "a"}, names(t, out), "rows across the parts")
+
+	srv := storetest.StartS3(t, "lake")
+	for _, part := range []string{"part-0.parquet", "part-1.parquet"} {
+		srv.PutFile(t, "lake", "parts/"+part, filepath.Join(parts, part))
+	}
+	out = filepath.Join(dir, "s3.arrow")
+	code, _, stderr = runCLI("take", "--rows", "3,4,-1,0", "s3://lake/parts/", out)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, structWarning, stderr)
+	assert.Equal(t, []string{"d", "a", "b", "a"}, names(t, out), "from the prefix")
+
+	web := httptest.NewServer(http.FileServer(http.Dir(parts)))
+	defer web.Close()
+	code, stdout, stderr := runCLI("take", "--rows", "2,1", "--columns", "name,label", "--to", "arrows", web.URL+"/part-0.parquet?X-Amz-Signature=secret", "-")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Empty(t, stderr)
+	streamed := filepath.Join(dir, "https.arrows")
+	require.NoError(t, os.WriteFile(streamed, []byte(stdout), 0o644))
+	assert.Equal(t, []string{"c", "b"}, names(t, streamed), "from https, to standard output")
+
+	examples := filepath.Join(dir, "t.tfrecord")
+	code, _, stderr = runCLI("convert", "--fill", "-1", filepath.Join(parts, "part-0.parquet"), examples)
+	require.Equal(t, exitOK, code, stderr)
+	out = filepath.Join(dir, "tf.arrow")
+	code, _, stderr = runCLI("take", "--rows", "3,0", examples, out)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "ndarrow take: warning: "+examples+": a TFRecord file has no row index: all its records were read to take the rows (Parquet and Arrow files are read only where the rows are: convert it once for random access)\n", stderr)
+	assert.Equal(t, []string{"d", "a"}, names(t, out), "from Examples")
 }
