@@ -353,9 +353,17 @@ func (s *Source) chunkAt(i int) (sourcePart, int, error) {
 func (s *Source) parquetRows(ctx context.Context, p sourcePart, i int, want int64, columns []string, rows []int64) (_ []Tensor, err error) {
 	b := p.file.mapping.Bytes()
 	var buf *objstore.Buffer // an object's: this read's own
-	if p.file.remote != nil {
-		var err error
-		if buf, err = p.file.remote.Clone(); err != nil {
+	if shared := p.file.remote; shared != nil {
+		// The row group's page index, fetched once into the object's own buffer (beside its
+		// footer), so that every read's buffer, a clone, starts with it.
+		r, err := parquet.NewReader(shared.Mapping().Bytes(), parquet.ReaderOptions{Allocator: memory.NewGoAllocator(), Limits: s.lim, Columns: columns})
+		if err != nil {
+			return nil, err
+		}
+		if err := s.fetchRanges(ctx, shared, i, r.PageIndexRanges(i)); err != nil {
+			return nil, err
+		}
+		if buf, err = shared.Clone(); err != nil {
 			return nil, err
 		}
 		defer buf.Mapping().Release()
@@ -394,9 +402,6 @@ func (s *Source) parquetRows(ctx context.Context, p sourcePart, i int, want int6
 		}
 	}
 	if buf != nil {
-		if err := s.fetchRanges(ctx, buf, i, r.PageIndexRanges(i)); err != nil {
-			return nil, err
-		}
 		ranges, err := r.TakeRanges(i, rows)
 		if err != nil {
 			return nil, err

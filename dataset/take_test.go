@@ -190,6 +190,12 @@ func TestObjectParquetTakeFetchesRows(t *testing.T) {
 	e, err := DenseOf[float32](emb)
 	require.NoError(t, err)
 	assert.Equal(t, float32((3*256)%9973), e.Get(0, 0))
+
+	// The page index is fetched once: the same take again fetches only the rows' pages.
+	again, requestsAgain, _ := objectTake(t, d, rows)
+	t.Logf("again: %d bytes, %d requests", again, requestsAgain)
+	assert.Less(t, again, fetched, "no page index the second time")
+	assert.Less(t, requestsAgain, requests)
 }
 
 // BenchmarkObjectParquetTake: 256 random rows of a 256 MiB uncompressed Parquet object
