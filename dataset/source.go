@@ -65,7 +65,11 @@ type sourcePart struct {
 	rowRows  []int64 // the rows of each chunk read (row group, record batch, run of rows)
 	rowBytes []int64 // each chunk's size: a row group's uncompressed (a column of strings': its column chunk's), a batch's or run's bytes
 	rowFirst int     // the index in the file of the first chunk read (a Share's)
-	rowTotal int     // the chunks of the file
+	// rowPacked, for a Parquet part, says which of its row groups store the column so that a
+	// read of some rows decodes more than those rows: compressed pages, or a column read
+	// whole (strings, lists); nil for any other part.
+	rowPacked []bool
+	rowTotal  int // the chunks of the file
 	// blocks, for an Arrow IPC file in object storage, are its record batches (rowRows and
 	// rowBytes then describe them), each fetched as it is read; nil for a Parquet part.
 	blocks []ipc.Block
@@ -132,11 +136,15 @@ func scanParquet(f *File, b []byte, base string, lim limits.Limits) ([]*Source, 
 				bytes[k] = max(r.ColumnBytes(k, t.Column), 0)
 			}
 		}
+		packed := make([]bool, len(rowRows))
+		for k := range packed {
+			packed[k] = t.Kind == KindRagged || t.DType() == ndarray.String || r.ColumnCompressed(k, t.Column)
+		}
 		out[i] = &Source{
 			Name: t.Name, Kind: t.ImpliedKind(), Column: t.Column, DimNames: t.DimNames,
 			desc: t, rows: r.NumRows(), lim: lim,
 			parts: []sourcePart{{file: f, column: t.Column, base: base, rowRows: rowRows, rowBytes: bytes, rowTotal: len(rowRows), readers: pool,
-				binary: declaresBytes(schema, t.Column)}},
+				binary: declaresBytes(schema, t.Column), rowPacked: packed}},
 		}
 	}
 	return out, left, nil
@@ -302,6 +310,9 @@ func (s *Source) Share(k, n int) (*Source, bool) {
 			continue
 		}
 		p.rowRows, p.rowBytes = p.rowRows[from:to], p.rowBytes[from:to]
+		if p.rowPacked != nil {
+			p.rowPacked = p.rowPacked[from:to]
+		}
 		p.rowFirst += from
 		for _, r := range p.rowRows {
 			out.rows += r

@@ -329,6 +329,15 @@ type chunkKey struct {
 
 // chunkAt returns the part chunk i of the Source is in and its index among the part's
 // chunks read.
+// ReadsWhole reports whether a read of some rows of chunk i (ReadRows, ReadRowsOf) decodes
+// more than those rows — a Parquet row group whose column is stored compressed (whole pages
+// decompressed) or read whole (strings, ragged lists) — so that reads of parts of the chunk
+// apart would decode some of it twice. An unknown chunk reports false.
+func (s *Source) ReadsWhole(i int) bool {
+	p, j, err := s.chunkAt(i)
+	return err == nil && p.rowPacked != nil && p.rowPacked[j]
+}
+
 func (s *Source) chunkAt(i int) (sourcePart, int, error) {
 	at := i
 	for _, p := range s.parts {

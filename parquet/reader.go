@@ -424,6 +424,23 @@ func (r *Reader) ColumnBytes(i int, name string) int64 {
 	return -1
 }
 
+// ColumnCompressed reports whether a column chunk of the column named name in row group i is
+// stored compressed (a codec other than UNCOMPRESSED), so that reading any of its rows
+// decompresses whole pages; false when the reader reads no column of that name.
+func (r *Reader) ColumnCompressed(i int, name string) bool {
+	for _, c := range r.cols {
+		if c.field.Name != name {
+			continue
+		}
+		for _, leaf := range c.leaves {
+			if cc := r.md.FileMetaData.RowGroups[i].Columns[leaf]; cc.MetaData != nil && cc.MetaData.Codec != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // ByteRange is bytes [Offset, Offset+Length) of a file.
 type ByteRange struct{ Offset, Length int64 }
 

@@ -289,26 +289,7 @@ func (t *Table) Take(ctx context.Context, rows []int64, columns []string) (*data
 	uniq := slices.Clone(want)
 	slices.Sort(uniq)
 	uniq = slices.Compact(uniq)
-	// The fragments the rows are in, each with its rows (local, ascending).
-	type piece struct {
-		frag  int
-		local []int64
-	}
-	var pieces []piece
-	// A fragment's rows are split into pieces of at least minPieceRows and about a
-	// GOMAXPROCS-th of all, so that the goroutines share a take from one fragment too.
-	most := max(minPieceRows, (len(uniq)+runtime.GOMAXPROCS(0)-1)/runtime.GOMAXPROCS(0))
-	for k := 0; k < len(uniq); {
-		f, _ := t.Locate(uniq[k])
-		e := k
-		local := []int64{}
-		for e < len(uniq) && uniq[e] < t.first[f+1] && len(local) < most {
-			local = append(local, uniq[e]-t.first[f])
-			e++
-		}
-		pieces = append(pieces, piece{f, local})
-		k = e
-	}
+	pieces := t.pieces(uniq, cols)
 	if len(pieces) == 0 && t.NumFragments() > 0 {
 		pieces = append(pieces, piece{0, nil}) // no rows: the columns' empty form
 	}
@@ -373,6 +354,49 @@ func (t *Table) Take(ctx context.Context, rows []int64, columns []string) (*data
 		out[c] = tn
 	}
 	return dataset.TableOf(t.Name, out, t.LeftOut)
+}
+
+// piece is rows of one fragment read together: their indices in it, ascending.
+type piece struct {
+	frag  int
+	local []int64
+}
+
+// pieces splits the rows uniq (ascending, distinct) of columns cols into the reads Take makes:
+// a fragment's rows in pieces of at least minPieceRows and about a GOMAXPROCS-th of all, so
+// that the goroutines share a take from one fragment too — but a fragment one of whose columns
+// is decoded beyond the rows read (compressed pages, strings read whole) in one piece, so
+// that nothing of it is decompressed or decoded twice in a take.
+func (t *Table) pieces(uniq []int64, cols []int) []piece {
+	var out []piece
+	most := max(minPieceRows, (len(uniq)+runtime.GOMAXPROCS(0)-1)/runtime.GOMAXPROCS(0))
+	for k := 0; k < len(uniq); {
+		f, _ := t.Locate(uniq[k])
+		limit := most
+		if t.readsWhole(cols, f) {
+			limit = len(uniq)
+		}
+		e := k
+		local := []int64{}
+		for e < len(uniq) && uniq[e] < t.first[f+1] && len(local) < limit {
+			local = append(local, uniq[e]-t.first[f])
+			e++
+		}
+		out = append(out, piece{f, local})
+		k = e
+	}
+	return out
+}
+
+// readsWhole reports whether a read of rows of fragment f decodes more of one of the columns
+// cols than those rows (dataset.Source.ReadsWhole).
+func (t *Table) readsWhole(cols []int, f int) bool {
+	for _, c := range cols {
+		if t.columns[c].ReadsWhole(f) {
+			return true
+		}
+	}
+	return false
 }
 
 // pick returns the indices of the columns named, all of them for none.

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -362,4 +363,54 @@ func TestColumnsMustAlign(t *testing.T) {
 	_, err := table.Open(dir, table.Options{Table: "sub"})
 	require.ErrorIs(t, err, table.ErrNotAligned)
 	assert.Contains(t, err.Error(), "column b has 1 fragments, column a 2")
+}
+
+// TestTakeDecodesOnce: the rows of one row group are read by several goroutines, in pieces,
+// only where reading part of it costs only that part (uncompressed fixed-size columns); a
+// compressed row group, or one of strings or lists (decoded whole), is read in one piece, so
+// that a take decompresses or decodes each of its pages once.
+func TestTakeDecodesOnce(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	recs := records(t, testRows)
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	dir := t.TempDir()
+	rows := make([]int64, testRows)
+	for i := range rows {
+		rows[i] = int64(i)
+	}
+	for _, c := range []struct {
+		codec   parquet.Compression
+		columns []string
+		pieces  int
+	}{
+		{parquet.Uncompressed, []string{"emb", "label"}, 4},
+		{parquet.Uncompressed, []string{"emb", "name"}, 1},
+		{parquet.Uncompressed, []string{"tokens"}, 1},
+		{parquet.Zstd, []string{"emb", "label"}, 1},
+	} {
+		path := filepath.Join(dir, fmt.Sprintf("t%d.parquet", c.codec))
+		if _, err := os.Stat(path); err != nil {
+			w, err := os.Create(path)
+			require.NoError(t, err)
+			pw, err := parquet.NewWriter(w, recs[0].Schema(), parquet.WriterOptions{Compression: c.codec, RowGroupBytes: 1 << 30})
+			require.NoError(t, err)
+			require.NoError(t, pw.Write(recs[0]))
+			require.NoError(t, pw.Close())
+			require.NoError(t, w.Close())
+		}
+		tab, err := table.Open(path, table.Options{})
+		require.NoError(t, err)
+		require.Equal(t, 1, tab.NumFragments())
+		pieces, err := tab.PiecesOf(rows, c.columns)
+		require.NoError(t, err)
+		assert.Len(t, pieces, c.pieces, "%v of %v: %v", c.codec, c.columns, pieces)
+		got, err := tab.Take(t.Context(), rows, c.columns)
+		require.NoError(t, err)
+		assert.Equal(t, int64(testRows), got.Columns[0].Rows())
+		tab.Release()
+	}
 }
