@@ -418,3 +418,44 @@ func TestSourcesOfTables(t *testing.T) {
 	_, err = dataset.NewMappedStacker(dataset.Tensor{Name: "s", Dense: ndarray.New[string](0)}, nil)
 	assert.ErrorIs(t, err, ndarray.ErrDType)
 }
+
+// TestEveryPlainDTypeRoundTrips: a table of one plain column of every dtype — bool, each
+// integer width, float16, float32, float64, text and bytes — keeps its names, order, dtypes
+// and values through Arrow IPC files and streams, Parquet and .npz (which holds strings as
+// NumPy's |S and <U), as ndarrow writes and reads them.
+func TestEveryPlainDTypeRoundTrips(t *testing.T) {
+	const rows = 5
+	var tensors []dataset.Tensor
+	for _, d := range []ndarray.DType{ndarray.Bool, ndarray.Int8, ndarray.Int16, ndarray.Int32, ndarray.Int64,
+		ndarray.Uint8, ndarray.Uint16, ndarray.Uint32, ndarray.Uint64, ndarray.Float16, ndarray.Float32, ndarray.Float64} {
+		ramp := ndarray.Must(ndarray.Arange[float64](-2, rows-2, 1))
+		if !d.IsSigned() && d != ndarray.Bool {
+			ramp = ndarray.Must(ndarray.Arange[float64](250, 250+rows, 1))
+		}
+		values, err := ndarray.ConvertTo(ramp, d)
+		require.NoError(t, err)
+		tensors = append(tensors, dataset.Tensor{Name: "t." + d.String(), Column: d.String(), Dense: values})
+	}
+	text := ndarray.Must(ndarray.FromSlice([]string{"a", "ü", "", "dd", "e"}, rows))
+	raw := ndarray.Must(ndarray.FromSlice([]string{"\x00\xff", "", "ab", "\xfe", "z"}, rows))
+	tensors = append(tensors, dataset.Tensor{Name: "t.text", Column: "text", Dense: text},
+		dataset.Tensor{Name: "t.raw", Column: "raw", Dense: raw, Bytes: true})
+	for _, format := range []dataset.Format{dataset.FormatArrow, dataset.FormatArrows, dataset.FormatParquet, dataset.FormatNpz} {
+		b := written(t, format, tensors)
+		got, _, err := dataset.Read(b, "t", limits.Limits{})
+		require.NoError(t, err, format)
+		require.Len(t, got, len(tensors), format)
+		for i, want := range tensors {
+			what := fmt.Sprintf("%v: %s", format, want.Column)
+			assert.Equal(t, want.Column, got[i].Column, what)
+			assert.Equal(t, want.DType(), got[i].DType(), what)
+			assert.Equal(t, ndarray.Shape{rows}, got[i].Shape(), what)
+			var a, b bytes.Buffer
+			_, err := want.WriteValues(&a, 0)
+			require.NoError(t, err, what)
+			_, err = got[i].WriteValues(&b, 0)
+			require.NoError(t, err, what)
+			assert.Equal(t, a.Bytes(), b.Bytes(), what)
+		}
+	}
+}
