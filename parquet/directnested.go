@@ -1,6 +1,7 @@
 package parquet
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math"
 	"math/bits"
@@ -22,6 +23,16 @@ import (
 // null list, an empty one, an element, a null value or a value). Runs of values that only
 // continue the innermost list — most of a ragged column — are taken whole. The values are
 // copied after those before them, spaced out where null, as for one level (readDirectList).
+//
+// Trailing fixed-size levels (list<fixed_size_list<float32, 3>>: points; [rows, None, 2, 3])
+// make the repetition levels alternate every value or few, so runs are no help there: a page
+// of such a column has its levels decoded into a byte each (levelBytes) and is walked a cell
+// at a time — a cell being one element of the last variable level, the product of the fixed
+// sizes below it in values. A cell whose levels are the pattern the shape implies (its first a
+// new element of the variable list, the others what the fixed levels imply, every value
+// present) is counted with the cells like it that follow, in one step; any other entry (a
+// row's first cell, an empty or null list, a null value) goes through Dremel's assembly
+// alone, as above.
 
 // nestedLevel is one list level of a nested column, outermost first.
 type nestedLevel struct {
@@ -139,6 +150,9 @@ func (r *Reader) readDirectNested(c column, rg int, rows int64) (arrow.Array, er
 	D := len(levels)
 	inner := &levels[D-1]
 	var pageSlots []slotRun
+	cells := trailingCells(levels)
+	var repBytes, defBytes []uint8
+	defBlock := bytes.Repeat([]byte{uint8(valueDef)}, len(cells.block)) // a present value's levels
 
 	// begin starts a list at level k whose definition level is d, and what it holds. A
 	// fixed-size level keeps no offsets: each of its lists must be full before the next
@@ -196,14 +210,69 @@ func (r *Reader) readDirectNested(c column, rg int, rows int64) (arrow.Array, er
 		if reps, defs, vals, scratch, ok = pageSections(h, page, m.codec != 0, decode, scratch); !ok {
 			return nil, errNotDirect
 		}
-		repRuns, defRuns = repRuns[:0], defRuns[:0]
-		if !hybridRuns(reps, repWidth, n, func(v int, count int64) bool { repRuns = appendRun(repRuns, v, count); return true }) ||
-			!hybridRuns(defs, defWidth, n, func(v int, count int64) bool { defRuns = appendRun(defRuns, v, count); return true }) {
-			return nil, errNotDirect
-		}
 		first := inner.n
 		pageSlots = pageSlots[:0]
-		for i, j := 0, 0; i < len(repRuns) && j < len(defRuns); {
+		if cells.size > 0 { // a cell at a time
+			if repBytes, ok = levelBytes(repBytes, reps, repWidth, n); !ok {
+				return nil, errNotDirect
+			}
+			// Definition levels that are one run at valueDef, as a page without nulls or
+			// empty lists has them, need no byte each.
+			var defRun []levelRun
+			if !hybridRuns(defs, defWidth, n, func(v int, count int64) bool {
+				defRun = appendRun(defRun, v, count)
+				return len(defRun) == 1 && v == valueDef
+			}) {
+				if defBytes, ok = levelBytes(defBytes, defs, defWidth, n); !ok {
+					return nil, errNotDirect
+				}
+			} else {
+				defBytes = nil
+			}
+			entry := func(rep, d int) bool { // one entry, as the runs below take it
+				switch {
+				case rep == D && row >= 0 && holds(inner, 1):
+					inner.n++
+					return value(d, 1, &pageSlots, nullValues, inner.n-1, leafOptional, valueDef)
+				case rep == 0:
+					if row+1 >= rows {
+						return false
+					}
+					row++
+					return begin(0, d)
+				case rep < D && row >= 0 && holds(&levels[rep-1], 1) && d > levels[rep-1].base:
+					levels[rep-1].n++
+					return begin(rep, d)
+				}
+				return false
+			}
+			for i := int64(0); i < n; {
+				var d []uint8
+				if defBytes != nil {
+					d = defBytes[i:]
+				}
+				if k := cells.run(repBytes[i:], d, defBlock); k > 0 && row >= 0 && cells.extend(levels, k) {
+					pageSlots = appendSlots(pageSlots, true, k*cells.size)
+					i += k * cells.size
+					continue
+				}
+				def := valueDef
+				if defBytes != nil {
+					def = int(defBytes[i])
+				}
+				if !entry(int(repBytes[i]), def) {
+					return nil, errNotDirect
+				}
+				i++
+			}
+		} else {
+			repRuns, defRuns = repRuns[:0], defRuns[:0]
+			if !hybridRuns(reps, repWidth, n, func(v int, count int64) bool { repRuns = appendRun(repRuns, v, count); return true }) ||
+				!hybridRuns(defs, defWidth, n, func(v int, count int64) bool { defRuns = appendRun(defRuns, v, count); return true }) {
+				return nil, errNotDirect
+			}
+		}
+		for i, j := 0, 0; cells.size == 0 && i < len(repRuns) && j < len(defRuns); {
 			rr, dr := &repRuns[i], &defRuns[j]
 			count := min(rr.count, dr.count)
 			switch rep, d := rr.v, dr.v; {
@@ -397,4 +466,160 @@ func buildNested(mem memory.Allocator, typ arrow.DataType, levels []nestedLevel,
 		return nil, errNotDirect
 	}
 	return arr, nil
+}
+
+// cellShape is the trailing fixed-size levels of a nested column, from level first (the one
+// below the last variable level) to the innermost: a cell is an element of level first-1,
+// size values; pattern[j] is the repetition level of a cell's value j > 0.
+type cellShape struct {
+	first   int
+	size    int64
+	pattern []uint8
+	// block is the levels of cellsInBlock such cells one after another, which run compares
+	// with a page's levels in one go.
+	block []uint8
+}
+
+// cellsInBlock is how many cells cellShape.block holds.
+const cellsInBlock = 64
+
+// trailingCells returns the cell shape of levels, size 0 when the innermost level is not of
+// a fixed size or a cell would be large (a walk entry by entry costs nothing more then).
+func trailingCells(levels []nestedLevel) cellShape {
+	first := len(levels)
+	size := int64(1)
+	for first > 0 && levels[first-1].fixed > 0 {
+		first--
+		size *= levels[first].fixed
+		if size > 1<<12 {
+			return cellShape{}
+		}
+	}
+	if first == len(levels) || first == 0 {
+		return cellShape{}
+	}
+	// Value j of a cell begins an element of the shallowest fixed level whose elements it
+	// starts: its repetition level is that level's, plus one.
+	pattern := make([]uint8, size)
+	for j := int64(1); j < size; j++ {
+		stride := size
+		for k := first; k < len(levels); k++ {
+			stride /= levels[k].fixed
+			if j%stride == 0 {
+				pattern[j] = uint8(k + 1)
+				break
+			}
+		}
+	}
+	pattern[0] = uint8(first)
+	block := make([]uint8, 0, cellsInBlock*size)
+	for range cellsInBlock {
+		block = append(block, pattern...)
+	}
+	return cellShape{first: first, size: size, pattern: pattern, block: block}
+}
+
+// run returns how many whole cells reps and defs begin with that are new elements of the last
+// variable level (their first repetition level is c.first), every value present (defs nil:
+// every value of the page is; else each cell's definition levels those of defBlock, all at
+// the level of a present value) and their levels the pattern's. The run can only end where
+// a list above the cells' level begins (a row, mostly), so that is found first, and what
+// comes before it compared a block of cells at a time.
+func (c cellShape) run(reps, defs, defBlock []uint8) int64 {
+	if len(reps) == 0 || int(reps[0]) != c.first {
+		return 0
+	}
+	end := int64(len(reps))
+	for level := 0; level < c.first; level++ {
+		if j := bytes.IndexByte(reps[1:end], uint8(level)); j >= 0 {
+			end = int64(j) + 1
+		}
+	}
+	limit := end / c.size * c.size
+	block := int64(len(c.block))
+	for at := int64(0); at < limit; {
+		m := min(block, limit-at)
+		if string(reps[at:at+m]) == string(c.block[:m]) && (defs == nil || string(defs[at:at+m]) == string(defBlock[:m])) {
+			at += m
+			continue
+		}
+		for at+c.size <= limit && string(reps[at:at+c.size]) == string(c.pattern) &&
+			(defs == nil || string(defs[at:at+c.size]) == string(defBlock[:c.size])) {
+			at += c.size
+		}
+		return at / c.size
+	}
+	return limit / c.size
+}
+
+// extend adds k cells, each a new element of the list of level c.first-1 that is being
+// filled, to levels, as Dremel's assembly would add their values one by one: false, and
+// nothing added, unless that list holds an element already and every fixed level below is
+// whole.
+func (c cellShape) extend(levels []nestedLevel, k int64) bool {
+	if !holds(&levels[c.first-1], 1) {
+		return false
+	}
+	for i := c.first; i < len(levels); i++ {
+		if lv := &levels[i]; lv.n != lv.count*lv.fixed {
+			return false
+		}
+	}
+	levels[c.first-1].n += k
+	lists := k
+	for i := c.first; i < len(levels); i++ {
+		levels[i].count += lists
+		lists *= levels[i].fixed
+		levels[i].n += lists
+	}
+	return true
+}
+
+// levelBytes decodes n levels of width bits (at most 8) in the RLE/bit-packed hybrid from b
+// into dst (grown as needed), a byte each; false when b does not hold n of them.
+func levelBytes(dst []uint8, b []byte, width int, n int64) ([]uint8, bool) {
+	if width < 1 || width > 8 || n < 0 {
+		return dst, false
+	}
+	if int64(cap(dst)) < n {
+		dst = make([]uint8, 0, n)
+	}
+	dst = dst[:0]
+	mask := uint64(1)<<width - 1
+	for int64(len(dst)) < n && len(b) > 0 {
+		header, k := binary.Uvarint(b)
+		if k <= 0 || header>>1 == 0 || header>>1 > 1<<40 {
+			return dst, false
+		}
+		b = b[k:]
+		count := int64(header >> 1)
+		if header&1 == 0 { // a run of one value: a byte, as width <= 8
+			if len(b) < 1 {
+				return dst, false
+			}
+			v := b[0]
+			b = b[1:]
+			c := min(count, n-int64(len(dst)))
+			for range c {
+				dst = append(dst, v)
+			}
+			continue
+		}
+		packed := count * int64(width) // count groups of 8 values, width bytes each
+		if packed > int64(len(b)) {
+			return dst, false
+		}
+		for g := int64(0); g < count && int64(len(dst)) < n; g++ {
+			var word uint64
+			group := b[g*int64(width) : (g+1)*int64(width)]
+			for i, x := range group {
+				word |= uint64(x) << (8 * i)
+			}
+			for i := 0; i < 8 && int64(len(dst)) < n; i++ {
+				dst = append(dst, uint8(word>>(i*width)&mask))
+			}
+		}
+		b = b[packed:]
+	}
+	return dst, int64(len(dst)) == n
 }

@@ -99,8 +99,12 @@ func TestNestedRaggedReadDirectly(t *testing.T) {
 				rec := array.NewRecord(schema, []arrow.Array{col}, int64(col.Len()))
 				col.Release()
 				defer rec.Release()
-				for _, c := range []parquet.Compression{parquet.Uncompressed, parquet.Snappy} {
-					file := writeRecords(t, []arrow.Record{rec}, parquet.WriterOptions{Compression: c, RowGroupBytes: 16 << 10}, true)
+				for _, o := range []parquet.WriterOptions{
+					{Compression: parquet.Uncompressed, RowGroupBytes: 16 << 10},
+					{Compression: parquet.Snappy, RowGroupBytes: 16 << 10},
+					{Compression: parquet.Uncompressed, RowGroupBytes: 16 << 10, PageBytes: 300}, // pages of a few rows
+				} {
+					file := writeRecords(t, []arrow.Record{rec}, o, true)
 					direct, err := parquet.NewReader(file, parquet.ReaderOptions{Allocator: mem, Parallelism: 1})
 					require.NoError(t, err)
 					general, err := parquet.NewReader(file, parquet.ReaderOptions{Allocator: mem, Parallelism: 1})
