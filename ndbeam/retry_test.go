@@ -86,4 +86,33 @@ func TestRetriedBundleLeavesTheSameOutput(t *testing.T) {
 	other := &finalizeFn{Dir: dir, Job: "job2", Prefix: "part", Ext: "parquet"}
 	err = other.ProcessElement(ctx, 0, func(p *Part) bool { return false }, func(string) {})
 	require.True(t, errors.Is(err, ErrExists), "%v", err)
+
+	// A later run that made as many parts names them as the parts there are named, but its
+	// temporary files are still there: those parts are not its own, and it is refused.
+	var later []Part
+	commitLater := func(p Part) { later = append(later, p) }
+	for _, first := range []int64{100, 200} {
+		fn := &writeFn{Dir: dir, Job: "job3", Format: string(dataset.FormatParquet)}
+		require.NoError(t, fn.StartBundle(ctx, commitLater))
+		require.NoError(t, fn.ProcessElement(ctx, batch(first), commitLater))
+		require.NoError(t, fn.FinishBundle(ctx, commitLater))
+	}
+	require.Len(t, later, 2)
+	k := 0
+	third := &finalizeFn{Dir: dir, Job: "job3", Prefix: "part", Ext: "parquet"}
+	err = third.ProcessElement(ctx, 0, func(p *Part) bool {
+		if k == len(later) {
+			return false
+		}
+		*p = later[k]
+		k++
+		return true
+	}, func(string) {})
+	require.True(t, errors.Is(err, ErrExists), "%v", err)
+	tab, err = dataset.Open(filepath.Join(dir, "part-00000-of-00002.parquet"), limits.Limits{})
+	require.NoError(t, err)
+	col, err = dataset.DenseOf[int64](tab.Tensors[0])
+	require.NoError(t, err)
+	assert.Equal(t, int64(0), col.Ravel()[0], "the earlier run's part, as it was")
+	tab.Release()
 }

@@ -29,6 +29,8 @@ type sink interface {
 	parts(ctx context.Context, pattern string) ([]string, error)
 	// removeAll removes the folder (every object under the prefix) at name.
 	removeAll(ctx context.Context, name string) error
+	// exists reports whether there is a file at name.
+	exists(ctx context.Context, name string) (bool, error)
 }
 
 // sinkFile is a file being written.
@@ -78,6 +80,14 @@ func (d localDir) rename(_ context.Context, from, to string) error {
 
 func (d localDir) parts(_ context.Context, pattern string) ([]string, error) {
 	return filepath.Glob(filepath.Join(string(d), pattern))
+}
+
+func (d localDir) exists(_ context.Context, name string) (bool, error) {
+	_, err := os.Stat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 func (d localDir) removeAll(_ context.Context, name string) error {
@@ -130,6 +140,14 @@ func (o objects) rename(ctx context.Context, from, to string) error {
 		return err
 	}
 	return objstore.Remove(ctx, from)
+}
+
+func (o objects) exists(ctx context.Context, name string) (bool, error) {
+	_, err := objstore.Open(ctx, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 func (o objects) parts(ctx context.Context, pattern string) ([]string, error) {

@@ -203,18 +203,28 @@ func (fn *finalizeFn) ProcessElement(ctx context.Context, _ int, parts func(*Par
 	slices.SortFunc(all, func(a, b Part) int {
 		return cmp.Or(strings.Compare(a.Source, b.Source), cmp.Compare(a.First, b.First), strings.Compare(a.Temp, b.Temp))
 	})
-	// The parts of an earlier run would mix with these: none may be there. (A finalize step
-	// retried after some renames finds its own, named as it names them.)
-	mine := map[string]bool{}
-	for i := range all {
-		mine[fn.name(i, len(all))] = true
+	// The parts of an earlier run would mix with these: none may be there. A finalize step
+	// retried after some renames finds its own, named as it names them — but a part of one's
+	// own name is one's own only if its temporary file is gone (renamed to it): else it is an
+	// earlier run's that happened to make as many parts.
+	mine := map[string]string{} // a part's name → its temporary file
+	for i, p := range all {
+		mine[fn.name(i, len(all))] = p.Temp
 	}
 	existing, err := sk.parts(ctx, fn.Prefix+"-*-of-*."+fn.Ext)
 	if err != nil {
 		return describe(err)
 	}
 	for _, e := range existing {
-		if !mine[e] {
+		temp, ok := mine[e]
+		if ok {
+			there, err := sk.exists(ctx, temp)
+			if err != nil {
+				return describe(err)
+			}
+			ok = !there
+		}
+		if !ok {
 			return fmt.Errorf("%s: %w (an earlier run's?): write elsewhere or remove them", e, ErrExists)
 		}
 	}
