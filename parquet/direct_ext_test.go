@@ -181,6 +181,7 @@ func FuzzDirect(f *testing.F) {
 	}
 	// nested ragged columns, nulls at every level (the nested direct reader)
 	f.Add(nestedFile(f, 40, 5))
+	f.Add(nestedFile(f, 60, 0)) // and without nulls: cells a block at a time, levels in one run
 	// dictionary pages, indices, and the fallback to PLAIN partway (the dictionary path)
 	dict := dictionaryTable(f, 40)
 	f.Add(dictionaryFile(f, dict, compress.Codecs.Uncompressed, pq.DataPageV1, 64))
