@@ -58,11 +58,32 @@ func main() {
 		col.Release()
 		b.Release()
 	}
-	f, err := os.Create(filepath.Join(*dir, "points.arrow"))
+	writeAll(filepath.Join(*dir, "points.arrow"), recs, func(w *os.File) (recordWriter, error) {
+		return arrowipc.NewFileWriter(w, arrowipc.WithSchema(schema))
+	})
+	for name, c := range map[string]parquet.Compression{"points_ndarrow.parquet": parquet.Uncompressed, "points_ndarrow_zstd.parquet": parquet.Zstd} {
+		writeAll(filepath.Join(*dir, name), recs, func(w *os.File) (recordWriter, error) {
+			return parquet.NewWriter(w, schema, parquet.WriterOptions{Compression: c})
+		})
+	}
+	for _, rec := range recs {
+		rec.Release()
+	}
+}
+
+// recordWriter writes record batches into a file, whole once closed.
+type recordWriter interface {
+	Write(arrow.Record) error
+	Close() error
+}
+
+// writeAll writes recs into a new file at path through the writer open makes of it.
+func writeAll(path string, recs []arrow.Record, open func(*os.File) (recordWriter, error)) {
+	f, err := os.Create(path)
 	if err != nil {
 		fail(err)
 	}
-	w, err := arrowipc.NewFileWriter(f, arrowipc.WithSchema(schema))
+	w, err := open(f)
 	if err != nil {
 		fail(err)
 	}
@@ -76,30 +97,6 @@ func main() {
 	}
 	if err := f.Close(); err != nil {
 		fail(err)
-	}
-	for name, c := range map[string]parquet.Compression{"points_ndarrow.parquet": parquet.Uncompressed, "points_ndarrow_zstd.parquet": parquet.Zstd} {
-		f, err := os.Create(filepath.Join(*dir, name))
-		if err != nil {
-			fail(err)
-		}
-		w, err := parquet.NewWriter(f, schema, parquet.WriterOptions{Compression: c})
-		if err != nil {
-			fail(err)
-		}
-		for _, rec := range recs {
-			if err := w.Write(rec); err != nil {
-				fail(err)
-			}
-		}
-		if err := w.Close(); err != nil {
-			fail(err)
-		}
-		if err := f.Close(); err != nil {
-			fail(err)
-		}
-	}
-	for _, rec := range recs {
-		rec.Release()
 	}
 }
 
