@@ -470,7 +470,8 @@ func buildNested(mem memory.Allocator, typ arrow.DataType, levels []nestedLevel,
 
 // cellShape is the trailing fixed-size levels of a nested column, from level first (the one
 // below the last variable level) to the innermost: a cell is an element of level first-1,
-// size values; pattern[j] is the repetition level of a cell's value j > 0.
+// size values; pattern[j] is the repetition level of a cell's value j, when the cell is a new
+// element of the list being filled (pattern[0] is then first).
 type cellShape struct {
 	first   int
 	size    int64
