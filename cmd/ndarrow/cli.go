@@ -57,8 +57,8 @@ given, with every column of the table in its order (each column that has no tens
 on stderr), or the columns --columns names, in that order.
 
 Only what the rows need is read: of an Arrow IPC file, the record batches holding them (views
-of the mapped file); of a Parquet file, the row groups holding them; of an object, only those
-batches, row groups or .npy rows are fetched. A TFRecord file has no row index: it is read
+of the mapped file); of a Parquet file, the pages holding them; of an object, only those
+batches, pages or .npy rows are fetched. A TFRecord file has no row index: it is read
 whole, and take says so. A directory's tables are named as inspect names them: --table picks
 one when IN holds several.`},
 	"convert": {"[--to FORMAT] [--tensor NAME] [--fill VALUE] [--dense] [--max-dense N] [--compression C] [--spec FILE] IN OUT", `Convert writes the tensors of IN — a file, or every tensor file of a directory, named as serve
