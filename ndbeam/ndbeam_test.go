@@ -2,6 +2,7 @@ package ndbeam_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -327,8 +328,10 @@ func init() {
 func TestSample(t *testing.T) {
 	dir := t.TempDir()
 	in := inputs(t, dir)
-	sample := func(seed uint64) []int64 {
-		out := filepath.Join(dir, "sample", strings.Repeat("x", int(seed)))
+	runs := 0
+	sample := func(seed uint64) []int64 { // each run into an output of its own
+		runs++
+		out := filepath.Join(dir, "sample", fmt.Sprintf("run%d-seed%d", runs, seed))
 		p, s := beam.NewPipelineWithRoot()
 		ndbeam.Write(s, out, ndbeam.Sample(s, in["parquet"], 250, seed, ndbeam.ReadOptions{BatchRows: 100}), ndbeam.WriteOptions{})
 		require.NoError(t, run(t, p))
