@@ -462,27 +462,14 @@ func readParquet(b []byte, base string, lim limits.Limits) ([]Tensor, []LeftOut,
 	if err != nil {
 		return nil, nil, err
 	}
-	var records []arrow.Record
-	defer func() {
-		for _, r := range records {
-			r.Release()
-		}
-	}()
-	var total int64
-	err = r.ReadRowGroups(context.Background(), 0, r.NumRowGroups(), func(i int, rec arrow.Record) error {
-		records = append(records, rec)
-		n, err := RecordBytes(rec)
-		if err != nil {
-			return err
-		}
-		if total += n; total > lim.MaxCopySize {
-			return fmt.Errorf("parquet: %d bytes decoded by row group %d, more than MaxCopySize %d: %w", total, i, lim.MaxCopySize, limits.ErrExceeded)
-		}
-		return nil
-	})
+	// One record of every row group: a tensor column is decoded into one buffer, which the
+	// tensor views (the Go allocator's: it lives as long as the tensor).
+	rec, err := r.ReadAll(context.Background())
 	if err != nil {
 		return nil, nil, err
 	}
+	defer rec.Release()
+	records := []arrow.Record{rec}
 	tensors, left, err := FromRecords(r.Schema(), records, base)
 	if err != nil {
 		return nil, nil, err

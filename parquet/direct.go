@@ -181,12 +181,17 @@ func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
 	if rows < 0 || hi != 0 || want > uint64(r.lim.MaxElements) || int64(want) != m.NumValues {
 		return nil, errNotDirect
 	}
-	out := memory.NewResizableBuffer(r.mem)
-	defer out.Release()
-	if plan.bitPacked {
-		out.Resize(int((want + 7) / 8))
+	var out *memory.Buffer
+	if region := r.arenas[c.leaves[0]].region(rg, int64(want)*plan.width); region != nil && !plan.bitPacked && !plan.decimal {
+		out = memory.NewBufferBytes(region) // ReadAll's buffer of the whole column: it keeps it
 	} else {
-		out.Resize(int(int64(want) * plan.width))
+		out = memory.NewResizableBuffer(r.mem)
+		defer out.Release()
+		if plan.bitPacked {
+			out.Resize(int((want + 7) / 8))
+		} else {
+			out.Resize(int(int64(want) * plan.width))
+		}
 	}
 	dst := out.Bytes()
 	var bitSlot []byte // bools: a page's values, before they join dst at bit at

@@ -82,6 +82,9 @@ type Reader struct {
 	plainValues map[int64]int64
 	// pages keeps the values of the pages TakeRows decompressed or unsplit (SetPageCache).
 	pages PageCache
+	// arenas are, by leaf column, the buffers of whole columns ReadAll has the direct path
+	// decode each row group's values into.
+	arenas map[int]*arena
 }
 
 // PageCache keeps what TakeRows decoded of one file, for the takes after — by any Reader of

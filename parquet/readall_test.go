@@ -1,0 +1,235 @@
+package parquet_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	pq "github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/compress"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndarrow/ndarrow/limits"
+	"github.com/ndarrow/ndarrow/parquet"
+)
+
+// readAllMatches checks that ReadAll gives what the row groups, read one by one and
+// concatenated, give, or that both refuse; it returns the record's rows (-1: refused).
+func readAllMatches(t *testing.T, b []byte, lim limits.Limits, mem memory.Allocator, parallel int) int64 {
+	r, err := parquet.NewReader(b, parquet.ReaderOptions{Allocator: mem, Limits: lim, Parallelism: parallel})
+	if err != nil {
+		return -1
+	}
+	var groups []arrow.Record
+	defer func() {
+		for _, g := range groups {
+			g.Release()
+		}
+	}()
+	var wantErr error
+	for i := range r.NumRowGroups() {
+		rec, err := r.ReadRowGroup(i)
+		if err != nil {
+			wantErr = err
+			break
+		}
+		groups = append(groups, rec)
+	}
+	got, err := r.ReadAll(context.Background())
+	if wantErr != nil {
+		require.Error(t, err, "ReadAll read what row group %d refuses: %v", len(groups), wantErr)
+		return -1
+	}
+	require.NoError(t, err)
+	defer got.Release()
+	require.Equal(t, r.NumRows(), got.NumRows())
+	require.True(t, got.Schema().Equal(r.Schema()))
+	for k := range got.NumCols() {
+		chunks := make([]arrow.Array, len(groups))
+		for i, g := range groups {
+			chunks[i] = g.Column(int(k))
+		}
+		col := got.Column(int(k))
+		if len(chunks) == 0 {
+			require.Zero(t, col.Len())
+			continue
+		}
+		want, err := array.Concatenate(chunks, memory.NewGoAllocator())
+		require.NoError(t, err)
+		assert.True(t, array.ApproxEqual(want, col, array.WithNaNsEqual(true), array.WithAbsTolerance(0)),
+			"column %s: ReadAll gives other values than its row groups", got.ColumnName(int(k)))
+		want.Release()
+	}
+	return got.NumRows()
+}
+
+// TestReadAllMatchesRowGroups: on every Parquet file of the repository and on tensor columns
+// of each codec, row-group size and parallelism, ReadAll gives the row groups' values, joined.
+func TestReadAllMatchesRowGroups(t *testing.T) {
+	paths, err := filepath.Glob("testdata/*/*.parquet")
+	require.NoError(t, err)
+	more, err := filepath.Glob("testdata/*/*/*.parquet")
+	require.NoError(t, err)
+	read := 0
+	for _, p := range append(paths, more...) {
+		t.Run(p, func(t *testing.T) {
+			b, err := os.ReadFile(p)
+			require.NoError(t, err)
+			if readAllMatches(t, b, limits.Limits{}, memory.NewGoAllocator(), 0) >= 0 {
+				read++
+			}
+		})
+	}
+	assert.Greater(t, read, 20)
+	for _, c := range []parquet.Compression{parquet.Uncompressed, parquet.Zstd} {
+		for _, rg := range []int64{1 << 10, 64 << 10, 0} {
+			for _, parallel := range []int{1, 3} {
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				require.EqualValues(t, 3000, readAllMatches(t, directFile(t, 3000, c, rg), limits.Limits{}, mem, parallel))
+				mem.AssertSize(t, 0)
+			}
+		}
+	}
+}
+
+// TestReadAllDecodesIntoOneBuffer: a tensor column of many row groups is one buffer that the
+// row groups were decoded into — the column's values are the buffer ReadAll allocated, not a
+// concatenation: one allocation of the column's size, and no more than the row groups' reads
+// beside it.
+func TestReadAllDecodesIntoOneBuffer(t *testing.T) {
+	b := directFile(t, 4000, parquet.Uncompressed, 16<<10)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	r, err := parquet.NewReader(b, parquet.ReaderOptions{Allocator: mem, Columns: []string{"f32"}, Parallelism: 1})
+	require.NoError(t, err)
+	require.Greater(t, r.NumRowGroups(), 4)
+	rec, err := r.ReadAll(context.Background())
+	require.NoError(t, err)
+	values := rec.Column(0).Data().Children()[0].Buffers()[1]
+	assert.Equal(t, 4000*12*4, values.Len(), "one buffer of the whole column")
+	assert.Equal(t, 4000*12*4, mem.CurrentAlloc(), "the record holds that buffer and nothing else")
+	assert.Positive(t, parquet.DirectReads(r), "every row group read directly")
+	rec.Release()
+	mem.AssertSize(t, 0)
+}
+
+// TestReadAllJoinsNulls: null values of a fixed-size column, in some row groups and not
+// others, keep their places in the joined column.
+func TestReadAllJoinsNulls(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	bld := array.NewFixedSizeListBuilder(mem, 4, arrow.PrimitiveTypes.Float64)
+	vals := bld.ValueBuilder().(*array.Float64Builder)
+	const rows = 3000
+	for r := range rows {
+		bld.Append(true)
+		for j := range 4 {
+			if r > 2000 && (r*4+j)%37 == 0 {
+				vals.AppendNull()
+			} else {
+				vals.Append(float64(r*4 + j))
+			}
+		}
+	}
+	col := bld.NewArray()
+	bld.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: col.DataType(), Nullable: true}}, nil)
+	rec := array.NewRecord(schema, []arrow.Array{col}, rows)
+	col.Release()
+	defer rec.Release()
+	for _, c := range []parquet.Compression{parquet.Uncompressed, parquet.Snappy} {
+		var buf bytes.Buffer
+		w, err := parquet.NewWriter(&buf, schema, parquet.WriterOptions{Compression: c, RowGroupBytes: 8 << 10})
+		require.NoError(t, err)
+		require.NoError(t, w.Write(rec))
+		require.NoError(t, w.Close())
+		checked := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		require.EqualValues(t, rows, readAllMatches(t, buf.Bytes(), limits.Limits{}, checked, 2))
+		checked.AssertSize(t, 0)
+	}
+}
+
+// TestReadAllFallsBackByRowGroup: a dictionary-encoded column that falls back to PLAIN
+// partway, and one that pqarrow decodes in some row groups, still read to the same values.
+func TestReadAllFallsBackByRowGroup(t *testing.T) {
+	dict := dictionaryTable(t, 400)
+	defer dict.Release()
+	for _, v := range []pq.DataPageVersion{pq.DataPageV1, pq.DataPageV2} {
+		b := dictionaryFile(t, dict, compress.Codecs.Snappy, v, 256)
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		require.EqualValues(t, 400, readAllMatches(t, b, limits.Limits{}, mem, 1))
+		mem.AssertSize(t, 0)
+	}
+}
+
+// TestReadAllBounded: the bytes ReadAll holds together — whole columns and row groups'
+// decoding — are bounded by MaxCopySize, though each row group alone is within it.
+func TestReadAllBounded(t *testing.T) {
+	b := directFile(t, 4000, parquet.Uncompressed, 16<<10)
+	r, err := parquet.NewReader(b, parquet.ReaderOptions{Limits: limits.Limits{MaxCopySize: 100 << 10}})
+	require.NoError(t, err)
+	for i := range r.NumRowGroups() {
+		rec, err := r.ReadRowGroup(i)
+		require.NoError(t, err, "row group %d alone is within the limit", i)
+		rec.Release()
+	}
+	_, err = r.ReadAll(context.Background())
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, limits.ErrExceeded), "%v", err)
+}
+
+// TestReadAllCancelled: a cancelled context ends ReadAll with its error.
+func TestReadAllCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r, err := parquet.NewReader(directFile(t, 500, parquet.Uncompressed, 4<<10), parquet.ReaderOptions{})
+	require.NoError(t, err)
+	_, err = r.ReadAll(ctx)
+	require.ErrorIs(t, err, context.Canceled)
+}
+
+// BenchmarkReadAll reads a file of tensor columns (32 MiB, row groups of 1 MiB) whole:
+// into one record by ReadAll, and row group by row group then concatenated (what a reader of
+// the whole file did before ReadAll).
+func BenchmarkReadAll(b *testing.B) {
+	file := directFile(b, 1<<18, parquet.Uncompressed, 1<<20)
+	r, err := parquet.NewReader(file, parquet.ReaderOptions{})
+	require.NoError(b, err)
+	const size = 1 << 18 * (12*4 + 2*8 + 5*8 + 6*4) // the values' bytes
+	b.Run("ReadAll", func(b *testing.B) {
+		for b.Loop() {
+			rec, err := r.ReadAll(context.Background())
+			require.NoError(b, err)
+			rec.Release()
+		}
+		b.ReportMetric(float64(size)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+	})
+	b.Run("RowGroupsConcatenated", func(b *testing.B) {
+		for b.Loop() {
+			var groups []arrow.Record
+			for i := range r.NumRowGroups() {
+				rec, err := r.ReadRowGroup(i)
+				require.NoError(b, err)
+				groups = append(groups, rec)
+			}
+			for k := range r.Schema().NumFields() {
+				chunks := make([]arrow.Array, len(groups))
+				for i, g := range groups {
+					chunks[i] = g.Column(k)
+				}
+				whole, err := array.Concatenate(chunks, memory.DefaultAllocator)
+				require.NoError(b, err)
+				whole.Release()
+			}
+			for _, g := range groups {
+				g.Release()
+			}
+		}
+		b.ReportMetric(float64(size)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+	})
+}
