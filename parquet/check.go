@@ -124,14 +124,28 @@ func checkSchemaTree(children []int32) error {
 type chunkCost struct {
 	bytes, levels int64
 	streamSplit   bool // some page's values are BYTE_STREAM_SPLIT, which only the direct path reads
+	deltaBytes    bool // some page's values are DELTA_BYTE_ARRAY, which only the direct path reads
+}
+
+// directOnly names the encoding of the chunk's values that only the direct path reads, ""
+// when pqarrow reads them all.
+func (c chunkCost) directOnly() string {
+	switch {
+	case c.streamSplit:
+		return "BYTE_STREAM_SPLIT"
+	case c.deltaBytes:
+		return "DELTA_BYTE_ARRAY"
+	}
+	return ""
 }
 
 // valueEncodings are the encodings of a data page's values the reader lets arrow-go decode
 // as they are: PLAIN, PLAIN_DICTIONARY, RLE, BIT_PACKED and RLE_DICTIONARY. Its DELTA_BINARY_PACKED
 // and DELTA_LENGTH_BYTE_ARRAY decoders size buffers from counts inside the page before
 // checking them (a header may ask for 2^64 miniblocks): those pages are walked first
-// (checkDeltaPage). DELTA_BYTE_ARRAY is not read, and arrow-go v17 decodes no values at all
-// from BYTE_STREAM_SPLIT pages (the direct path reads those).
+// (checkDeltaPage). DELTA_BYTE_ARRAY pages are never given to arrow-go (the direct path reads
+// them, in flat string and binary columns: directbytes.go), and arrow-go v17 decodes no values
+// at all from BYTE_STREAM_SPLIT pages (the direct path reads those).
 var valueEncodings = map[int32]bool{0: true, 2: true, 3: true, 4: true, 8: true}
 
 // encodingByteStreamSplit is BYTE_STREAM_SPLIT, which arrow-go v17 does not decode: the
@@ -351,6 +365,8 @@ func checkColumnChunk(b []byte, md *metadata.FileMetaData, rg, col int, budget i
 			phys := descr.PhysicalType()
 			if h.encoding == encodingByteStreamSplit && !isBytes && phys != pq.Types.Boolean && phys != pq.Types.Int96 {
 				cost.streamSplit = true
+			} else if h.encoding == encodingDeltaByteArray && phys == pq.Types.ByteArray {
+				cost.deltaBytes = true // walked, bounded and decoded by readDirectBytes alone
 			} else if h.encoding == encodingDeltaBinaryPacked && (phys == pq.Types.Int32 || phys == pq.Types.Int64) ||
 				h.encoding == encodingDeltaLengthByteArray && isBytes {
 				delta = chunk[pos-int(comp) : pos]

@@ -156,6 +156,9 @@ func (r *Reader) readDirect(c column, rg int, rows int64) (arrow.Array, error) {
 	if _, _, ok := nestedPlanOf(c.field.Type); ok {
 		return r.readDirectNested(c, rg, rows)
 	}
+	if _, _, ok := bytesTypeOf(c.field.Type); ok {
+		return r.readDirectBytes(c, rg, rows)
+	}
 	plan, ok := directPlanOf(c.field.Type)
 	if !ok || c.parts != nil || len(c.leaves) != 1 {
 		return nil, errNotDirect

@@ -562,11 +562,13 @@ func (r *Reader) readRowGroup(i int) (rec arrow.Record, err error) {
 	}
 	rows := r.RowGroupRows(i)
 	budget := r.lim.MaxCopySize
-	split := make([]bool, len(r.cols)) // columns with BYTE_STREAM_SPLIT pages: the direct path's alone
+	only := make([]string, len(r.cols)) // columns of pages the direct path alone reads: their encoding
 	for k, c := range r.cols {
 		for _, leaf := range c.leaves {
 			cost, err := checkColumnChunk(r.b, r.md, i, leaf, budget, r.lim)
-			split[k] = split[k] || cost.streamSplit
+			if e := cost.directOnly(); e != "" {
+				only[k] = e
+			}
 			if err != nil {
 				return nil, fmt.Errorf("parquet: row group %d, column %s (%s): %w", i, c.field.Name, r.md.Schema.Column(leaf).Path(), err)
 			}
@@ -583,7 +585,7 @@ func (r *Reader) readRowGroup(i int) (rec arrow.Record, err error) {
 		}
 	}()
 	for k, c := range r.cols {
-		arr, err := r.readColumn(c, i, rows, split[k])
+		arr, err := r.readColumn(c, i, rows, only[k])
 		if err != nil {
 			return nil, fmt.Errorf("parquet: row group %d, column %s: %w", i, c.field.Name, err)
 		}
@@ -593,18 +595,22 @@ func (r *Reader) readRowGroup(i int) (rec arrow.Record, err error) {
 }
 
 // readColumn decodes column c of row group rg and gives it its stored type.
-// A column with BYTE_STREAM_SPLIT pages (split) is the direct path's alone: arrow-go v17
-// decodes none of their values.
-func (r *Reader) readColumn(c column, rg int, rows int64, split bool) (out arrow.Array, err error) {
-	if !r.general || split {
+// A column with BYTE_STREAM_SPLIT or DELTA_BYTE_ARRAY pages (only names the encoding) is the
+// direct path's alone: arrow-go v17 decodes none of the first's values, and sizes its buffers
+// for the second's from the page before checking it.
+func (r *Reader) readColumn(c column, rg int, rows int64, only string) (out arrow.Array, err error) {
+	if !r.general || only != "" {
 		arr, err := r.readDirect(c, rg, rows)
 		if !errors.Is(err, errNotDirect) {
 			r.directReads++
 			return arr, err
 		}
 	}
-	if split {
+	switch only {
+	case "BYTE_STREAM_SPLIT":
 		return nil, fmt.Errorf("values in the BYTE_STREAM_SPLIT encoding, read only in columns of numbers, fixed-size binaries and decimals (flat, in fixed-size lists or, numbers, in a list): %w", ErrUnsupported)
+	case "DELTA_BYTE_ARRAY":
+		return nil, fmt.Errorf("values in the DELTA_BYTE_ARRAY encoding, read only in flat string and binary columns: %w", ErrUnsupported)
 	}
 	if c.parts != nil {
 		return r.readStruct(c, rg, rows)

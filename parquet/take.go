@@ -533,10 +533,12 @@ func (r *Reader) takeDecoded(c column, rg int, rows []int64) (arrow.Array, error
 	}
 	n := r.RowGroupRows(rg)
 	budget := r.lim.MaxCopySize
-	split := false
+	only := "" // an encoding only the direct path reads
 	for _, leaf := range c.leaves {
 		cost, err := checkColumnChunk(r.b, r.md, rg, leaf, budget, r.lim)
-		split = split || cost.streamSplit
+		if e := cost.directOnly(); e != "" {
+			only = e
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.md.Schema.Column(leaf).Path(), err)
 		}
@@ -545,7 +547,7 @@ func (r *Reader) takeDecoded(c column, rg int, rows []int64) (arrow.Array, error
 		}
 		budget -= cost.bytes
 	}
-	arr, err := r.readColumn(c, rg, n, split)
+	arr, err := r.readColumn(c, rg, n, only)
 	if err != nil {
 		return nil, err
 	}
