@@ -187,6 +187,12 @@ func FuzzDirect(f *testing.F) {
 	f.Add(dictionaryFile(f, dict, compress.Codecs.Uncompressed, pq.DataPageV1, 64))
 	f.Add(dictionaryFile(f, dict, compress.Codecs.Snappy, pq.DataPageV2, 1<<10))
 	dict.Release()
+	// strings in DELTA_BYTE_ARRAY pages, which the direct path alone reads (more string files
+	// are in testdata/fuzz/FuzzDirect)
+	strs := bytesTable(f, 30, true)
+	f.Add(bytesFile(f, strs, compress.Codecs.Uncompressed, pq.DataPageV1, pq.Encodings.DeltaByteArray, false, 0))
+	f.Add(bytesFile(f, strs, compress.Codecs.Snappy, pq.DataPageV2, pq.Encodings.DeltaByteArray, false, 0))
+	strs.Release()
 	lim := limits.Limits{MaxMetadataSize: 1 << 16, MaxElements: 1 << 14, MaxCopySize: 1 << 20} // small: a fuzzed exec runs instrumented
 	f.Fuzz(func(t *testing.T, b []byte) {
 		compareDirect(t, b, lim)
