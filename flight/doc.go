@@ -74,7 +74,12 @@
 // allocated; what does not fit waits its turn or fails with ResourceExhausted, and nothing is
 // evicted. A call whose message does not arrive, or is not taken, within
 // Options.StallTimeout is cut (DeadlineExceeded), an idle connection closed after
-// Options.IdleTimeout, and at most Options.MaxConnections are open.
+// Options.IdleTimeout, and at most Options.MaxConnections are open. Beyond the two budgets
+// the process holds a constant: at most 192 MiB of anonymous memory (the Go runtime, frame
+// buffers kept for reuse, garbage not yet collected), and the pages of the served files it
+// reads, mapped (file-backed), at most their size — so that any number of concurrent fetches
+// whose clients read them holds at most Options.MemoryBudget + 192 MiB of anonymous memory
+// (see Options.MemoryBudget).
 //
 // Scale-out is Flight's own: servers that each hold a shard of a catalogue (the rows
 // [k·n, (k+1)·n) of each tensor, say) and know one another (Options.Shards) answer

@@ -42,8 +42,8 @@ const (
 	loadWireBudget   = 96 << 20
 	// loadConstant is what the server may hold beyond its two budgets: the Go runtime, the
 	// frame buffers kept for reuse (at most 80 MiB), garbage the collector has not reclaimed
-	// yet. README states it.
-	loadConstant = 192 << 20
+	// yet. Options.MemoryBudget and README state it.
+	loadConstant = budgetConstant
 	loadDir      = "NDARROW_LOAD_DIR"
 )
 
@@ -59,8 +59,27 @@ func TestServerUnderLoad(t *testing.T) {
 	dir := t.TempDir()
 	writeLoadFiles(t, dir, 1)
 
-	cmd := childtest.Command("TestServerUnderLoadChild", 2<<30)
-	cmd.Env = append(cmd.Env, loadDir+"="+dir)
+	uri, done := startServerChild(t, "TestServerUnderLoadChild", 2<<30, loadDir+"="+dir)
+	if uri != "" {
+		stats := runLoad(t, uri, dir, 4*time.Second)
+		t.Logf("%+v", stats)
+	}
+	done()
+}
+
+// serverChildPrefix starts the line on which a server child prints its address.
+const serverChildPrefix = "load-server: "
+
+// startServerChild starts the test name of this binary as a child process under an
+// address-space limit of limit bytes, with env added to its environment: a server that prints
+// its address (serveChild), then serves until its standard input closes. It returns the
+// address ("" when the child printed none) and done, which closes the child's input — the
+// clients are gone: the child checks what is left and ends — and fails t unless the child
+// passed.
+func startServerChild(t *testing.T, name string, limit int64, env ...string) (uri string, done func()) {
+	t.Helper()
+	cmd := childtest.Command(name, limit)
+	cmd.Env = append(cmd.Env, env...)
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()
@@ -71,22 +90,30 @@ func TestServerUnderLoad(t *testing.T) {
 	// read to its end before Wait closes it.
 	var out bytes.Buffer
 	lines := bufio.NewScanner(stdout)
-	uri := ""
 	for uri == "" && lines.Scan() {
 		out.WriteString(lines.Text() + "\n")
-		if after, ok := strings.CutPrefix(strings.TrimSpace(lines.Text()), "load-server: "); ok {
+		if after, ok := strings.CutPrefix(strings.TrimSpace(lines.Text()), serverChildPrefix); ok {
 			uri = after
 		}
 	}
-	if uri != "" {
-		stats := runLoad(t, uri, dir, 4*time.Second)
-		t.Logf("%+v", stats)
+	return uri, func() {
+		t.Helper()
+		stdin.Close()
+		for lines.Scan() {
+			out.WriteString(lines.Text() + "\n")
+		}
+		childtest.Check(t, name, out.String, cmd.Wait())
 	}
-	stdin.Close() // the clients are gone: the child checks what is left and ends
-	for lines.Scan() {
-		out.WriteString(lines.Text() + "\n")
-	}
-	childtest.Check(t, "TestServerUnderLoadChild", out.String, cmd.Wait())
+}
+
+// serveChild, in a child startServerChild started, prints the address of s, samples the
+// process's resident memory (sampleResident) until the parent's clients are gone (its
+// standard input closes), and returns the peaks.
+func serveChild(s *testServer) residentPeaks {
+	stop := sampleResident()
+	fmt.Printf("%s%s\n", serverChildPrefix, s.uri)
+	io.Copy(io.Discard, os.Stdin) // until the clients are gone
+	return stop()
 }
 
 // TestServerUnderLoadChild is the server of TestServerUnderLoad.
@@ -112,23 +139,7 @@ func TestServerUnderLoadChild(t *testing.T) {
 	runtime.GC()
 	fds, goroutines, baseRSS := openFiles(t), runtime.NumGoroutine(), anonResident(t)
 
-	var peak atomic.Int64
-	sampled := make(chan struct{})
-	sampling, stopSampling := context.WithCancel(context.Background())
-	go func() {
-		defer close(sampled)
-		for sampling.Err() == nil {
-			if rss := anonResident(t); rss > peak.Load() {
-				peak.Store(rss)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}()
-
-	fmt.Printf("load-server: %s\n", s.uri)
-	io.Copy(io.Discard, os.Stdin) // until the clients are gone
-	stopSampling()
-	<-sampled
+	peak := serveChild(s)
 
 	// What the clients left: nothing (they deleted their uploads and closed their connections).
 	require.Eventually(t, func() bool { return s.wire.inUse() == 0 }, 30*time.Second, 10*time.Millisecond,
@@ -143,9 +154,9 @@ func TestServerUnderLoadChild(t *testing.T) {
 	debug.FreeOSMemory()
 	after := anonResident(t)
 	t.Logf("child: anonymous memory %d MiB at start, peak %d MiB (budgets %d MiB + %d MiB, constant %d MiB), %d MiB after",
-		baseRSS>>20, peak.Load()>>20, loadMemoryBudget>>20, loadWireBudget>>20, loadConstant>>20, after>>20)
+		baseRSS>>20, peak.Anon>>20, loadMemoryBudget>>20, loadWireBudget>>20, loadConstant>>20, after>>20)
 	if !childtest.RaceEnabled { // whose shadow memory grows with what the program touched
-		assert.LessOrEqual(t, peak.Load()-baseRSS, int64(loadMemoryBudget+loadWireBudget+loadConstant),
+		assert.LessOrEqual(t, peak.Anon-baseRSS, int64(loadMemoryBudget+loadWireBudget+loadConstant),
 			"the server holds at most its budgets and the constant")
 		assert.LessOrEqual(t, after-baseRSS, int64(32<<20), "memory returns once the clients are gone")
 	}
@@ -165,19 +176,66 @@ func openFiles(t testing.TB) int {
 // anonResident returns the process's resident anonymous memory (the heap, the frames, the
 // uploads' regions; not the served files' pages), from /proc/self/status.
 func anonResident(t testing.TB) int64 {
+	v, ok := procStatus("RssAnon")
+	if !ok {
+		t.Skip("no RssAnon in /proc/self/status")
+	}
+	return v
+}
+
+// procStatus returns the field of /proc/self/status given in kB (VmHWM, RssAnon, RssFile), in
+// bytes; false where there is none.
+func procStatus(field string) (int64, bool) {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
-		t.Skipf("no /proc/self/status: %v", err)
+		return 0, false
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "RssAnon:"); ok {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			require.NoError(t, err)
-			return kb << 10
+			return kb << 10, err == nil
 		}
 	}
-	t.Skip("no RssAnon in /proc/self/status")
-	return 0
+	return 0, false
+}
+
+// residentPeaks are the most resident memory a process held: Anon and File sampled (each at
+// its own peak), HWM the kernel's high-water mark of the whole (VmHWM), exact.
+type residentPeaks struct{ Anon, File, HWM int64 }
+
+// sampleResident samples the process's resident memory every millisecond until the function
+// it returns is called, which returns the peaks.
+func sampleResident() (stop func() residentPeaks) {
+	var peak residentPeaks
+	quit, sampled := make(chan struct{}), make(chan struct{})
+	sample := func() {
+		if v, ok := procStatus("RssAnon"); ok {
+			peak.Anon = max(peak.Anon, v)
+		}
+		if v, ok := procStatus("RssFile"); ok {
+			peak.File = max(peak.File, v)
+		}
+	}
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			sample()
+			select {
+			case <-quit:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() residentPeaks {
+		close(quit)
+		<-sampled
+		sample()
+		peak.HWM, _ = procStatus("VmHWM")
+		return peak
+	}
 }
 
 // The served files' shapes: every version holds one value throughout, its version number.

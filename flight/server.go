@@ -114,6 +114,19 @@ type Options struct {
 	// another in a circle); a wait that ends without room fails with ResourceExhausted naming
 	// the budget — nothing is evicted to make room. 0 takes DefaultMemoryBudget();
 	// negative means no bound.
+	//
+	// Beyond MemoryBudget and WireBudget the process holds at most a constant 192 MiB of
+	// anonymous memory — the Go runtime, the frame buffers kept for reuse (at most 80 MiB),
+	// garbage not yet collected (with the collector's memory limit at the two budgets and
+	// 256 MiB, as serve sets it) — and the pages of the served files it reads, which are
+	// mapped: file-backed, the kernel's page cache to drop, at most the files' size. Fetches
+	// whose clients read them take little of WireBudget (a connection's buffers, a call's
+	// window, the frames of the message being sent), so that N fetches at once hold at most
+	// MemoryBudget + 192 MiB of anonymous memory whatever N, and that plus the pages of the
+	// file resident (TestConcurrentFetchesWithinTheBudget: 8 and 32 clients). Counted at
+	// three times their values while decoded, a float32 tensor's row groups take less than
+	// the budget: 8 and 32 fetches of a 256 MiB one (two 128 MiB row groups) under budgets
+	// of 512 MiB to 2 GiB held 0.6–1.0 times the budget of anonymous memory.
 	MemoryBudget int64
 	// WireBudget bounds the memory that what arrives on the server's port holds before a
 	// handler takes it: about 2 MiB for each connection, the 1 MiB flow-control window of each
