@@ -168,7 +168,8 @@ func TestDirectLeaksNothing(t *testing.T) {
 }
 
 // FuzzDirect compares the direct path with pqarrow on any file: what the direct path reads,
-// pqarrow reads the same.
+// pqarrow reads the same; and the Arrow stream WriteArrowStream writes holds what the row
+// groups read.
 func FuzzDirect(f *testing.F) {
 	f.Add(directFile(f, 6, parquet.Uncompressed, 256))
 	f.Add(directFile(f, 6, parquet.Zstd, 0))
@@ -196,6 +197,7 @@ func FuzzDirect(f *testing.F) {
 	lim := limits.Limits{MaxMetadataSize: 1 << 16, MaxElements: 1 << 14, MaxCopySize: 1 << 20} // small: a fuzzed exec runs instrumented
 	f.Fuzz(func(t *testing.T, b []byte) {
 		compareDirect(t, b, lim)
+		streamMatches(t, b, lim, memory.NewGoAllocator()) // pages written from the file as they are
 	})
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/internal/atomicfile"
 	"github.com/ndarrow/ndarrow/internal/objstore"
+	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/parquet"
 	"github.com/ndarrow/ndarrow/tfrecord"
 )
@@ -141,6 +142,11 @@ func convert(ctx context.Context, to, pick, in, out string, read readOptions, op
 	if err != nil {
 		return err
 	}
+	if format == string(dataset.FormatArrows) && pick == "" && opts.fill == nil && !opts.skip && opts.pad == nil && read == (readOptions{}) {
+		if done, err := convertParquetStream(ctx, in, out, stdout, stderr); done {
+			return err
+		}
+	}
 	f, err := load(in, read)
 	if err != nil {
 		return err
@@ -181,6 +187,57 @@ func convert(ctx context.Context, to, pick, in, out string, read readOptions, op
 		}
 	}
 	return err
+}
+
+// errNotStreamed is convertParquetStream's, within writeOutput, for a file it leaves to load
+// and write.
+var errNotStreamed = errors.New("not written from the file")
+
+// convertParquetStream writes the Parquet file in to out as an Arrow IPC stream from the
+// mapped file (dataset.WriteParquetStream), when its tensors are its columns as it stores
+// them; done is false, and nothing written, for any other input.
+func convertParquetStream(ctx context.Context, in, out string, stdout, stderr io.Writer) (done bool, err error) {
+	if in == "-" || dataset.IsURI(in) {
+		return false, nil
+	}
+	if f, err := dataset.FormatOf(in); err != nil || f != dataset.FormatParquet {
+		return false, nil
+	}
+	st, err := os.Stat(in)
+	if err != nil || !st.Mode().IsRegular() {
+		return false, nil
+	}
+	err = writeOutput(ctx, out, stdout, func(w io.Writer) error {
+		w, finish := withProgress(w, stderr, out, st.Size())
+		defer finish()
+		// An output that reads what it is given has the file's pages mapped in ahead; one
+		// that discards it (/dev/null, a character device) never reads them.
+		ok, err := dataset.WriteParquetStream(w, in, parquet.StreamOptions{Populate: !discards(out, stdout)}, limits.Limits{})
+		if !ok {
+			return errNotStreamed
+		}
+		return err
+	})
+	if errors.Is(err, errNotStreamed) {
+		return false, nil
+	}
+	return true, err
+}
+
+// discards reports whether output out ("-": stdout) is a character device, such as /dev/null:
+// what it is given may never be read.
+func discards(out string, stdout io.Writer) bool {
+	var st os.FileInfo
+	var err error
+	switch f, isFile := stdout.(*os.File); {
+	case out != "-":
+		st, err = os.Stat(out)
+	case isFile:
+		st, err = f.Stat()
+	default:
+		return false
+	}
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // filled returns tensors with the null rows of each given value (dataset.Tensor.Filled), or

@@ -11,8 +11,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/ipc"
+	"github.com/ndarrow/ndarrow/limits"
+	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/npy"
+	"github.com/ndarrow/ndarrow/parquet"
 )
 
 // inspectJSON returns the inspect --json lines of a file's tensors.
@@ -287,4 +291,50 @@ func TestInspectBadRaggedColumn(t *testing.T) {
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, stderr, "column tokens: offset 2 is 4, after 5: offsets must not decrease")
 	assert.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
+}
+
+// TestConvertParquetToArrowsFromTheFile: an uncompressed Parquet file of tensor columns is
+// converted to an Arrow stream from the mapped file (a batch per row group, to a file, to
+// standard output and to /dev/null), and the stream holds what the same table in a ZSTD file
+// — decoded, one batch — converts to.
+func TestConvertParquetToArrowsFromTheFile(t *testing.T) {
+	dir := t.TempDir()
+	const rows = 20000
+	tensors := []dataset.Tensor{
+		{Name: "emb", Column: "emb", Dense: ndarray.Must(ndarray.Must(ndarray.Arange[float32](0, rows*8, 1)).Reshape(rows, 8))},
+		{Name: "label", Column: "label", Dense: ndarray.Must(ndarray.Arange[int64](0, rows, 1))},
+	}
+	plain, zstd := filepath.Join(dir, "plain.parquet"), filepath.Join(dir, "zstd.parquet")
+	require.NoError(t, dataset.Save(plain, tensors, dataset.WriteOptions{ParquetCompression: parquet.Uncompressed}))
+	require.NoError(t, dataset.Save(zstd, tensors, dataset.WriteOptions{ParquetCompression: parquet.Zstd}))
+	sums := func(path string) []string {
+		var out []string
+		for _, in := range inspectJSON(t, path) {
+			out = append(out, in.Column+" "+in.DType+" "+in.SHA256)
+		}
+		return out
+	}
+	fromZstd, fromPlain := filepath.Join(dir, "z.arrows"), filepath.Join(dir, "p.arrows")
+	for in, out := range map[string]string{zstd: fromZstd, plain: fromPlain} {
+		code, _, stderr := runCLI("convert", "--to", "arrows", in, out)
+		require.Equal(t, exitOK, code, stderr)
+		assert.Empty(t, stderr)
+	}
+	want := sums(fromZstd)
+	require.Len(t, want, 2)
+	assert.Equal(t, want, sums(fromPlain))
+	var direct bytes.Buffer // what the file, written from its pages, is
+	ok, err := dataset.WriteParquetStream(&direct, plain, parquet.StreamOptions{}, limits.Limits{})
+	require.NoError(t, err)
+	require.True(t, ok)
+	got, err := os.ReadFile(fromPlain)
+	require.NoError(t, err)
+	assert.Equal(t, direct.Bytes(), got, "convert wrote the stream from the file's pages")
+	code, stdout, stderr := runCLI("convert", "--to", "arrows", plain, "-")
+	require.Equal(t, exitOK, code, stderr)
+	piped := filepath.Join(dir, "piped.arrows")
+	require.NoError(t, os.WriteFile(piped, []byte(stdout), 0o644))
+	assert.Equal(t, want, sums(piped))
+	code, _, stderr = runCLI("convert", "--to", "arrows", plain, os.DevNull)
+	require.Equal(t, exitOK, code, stderr)
 }

@@ -2,6 +2,7 @@ package mmap
 
 import (
 	"os"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -31,4 +32,19 @@ func shrinkRegion(b []byte, n int) []byte {
 		return b
 	}
 	return s
+}
+
+// Populate has the pages of b, part of a file's mapping, mapped in at once (MADV_POPULATE_READ,
+// Linux 5.14): a system call that then reads b from user memory — a write of it to a file —
+// takes no fault per 4 KiB page. It is advice: it fails silently (older kernels), and a page
+// past the end of a file that shrank is left to fault when read.
+func Populate(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	pg := uintptr(os.Getpagesize())
+	addr := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	off := addr - addr&^(pg-1) // b from its page's start: madvise takes whole pages
+	start := unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), -int(off)) // inside the mapping, which begins on a page
+	_ = unix.Madvise(unsafe.Slice((*byte)(start), len(b)+int(off)), unix.MADV_POPULATE_READ)
 }

@@ -14,3 +14,6 @@ func freeRegion([]byte) {}
 
 // shrinkRegion keeps b: heap memory is the collector's.
 func shrinkRegion(b []byte, _ int) []byte { return b }
+
+// Populate does nothing: this platform is not asked to map pages in ahead.
+func Populate(b []byte) {}
