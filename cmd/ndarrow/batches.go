@@ -264,3 +264,26 @@ func (b *byteSize) Set(s string) error {
 	*b = byteSize(v * float64(uint64(1)<<shift))
 	return nil
 }
+
+// budgetSize is a budget flag's size in bytes: as byteSize, or -1 for no bound.
+type budgetSize struct{ v *int64 }
+
+func (b budgetSize) String() string {
+	if b.v == nil {
+		return "0"
+	}
+	return strconv.FormatInt(*b.v, 10)
+}
+
+func (b budgetSize) Set(s string) error {
+	if strings.TrimSpace(s) == "-1" {
+		*b.v = -1
+		return nil
+	}
+	var n byteSize
+	if err := n.Set(s); err != nil {
+		return fmt.Errorf("%q is not a size: bytes, or a number with KiB, MiB, GiB or TiB, or -1 for no bound", s)
+	}
+	*b.v = int64(n)
+	return nil
+}

@@ -160,3 +160,20 @@ func TestByteSize(t *testing.T) {
 		assert.Error(t, b.Set(s), s)
 	}
 }
+
+// TestBudgetSize: a budget is a size, or -1 for no bound; serve takes --memory-budget and
+// --wire-budget so.
+func TestBudgetSize(t *testing.T) {
+	for s, want := range map[string]int64{"0": 0, "-1": -1, "2GiB": 2 << 30, "512M": 512 << 20, "1048576": 1 << 20} {
+		var v int64
+		require.NoError(t, budgetSize{&v}.Set(s), s)
+		assert.Equal(t, want, v, s)
+	}
+	for _, s := range []string{"", "-2", "1X", "-1GiB"} {
+		var v int64
+		assert.Error(t, budgetSize{&v}.Set(s), s)
+	}
+	code, _, stderr := runCLI("serve", "--memory-budget", "lots", t.TempDir())
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "--memory-budget")
+}

@@ -73,7 +73,7 @@ naming it, or with --skip-unsupported leaves it out, named.
 --tensor picks one tensor of an input that holds several (by the name inspect prints). OUT is
 written through a temporary file renamed at the end, so a failure leaves nothing behind. IN and
 OUT may be objects: ` + objectURIs + ` An object written appears only when complete.`},
-	"serve": {"[--addr HOST:PORT] [--watch=false] [--poll D] [--tls-cert F --tls-key F [--tls-client-ca F]] [--token T] [--location URI --shards URI,...] [--shard K/N] [--max-message-bytes N] [--memory-budget N] [--page-cache SIZE] [--tfio ENDPOINT [--tfio-tensors NAME,...] [--tfio-batch-rows N]] DIR",
+	"serve": {"[--addr HOST:PORT] [--watch=false] [--poll D] [--tls-cert F --tls-key F [--tls-client-ca F]] [--token T] [--location URI --shards URI,...] [--shard K/N] [--max-message-bytes N] [--memory-budget SIZE] [--page-cache SIZE] [--tfio ENDPOINT [--tfio-tensors NAME,...] [--tfio-batch-rows N]] DIR",
 		`Serve serves every tensor file of DIR over Arrow Flight, memory-mapped, each under the name
 inspect prints (NAME, NAME.N, NAME.COLUMN). Files that are not tensor files are ignored; tensor
 files that cannot be served are reported. Ctrl-C or SIGTERM shuts the server down gracefully.

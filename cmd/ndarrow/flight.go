@@ -95,8 +95,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	maxMsg := fs.Int("max-message-bytes", flight.DefaultMaxMessageBytes, "the largest gRPC message sent (DoGet splits tensors to fit); uploads are bounded by their size")
 	grpcOnly := fs.Bool("grpc-only", false, "serve gRPC alone: no HTTP GET of each flight's data on the same port (and no http(s):// location in FlightInfo)")
 	var lim serveLimits
-	fs.Int64Var(&lim.memory, "memory-budget", 0, "the most bytes the server holds for clients' data: what gets decode (Parquet row groups), what uploads hold arriving, staged and stored until deleted; a get beyond it waits its turn, an upload fails (default: a quarter of the machine's memory; -1: no bound)")
-	fs.Int64Var(&lim.wire, "wire-budget", 0, "the most bytes what arrives holds before it is handled: about 2 MiB per connection, 1 MiB per call, each message while it is received (default: a quarter of --memory-budget, at least 512 MiB)")
+	fs.Var(budgetSize{&lim.memory}, "memory-budget", "the most bytes the server holds for clients' data: what gets decode (Parquet row groups), what uploads hold arriving, staged and stored until deleted; a get beyond it waits its turn, an upload fails (`SIZE`: bytes, or with KiB, MiB, GiB, TiB; default: a quarter of the machine's memory; -1: no bound)")
+	fs.Var(budgetSize{&lim.wire}, "wire-budget", "the most bytes what arrives holds before it is handled: about 2 MiB per connection, 1 MiB per call, each message while it is received (`SIZE`; default: a quarter of --memory-budget, at least 512 MiB)")
 	fs.IntVar(&lim.maxRecv, "max-recv-message-bytes", flight.DefaultServerRecvMessageBytes, "the largest message received: an upload's record batches must fit")
 	fs.DurationVar(&lim.stall, "stall-timeout", flight.DefaultStallTimeout, "how long a message may take to arrive, or a client to take one, before its call is cut")
 	fs.DurationVar(&lim.idle, "idle-timeout", flight.DefaultIdleTimeout, "how long a connection may stay without a call before it is closed")
