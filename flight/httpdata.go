@@ -29,6 +29,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ndarrow/ndarrow/internal/memcopy"
+	"github.com/ndarrow/ndarrow/ipc"
 )
 
 // A Server answers, on its gRPC port, plain HTTP/1.1 GETs of the data of its flights: the
@@ -393,13 +394,7 @@ func (s *streamWriter) writeCopied(p []byte) (int, error) {
 func (s *streamWriter) WritePayload(p arrowipc.Payload) error {
 	meta := p.Meta()
 	defer meta.Release()
-	m := meta.Bytes()
-	pad := (8 - len(m)%8) % 8
-	head := make([]byte, 8, 8+len(m)+pad)
-	binary.LittleEndian.PutUint32(head[:4], continuation)
-	binary.LittleEndian.PutUint32(head[4:], uint32(len(m)+pad))
-	head = append(append(head, m...), make([]byte, pad)...)
-	if _, err := s.Write(head); err != nil {
+	if err := ipc.WriteMessageMetadata(s, meta.Bytes()); err != nil {
 		return err
 	}
 	return p.SerializeBody(s)
@@ -407,8 +402,7 @@ func (s *streamWriter) WritePayload(p arrowipc.Payload) error {
 
 // Close writes the end-of-stream marker.
 func (s *streamWriter) Close() error {
-	_, err := s.Write([]byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0})
-	return err
+	return ipc.WriteEndOfStream(s)
 }
 
 // finish ends a started response: the last chunk, with err's status as the trailer when the
@@ -433,9 +427,6 @@ func (s *streamWriter) finish(err error) {
 	s.bw.WriteString("\r\n")
 	s.bw.Flush()
 }
-
-// continuation is the marker that starts an encapsulated IPC message.
-const continuation = 0xFFFFFFFF
 
 // splitListener hands the connections of one listener to gRPC or to the data endpoint by what
 // they speak (see the package's data-endpoint note above).

@@ -163,6 +163,13 @@ func writeMessage(w io.Writer, meta []byte, alignment int, parts ...[]byte) (int
 	return total, nil
 }
 
+// WriteMessageMetadata writes the start of an encapsulated message: the continuation marker,
+// the length of meta padded to 8 bytes, and meta so padded. The caller writes its body after.
+func WriteMessageMetadata(w io.Writer, meta []byte) error {
+	_, err := writeMessage(w, meta, 8)
+	return err
+}
+
 // WriteEndOfStream writes the end-of-stream marker (0xFFFFFFFF 0x00000000) that tells a
 // stream reader no message follows.
 func WriteEndOfStream(w io.Writer) error {

@@ -483,9 +483,10 @@ func nextDirectPage(chunk []byte, pos int, codec int32, bitPacked bool, left int
 	return nextPage(chunk, pos, codec, bitPacked, left, false)
 }
 
-// nextPage is nextDirectPage that, with dict, also takes a dictionary page (PLAIN values) and
-// data pages of dictionary indices (PLAIN_DICTIONARY, RLE_DICTIONARY).
-func nextPage(chunk []byte, pos int, codec int32, bitPacked bool, left int64, dict bool) (h pageHeader, page []byte, next int, ok bool) {
+// pageAt reads the page header at chunk[pos:] and returns it, the page's bytes and where the
+// next page begins; ok is false when the header does not decode or the page runs past the
+// chunk.
+func pageAt(chunk []byte, pos int) (h pageHeader, page []byte, next int, ok bool) {
 	if pos >= len(chunk) {
 		return h, nil, pos, false
 	}
@@ -493,8 +494,16 @@ func nextPage(chunk []byte, pos int, codec int32, bitPacked bool, left int64, di
 	if err != nil || h.compressed < 0 || int64(h.compressed) > int64(len(chunk)-pos-h.headerLen) {
 		return h, nil, pos, false
 	}
-	page = chunk[pos+h.headerLen : pos+h.headerLen+int(h.compressed)]
 	next = pos + h.headerLen + int(h.compressed)
+	return h, chunk[pos+h.headerLen : next], next, true
+}
+
+// nextPage is nextDirectPage that, with dict, also takes a dictionary page (PLAIN values) and
+// data pages of dictionary indices (PLAIN_DICTIONARY, RLE_DICTIONARY).
+func nextPage(chunk []byte, pos int, codec int32, bitPacked bool, left int64, dict bool) (h pageHeader, page []byte, next int, ok bool) {
+	if h, page, next, ok = pageAt(chunk, pos); !ok {
+		return h, nil, pos, false
+	}
 	if h.typ == pageIndex {
 		return h, page, next, true
 	}

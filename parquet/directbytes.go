@@ -203,15 +203,9 @@ func (br *bytesReader[T]) walk(fill bool) bool {
 // page (v1 or v2) of at most left values in an encoding readBytes decodes, every header field
 // it needs given and, stored as it is, of one size.
 func nextBytesPage(chunk []byte, pos int, codec int32, left int64) (h pageHeader, page []byte, next int, ok bool) {
-	if pos >= len(chunk) {
+	if h, page, next, ok = pageAt(chunk, pos); !ok {
 		return h, nil, pos, false
 	}
-	h, err := readPageHeader(chunk[pos:])
-	if err != nil || h.compressed < 0 || int64(h.compressed) > int64(len(chunk)-pos-h.headerLen) {
-		return h, nil, pos, false
-	}
-	page = chunk[pos+h.headerLen : pos+h.headerLen+int(h.compressed)]
-	next = pos + h.headerLen + int(h.compressed)
 	n := int64(h.numValues)
 	switch {
 	case h.hasType && h.typ == pageIndex:

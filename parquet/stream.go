@@ -1,7 +1,6 @@
 package parquet
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	pq "github.com/apache/arrow/go/v17/parquet"
 
 	"github.com/ndarrow/ndarrow/internal/mmap"
+	"github.com/ndarrow/ndarrow/ipc"
 )
 
 // ErrNotFromFile is WriteArrowStream's error, with StreamOptions.OnlyFromFile, for a file a
@@ -253,28 +253,18 @@ type gatherWriter struct {
 // Start is the PayloadWriter's: the schema comes as the first payload.
 func (g *gatherWriter) Start() error { return nil }
 
-// WritePayload writes one message: the continuation marker, its metadata's length and the
-// metadata padded to 8 bytes, then its body.
+// WritePayload writes one message: its metadata, then its body.
 func (g *gatherWriter) WritePayload(p arrowipc.Payload) error {
 	meta := p.Meta()
 	defer meta.Release()
-	m := meta.Bytes()
-	pad := (8 - len(m)%8) % 8
-	head := make([]byte, 8, 8+len(m)+pad)
-	binary.LittleEndian.PutUint32(head[:4], 0xFFFFFFFF)
-	binary.LittleEndian.PutUint32(head[4:], uint32(len(m)+pad))
-	head = append(append(head, m...), make([]byte, pad)...)
-	if _, err := g.w.Write(head); err != nil {
+	if err := ipc.WriteMessageMetadata(g.w, meta.Bytes()); err != nil {
 		return err
 	}
 	return p.SerializeBody(bodyWriter{g})
 }
 
 // Close writes the end-of-stream marker.
-func (g *gatherWriter) Close() error {
-	_, err := g.w.Write([]byte{0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0})
-	return err
-}
+func (g *gatherWriter) Close() error { return ipc.WriteEndOfStream(g.w) }
 
 // errStandIn reports a body buffer that is part of a stand-in, not all of it: what it stands
 // for cannot be written (arrow-go's writer sliced it).
