@@ -44,7 +44,7 @@ func Populate(b []byte) {
 	}
 	pg := uintptr(os.Getpagesize())
 	addr := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	off := addr - addr&^(pg-1) // b from its page's start: madvise takes whole pages
+	off := addr - addr&^(pg-1)                                          // b from its page's start: madvise takes whole pages
 	start := unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), -int(off)) // inside the mapping, which begins on a page
 	_ = unix.Madvise(unsafe.Slice((*byte)(start), len(b)+int(off)), unix.MADV_POPULATE_READ)
 }
