@@ -2,10 +2,14 @@ package parquet_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -205,4 +209,44 @@ func TestWriteArrowStreamOnlyFromFile(t *testing.T) {
 	var none bytes.Buffer
 	require.ErrorIs(t, r.WriteArrowStream(&none, parquet.StreamOptions{OnlyFromFile: true}), parquet.ErrNotFromFile)
 	assert.Zero(t, none.Len(), "nothing written")
+}
+
+// TestWriteArrowStreamArrowCpp: Arrow C++ 17 reads the stream WriteArrowStream writes from a
+// file of tensor columns in uncompressed pages (testdata/stream: tensors.parquet, five row
+// groups; tensors.arrows, the stream; what `golden read tensors.arrows DIR` printed, and the
+// sha256 of each value dump it wrote): the stream is written again byte for byte, and every
+// batch's values are what Arrow C++ read.
+func TestWriteArrowStreamArrowCpp(t *testing.T) {
+	b, err := os.ReadFile("testdata/stream/tensors.parquet")
+	require.NoError(t, err)
+	want, err := os.ReadFile("testdata/stream/tensors.arrows")
+	require.NoError(t, err)
+	r, err := parquet.NewReader(b, parquet.ReaderOptions{})
+	require.NoError(t, err)
+	var got bytes.Buffer
+	require.NoError(t, r.WriteArrowStream(&got, parquet.StreamOptions{OnlyFromFile: true}))
+	require.Equal(t, want, got.Bytes(), "the stream Arrow C++ read")
+
+	sums, err := os.ReadFile("testdata/stream/arrow-cpp-17.sha256")
+	require.NoError(t, err)
+	cpp := map[string]string{} // dump name → sha256
+	for _, line := range strings.Split(strings.TrimSpace(string(sums)), "\n") {
+		f := strings.Fields(line)
+		require.Len(t, f, 2)
+		cpp[f[1]] = f[0]
+	}
+	require.Len(t, cpp, r.NumRowGroups()*int(r.Schema().NumFields()))
+	for i := range r.NumRowGroups() {
+		rec, err := r.ReadRowGroup(i)
+		require.NoError(t, err)
+		for k, f := range r.Schema().Fields() {
+			d := rec.Column(k).Data()
+			for len(d.Children()) == 1 {
+				d = d.Children()[0]
+			}
+			sum := sha256.Sum256(d.Buffers()[1].Bytes())
+			assert.Equal(t, cpp[fmt.Sprintf("msg%d.%s.bin", i+1, f.Name)], hex.EncodeToString(sum[:]), "row group %d, %s", i, f.Name)
+		}
+		rec.Release()
+	}
 }
