@@ -1,7 +1,6 @@
 package dataset
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
@@ -11,43 +10,56 @@ import (
 	"github.com/ndarrow/ndarrow/parquet"
 )
 
-// WriteParquetStream writes the tensors of the Parquet file at path to w as an Arrow IPC
-// stream — what Write(w, FormatArrows, tensors) writes of the tensors Open reads from the
-// file, in a record batch per row group — when each tensor is a column as the file stores it
-// (none left out, none of another type) and every column's pages hold its values as they are
-// (parquet.StreamOptions.OnlyFromFile, set whatever o says; o.Populate as given): the values
-// are written from the mapped file, never read into memory. ok is false, and nothing is written, for any other file: Open it and Write
-// its tensors then. Errors name the file.
-func WriteParquetStream(w io.Writer, path string, o parquet.StreamOptions, lim limits.Limits) (ok bool, err error) {
+// ParquetStream is a Parquet file whose tensors are its columns as it stores them and whose
+// every value its pages hold as it is (OpenParquetStream): Write writes them as an Arrow IPC
+// stream from the mapped file, never read into memory.
+type ParquetStream struct {
+	path string
+	r    *parquet.Reader
+}
+
+// OpenParquetStream maps the Parquet file at path and returns it as a ParquetStream when each
+// tensor Open would read from it is a column as the file stores it (none left out, none of
+// another type) and every column chunk is uncompressed PLAIN fixed-width values with no null
+// (parquet.Reader.WritesFromFile); nil for any other file: Open it and Write its tensors then.
+// Close what it returns.
+func OpenParquetStream(path string, lim limits.Limits) *ParquetStream {
 	mem := memory.NewGoAllocator()
 	r, err := parquet.Open(path, parquet.ReaderOptions{Allocator: mem, Limits: lim.WithDefaults()})
 	if err != nil {
-		return false, nil // Open says why
+		return nil // Open says why
 	}
-	defer r.Close()
 	if len(r.Skipped()) > 0 {
-		return false, nil
+		r.Close()
+		return nil
 	}
 	tensors, left, err := FromRecords(r.Schema(), nil, BaseName(path))
-	if err != nil || len(left) > 0 {
-		return false, nil
+	same := err == nil && len(left) == 0
+	if same {
+		rec, err := Batch(mem, tensors)
+		same = err == nil && rec.Schema().Equal(r.Schema()) && rec.Schema().Metadata().Equal(r.Schema().Metadata())
+		if err == nil {
+			rec.Release()
+		}
 	}
-	rec, err := Batch(mem, tensors)
-	if err != nil {
-		return false, nil
+	if !same || !r.WritesFromFile() {
+		r.Close()
+		return nil
 	}
-	same := rec.Schema().Equal(r.Schema()) && rec.Schema().Metadata().Equal(r.Schema().Metadata())
-	rec.Release()
-	if !same {
-		return false, nil
-	}
-	o.OnlyFromFile = true
-	err = r.WriteArrowStream(w, o)
-	if errors.Is(err, parquet.ErrNotFromFile) {
-		return false, nil
-	}
-	if err != nil {
-		return true, fmt.Errorf("%s: %w", path, err)
-	}
-	return true, nil
+	return &ParquetStream{path: path, r: r}
 }
+
+// Write writes the file's tensors to w as an Arrow IPC stream — what Write(w, FormatArrows,
+// tensors) writes of the tensors Open reads from the file, in a record batch per row group —
+// every value from the mapped file (parquet.Reader.WriteArrowStream; o.OnlyFromFile is set
+// whatever o says, o.Populate as given). Errors name the file.
+func (s *ParquetStream) Write(w io.Writer, o parquet.StreamOptions) error {
+	o.OnlyFromFile = true
+	if err := s.r.WriteArrowStream(w, o); err != nil {
+		return fmt.Errorf("%s: %w", s.path, err)
+	}
+	return nil
+}
+
+// Close unmaps the file.
+func (s *ParquetStream) Close() error { return s.r.Close() }

@@ -2,6 +2,7 @@ package parquet
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"unsafe"
 
@@ -10,6 +11,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	pq "github.com/apache/arrow/go/v17/parquet"
+
+	"github.com/ndarrow/ndarrow/limits"
 )
 
 // The direct path reads a flat byte-array column too — string, binary, large_string or
@@ -100,15 +103,20 @@ func readBytesColumn[T int32 | int64](r *Reader, c column, rg int, rows int64, s
 	}
 	var zero T
 	width := int64(unsafe.Sizeof(zero))
-	limit := r.lim.MaxCopySize
+	budget := min(r.lim.MaxCopySize, r.expansion) // what the row group's other columns leave
+	limit := budget
 	if width == 4 {
 		limit = min(limit, math.MaxInt32)
 	}
 	br := &bytesReader[T]{chunk: r.b[start:end], codec: int32(m.Codec), decode: decode, optional: optional, rows: rows, limit: limit}
 	if !br.walk(false) || br.at > limit {
+		if br.exceeded && limit == budget { // so many bytes are no one's to decode: pqarrow's neither
+			return nil, fmt.Errorf("values of more than the %d bytes MaxCopySize leaves the column: %w", budget, limits.ErrExceeded)
+		}
 		return nil, errNotDirect
 	}
 	bound := br.at
+	r.expansion -= bound + (rows+1)*width
 	offsets := memory.NewResizableBuffer(r.mem)
 	defer offsets.Release()
 	offsets.Resize(int((rows + 1) * width))
@@ -148,6 +156,7 @@ type bytesReader[T int32 | int64] struct {
 	optional bool  // definition levels of at most 1
 	rows     int64 // slots: values and nulls
 	limit    int64 // the most data bytes the column may hold
+	exceeded bool  // the values would take more than limit
 
 	dict   []byte   // the dictionary page's values, decompressed
 	dictAt []uint32 // entry i is dict[dictAt[i]+4 : dictAt[i+1]]
@@ -190,7 +199,11 @@ func (br *bytesReader[T]) walk(fill bool) bool {
 			}
 			continue
 		}
-		if !br.page(h, page, slot, fill) || br.at > br.limit {
+		if !br.page(h, page, slot, fill) {
+			return false
+		}
+		if br.at > br.limit {
+			br.exceeded = true
 			return false
 		}
 		slot += int64(h.numValues)
@@ -420,6 +433,7 @@ func (br *bytesReader[T]) indices(vals []byte, n, slot int64, fill bool) bool {
 		from, to := int64(br.dictAt[v])+4, int64(br.dictAt[v+1])
 		if !fill {
 			if size := to - from; size > 0 && count > (br.limit-br.at)/size {
+				br.exceeded = true
 				return false
 			}
 			br.at += count * (to - from)
@@ -472,7 +486,11 @@ func (br *bytesReader[T]) deltaBytes(vals []byte, n, slot int64, fill bool) bool
 	rest := vals[used:]
 	for k := range n {
 		p, s := prefixes.next(), lengths.next()
-		if p < 0 || p > br.prevLen || s < 0 || s > int64(len(rest)) || p+s > br.limit-br.at {
+		if p < 0 || p > br.prevLen || s < 0 || s > int64(len(rest)) {
+			return false
+		}
+		if p+s > br.limit-br.at {
+			br.exceeded = true
 			return false
 		}
 		if fill {

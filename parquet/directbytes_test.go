@@ -202,3 +202,46 @@ func TestBytesWithinLimits(t *testing.T) {
 		rec.Release()
 	}
 }
+
+// TestBytesExpansionBounded: a few kilobytes of DELTA_BYTE_ARRAY or dictionary pages that
+// expand to megabytes of strings, in four columns, are bounded by what MaxCopySize leaves the
+// row group — all its columns together, not each column alone.
+func TestBytesExpansionBounded(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	const rows = 3000
+	prefix := strings.Repeat("p", 300)
+	var cols []arrow.Array
+	var fields []arrow.Field
+	for k := range 4 {
+		b := array.NewStringBuilder(mem)
+		for i := range rows {
+			b.Append(prefix + string(rune('a'+i%26)))
+		}
+		cols = append(cols, b.NewArray())
+		b.Release()
+		fields = append(fields, arrow.Field{Name: fmt.Sprintf("s%d", k), Type: arrow.BinaryTypes.String})
+	}
+	rec := array.NewRecord(arrow.NewSchema(fields, nil), cols, rows)
+	for _, c := range cols {
+		c.Release()
+	}
+	defer rec.Release()
+	for _, enc := range []struct {
+		name string
+		enc  pq.Encoding
+		dict bool
+	}{{"DELTA_BYTE_ARRAY", pq.Encodings.DeltaByteArray, false}, {"RLE_DICTIONARY", pq.Encodings.Plain, true}} {
+		b := bytesFile(t, rec, compress.Codecs.Snappy, pq.DataPageV1, enc.enc, enc.dict, 1<<20)
+		require.Less(t, len(b), 64<<10, enc.name)
+		r, err := parquet.NewReader(b, parquet.ReaderOptions{Limits: limits.Limits{MaxCopySize: 1 << 20}})
+		require.NoError(t, err)
+		_, err = r.ReadRowGroup(0) // 1500 rows × 301 bytes × 4 columns: 1.8 MB
+		require.ErrorIs(t, err, limits.ErrExceeded, enc.name)
+		r, err = parquet.NewReader(b, parquet.ReaderOptions{Limits: limits.Limits{MaxCopySize: 8 << 20}})
+		require.NoError(t, err)
+		got, err := r.ReadRowGroup(0)
+		require.NoError(t, err, enc.name)
+		assert.Equal(t, 4, parquet.DirectReads(r), enc.name)
+		got.Release()
+	}
+}

@@ -42,7 +42,7 @@ func (r *Reader) ReadAll(ctx context.Context) (arrow.Record, error) {
 	if !r.general {
 		for _, c := range r.cols {
 			plan, ok := arenaPlanOf(c)
-			if !ok {
+			if !ok || whole.arenas[c.leaves[0]] != nil { // a column named twice has one
 				continue
 			}
 			hi, values := bits.Mul64(uint64(rows), uint64(plan.cell))
@@ -89,7 +89,8 @@ func (r *Reader) ReadAll(ctx context.Context) (arrow.Record, error) {
 	}()
 	for k, c := range r.cols {
 		var col arrow.Array
-		if a := whole.arenas[c.leaves[0]]; a != nil && len(chunks[k]) > 0 && a.holdsAll(chunks[k]) {
+		a := whole.arenas[c.leaves[0]]
+		if a != nil && len(chunks[k]) > 0 && a.holdsAll(chunks[k]) {
 			plan, _ := arenaPlanOf(c)
 			valid, nulls := a.validity(r.mem, chunks[k], rows*plan.cell)
 			col, err = plan.array(a.buf, rows, valid, nulls)
@@ -97,6 +98,11 @@ func (r *Reader) ReadAll(ctx context.Context) (arrow.Record, error) {
 				valid.Release()
 			}
 		} else {
+			if a != nil { // a row group read otherwise: the column is joined beside its buffer
+				if total += int64(a.buf.Len()); total > r.lim.MaxCopySize {
+					return nil, fmt.Errorf("parquet: column %s joined: more than MaxCopySize %d: %w", c.field.Name, r.lim.MaxCopySize, limits.ErrExceeded)
+				}
+			}
 			col, err = concatenated(r.mem, r.schema.Field(k).Type, chunks[k])
 		}
 		if err != nil {
@@ -163,6 +169,9 @@ func (a *arena) holds(col arrow.Array, rg int) bool {
 	}
 	leaf := leafOf(d)
 	bufs := leaf.Buffers()
+	if col.Len() == 0 && leaf.Len() == 0 {
+		return true // no rows: nothing of the arena to hold
+	}
 	if leaf.Offset() != 0 || len(bufs) != 2 || bufs[1] == nil || bufs[1].Len() == 0 {
 		return false
 	}

@@ -233,3 +233,17 @@ func BenchmarkReadAll(b *testing.B) {
 		b.ReportMetric(float64(size)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 	})
 }
+
+// TestReadAllColumnNamedTwice: a column selected twice is read into one buffer, given twice,
+// and released.
+func TestReadAllColumnNamedTwice(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	r, err := parquet.NewReader(directFile(t, 1000, parquet.Uncompressed, 8<<10), parquet.ReaderOptions{Allocator: mem, Columns: []string{"f64", "f64"}})
+	require.NoError(t, err)
+	rec, err := r.ReadAll(context.Background())
+	require.NoError(t, err)
+	require.EqualValues(t, 2, rec.NumCols())
+	assert.True(t, array.Equal(rec.Column(0), rec.Column(1)))
+	rec.Release()
+	mem.AssertSize(t, 0)
+}

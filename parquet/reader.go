@@ -85,6 +85,14 @@ type Reader struct {
 	// arenas are, by leaf column, the buffers of whole columns ReadAll has the direct path
 	// decode each row group's values into.
 	arenas map[int]*arena
+	// expansion is what the values of byte-array columns may still take in the row group
+	// being read — what MaxCopySize leaves beside its chunks' checked costs (readRowGroup,
+	// takeDecoded) — as each column's is decoded: a page of dictionary indices or of
+	// DELTA_BYTE_ARRAY prefixes can make a few bytes into many.
+	expansion int64
+	// fromFile are, by row group and column, the pages WriteArrowStream writes from the file,
+	// once WritesFromFile found every chunk such.
+	fromFile [][]plainColumn
 }
 
 // PageCache keeps what TakeRows decoded of one file, for the takes after — by any Reader of
@@ -160,7 +168,7 @@ func NewReader(b []byte, opts ReaderOptions) (r *Reader, err error) {
 	if parallel <= 0 {
 		parallel = runtime.GOMAXPROCS(0)
 	}
-	r = &Reader{b: b, md: md, fr: fr, lim: lim, mem: mem, parallel: parallel}
+	r = &Reader{b: b, md: md, fr: fr, lim: lim, mem: mem, parallel: parallel, expansion: lim.MaxCopySize}
 	if err := r.plan(stored, opts.Columns); err != nil {
 		return nil, err
 	}
@@ -578,6 +586,7 @@ func (r *Reader) readRowGroup(i int) (rec arrow.Record, err error) {
 			budget -= cost.bytes
 		}
 	}
+	r.expansion = max(budget, 0)
 	cols := make([]arrow.Array, 0, len(r.cols))
 	defer func() {
 		for _, c := range cols {

@@ -59,16 +59,10 @@ func (r *Reader) writeArrowStream(w io.Writer, o StreamOptions) (err error) {
 	defer recoverInvalid("writing an Arrow stream", &err)
 	var planned [][]plainColumn // by row group, with OnlyFromFile: every column's pages
 	if o.OnlyFromFile {
-		planned = make([][]plainColumn, r.NumRowGroups())
-		for rg := range planned {
-			for _, c := range r.cols {
-				pages, span, ok := r.plainPages(c, rg)
-				if !ok {
-					return ErrNotFromFile
-				}
-				planned[rg] = append(planned[rg], plainColumn{pages, span})
-			}
+		if !r.writesFromFile() {
+			return ErrNotFromFile
 		}
+		planned = r.fromFile
 	}
 	gw := &gatherWriter{w: w}
 	sw := arrowipc.NewWriterWithPayloadWriter(gw, arrowipc.WithSchema(r.schema), arrowipc.WithAllocator(r.mem))
@@ -89,6 +83,41 @@ func (r *Reader) writeArrowStream(w io.Writer, o StreamOptions) (err error) {
 		}
 	}
 	return sw.Close()
+}
+
+// WritesFromFile reports whether WriteArrowStream writes every column of every row group from
+// the file's bytes, decoding none (what StreamOptions.OnlyFromFile asks): every column chunk
+// uncompressed PLAIN fixed-width values, no null among them. It reads every page header and
+// level once, for the WriteArrowStream after.
+func (r *Reader) WritesFromFile() bool {
+	if r.mapping == nil {
+		return r.writesFromFile()
+	}
+	ok := false
+	_ = mmap.Guard(func() error { // a fault: the file shrank, and the stream will say so
+		ok = r.writesFromFile()
+		return nil
+	})
+	return ok
+}
+
+// writesFromFile is WritesFromFile; r.fromFile keeps the pages it found.
+func (r *Reader) writesFromFile() bool {
+	if r.fromFile != nil {
+		return true
+	}
+	planned := make([][]plainColumn, r.NumRowGroups())
+	for rg := range planned {
+		for _, c := range r.cols {
+			pages, span, ok := r.plainPages(c, rg)
+			if !ok {
+				return false
+			}
+			planned[rg] = append(planned[rg], plainColumn{pages, span})
+		}
+	}
+	r.fromFile = planned
+	return true
 }
 
 // plainColumn is a column chunk's pages of PLAIN values (plainPages).

@@ -547,6 +547,7 @@ func (r *Reader) takeDecoded(c column, rg int, rows []int64) (arrow.Array, error
 		}
 		budget -= cost.bytes
 	}
+	r.expansion = max(budget, 0)
 	arr, err := r.readColumn(c, rg, n, only)
 	if err != nil {
 		return nil, err

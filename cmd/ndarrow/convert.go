@@ -189,13 +189,9 @@ func convert(ctx context.Context, to, pick, in, out string, read readOptions, op
 	return err
 }
 
-// errNotStreamed is convertParquetStream's, within writeOutput, for a file it leaves to load
-// and write.
-var errNotStreamed = errors.New("not written from the file")
-
 // convertParquetStream writes the Parquet file in to out as an Arrow IPC stream from the
-// mapped file (dataset.WriteParquetStream), when its tensors are its columns as it stores
-// them; done is false, and nothing written, for any other input.
+// mapped file (dataset.ParquetStream), when its tensors are its columns as it stores them and
+// every value is in a page as it is; done is false, and out untouched, for any other input.
 func convertParquetStream(ctx context.Context, in, out string, stdout, stderr io.Writer) (done bool, err error) {
 	if in == "-" || dataset.IsURI(in) {
 		return false, nil
@@ -207,21 +203,18 @@ func convertParquetStream(ctx context.Context, in, out string, stdout, stderr io
 	if err != nil || !st.Mode().IsRegular() {
 		return false, nil
 	}
-	err = writeOutput(ctx, out, stdout, func(w io.Writer) error {
+	s := dataset.OpenParquetStream(in, limits.Limits{}) // before out is opened: a FIFO is opened once
+	if s == nil {
+		return false, nil
+	}
+	defer s.Close()
+	return true, writeOutput(ctx, out, stdout, func(w io.Writer) error {
 		w, finish := withProgress(w, stderr, out, st.Size())
 		defer finish()
 		// An output that reads what it is given has the file's pages mapped in ahead; one
 		// that discards it (/dev/null, a character device) never reads them.
-		ok, err := dataset.WriteParquetStream(w, in, parquet.StreamOptions{Populate: !discards(out, stdout)}, limits.Limits{})
-		if !ok {
-			return errNotStreamed
-		}
-		return err
+		return s.Write(w, parquet.StreamOptions{Populate: !discards(out, stdout)})
 	})
-	if errors.Is(err, errNotStreamed) {
-		return false, nil
-	}
-	return true, err
 }
 
 // discards reports whether output out ("-": stdout) is a character device, such as /dev/null:

@@ -324,9 +324,10 @@ func TestConvertParquetToArrowsFromTheFile(t *testing.T) {
 	require.Len(t, want, 2)
 	assert.Equal(t, want, sums(fromPlain))
 	var direct bytes.Buffer // what the file, written from its pages, is
-	ok, err := dataset.WriteParquetStream(&direct, plain, parquet.StreamOptions{}, limits.Limits{})
-	require.NoError(t, err)
-	require.True(t, ok)
+	s := dataset.OpenParquetStream(plain, limits.Limits{})
+	require.NotNil(t, s)
+	require.NoError(t, s.Write(&direct, parquet.StreamOptions{}))
+	require.NoError(t, s.Close())
 	got, err := os.ReadFile(fromPlain)
 	require.NoError(t, err)
 	assert.Equal(t, direct.Bytes(), got, "convert wrote the stream from the file's pages")

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -21,6 +22,7 @@ import (
 	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
+	"github.com/ndarrow/ndarrow/parquet"
 )
 
 // ndarrowProcess runs the command line as a process of its own and returns its status, its
@@ -80,6 +82,36 @@ func TestOutputsAsAUnixToolWritesThem(t *testing.T) {
 		assertOnly(t, dir, "fifo", "want.npy")
 		require.NoError(t, os.Remove(fifo))
 	})
+
+	// Parquet to an Arrow stream: a file written from its pages and one decoded (ZSTD), each
+	// opened once — the fast path decides before the FIFO is opened
+	for _, c := range []parquet.Compression{parquet.Uncompressed, parquet.Zstd} {
+		t.Run(fmt.Sprintf("a FIFO given an Arrow stream of Parquet, %v", c), func(t *testing.T) {
+			in := filepath.Join(t.TempDir(), "t.parquet")
+			ts := []dataset.Tensor{{Name: "x", Column: "x", Dense: ndarray.Must(ndarray.Arange[int64](0, 1000, 1))}}
+			require.NoError(t, dataset.Save(in, ts, dataset.WriteOptions{ParquetCompression: c}))
+			fifo := filepath.Join(dir, "fifo")
+			require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+			defer os.Remove(fifo)
+			got := make(chan []byte, 1)
+			go func() {
+				f, err := os.Open(fifo)
+				if err != nil {
+					got <- nil
+					return
+				}
+				b, _ := io.ReadAll(f)
+				f.Close()
+				got <- b
+			}()
+			code, _, stderr := ndarrowProcess(t, "convert", "--to", "arrows", in, fifo)
+			require.Equal(t, exitOK, code, stderr)
+			tensors, _, err := dataset.Read(<-got, "t", limits.Limits{})
+			require.NoError(t, err, "the reader of the FIFO got the whole stream")
+			require.Len(t, tensors, 1)
+			assert.EqualValues(t, 1000, tensors[0].Rows())
+		})
+	}
 
 	t.Run("/dev/null", func(t *testing.T) {
 		code, _, stderr := ndarrowProcess(t, "convert", "--to", "arrow", image, os.DevNull)
