@@ -358,32 +358,7 @@ func BenchmarkReadNested(b *testing.B) {
 			if err := w.Close(); err != nil {
 				b.Fatal(err)
 			}
-			file := buf.Bytes()
-			for _, general := range []bool{false, true} {
-				path := map[bool]string{false: "direct", true: "pqarrow"}[general]
-				b.Run(name+"/"+c.String()+"/"+path, func(b *testing.B) {
-					measureWrite(b, n, func() error {
-						r, err := parquet.NewReader(file, parquet.ReaderOptions{Parallelism: 1})
-						if err != nil {
-							return err
-						}
-						if general {
-							parquet.ReadGeneral(r)
-						}
-						for i := range r.NumRowGroups() {
-							rec, err := r.ReadRowGroup(i)
-							if err != nil {
-								return err
-							}
-							rec.Release()
-						}
-						if !general && parquet.DirectReads(r) != r.NumRowGroups() {
-							return fmt.Errorf("%d of %d row groups read directly", parquet.DirectReads(r), r.NumRowGroups())
-						}
-						return nil
-					})
-				})
-			}
+			readBothWays(b, name+"/"+c.String(), buf.Bytes(), n, nil)
 		}
 		rec.Release()
 	}
@@ -425,5 +400,40 @@ func BenchmarkWriteNested(b *testing.B) {
 			}
 		}
 		rec.Release()
+	}
+}
+
+// readBothWays runs sub-benchmarks NAME/direct and NAME/pqarrow that read every row group of
+// file, of n bytes of values (GB/s and peak heap as measureWrite reports them), through the
+// direct path — failing unless it read every row group — and through pqarrow alone; report,
+// if not nil, reports more of each.
+func readBothWays(b *testing.B, name string, file []byte, n int64, report func(b *testing.B)) {
+	for _, general := range []bool{false, true} {
+		path := map[bool]string{false: "direct", true: "pqarrow"}[general]
+		b.Run(name+"/"+path, func(b *testing.B) {
+			measureWrite(b, n, func() error {
+				r, err := parquet.NewReader(file, parquet.ReaderOptions{Parallelism: 1})
+				if err != nil {
+					return err
+				}
+				if general {
+					parquet.ReadGeneral(r)
+				}
+				for i := range r.NumRowGroups() {
+					rec, err := r.ReadRowGroup(i)
+					if err != nil {
+						return err
+					}
+					rec.Release()
+				}
+				if !general && parquet.DirectReads(r) != r.NumRowGroups() {
+					return fmt.Errorf("%d of %d row groups read directly", parquet.DirectReads(r), r.NumRowGroups())
+				}
+				return nil
+			})
+			if report != nil {
+				report(b)
+			}
+		})
 	}
 }

@@ -12,8 +12,6 @@ import (
 	pq "github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/compress"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
-
-	"github.com/ndarrow/ndarrow/parquet"
 )
 
 // stringColumn is rows strings of 10 to 120 bytes (random, seeded), every 50th null — or,
@@ -83,33 +81,9 @@ func BenchmarkReadStrings(b *testing.B) {
 			if err := w.Close(); err != nil {
 				b.Fatal(err)
 			}
-			file := buf.Bytes()
-			for _, general := range []bool{false, true} {
-				path := map[bool]string{false: "direct", true: "pqarrow"}[general]
-				b.Run(fmt.Sprintf("%s/%s/%s", kind.name, codec, path), func(b *testing.B) {
-					measureWrite(b, result, func() error {
-						r, err := parquet.NewReader(file, parquet.ReaderOptions{Parallelism: 1})
-						if err != nil {
-							return err
-						}
-						if general {
-							parquet.ReadGeneral(r)
-						}
-						for i := range r.NumRowGroups() {
-							got, err := r.ReadRowGroup(i)
-							if err != nil {
-								return err
-							}
-							got.Release()
-						}
-						if !general && parquet.DirectReads(r) != r.NumRowGroups() {
-							return fmt.Errorf("%d of %d row groups read directly", parquet.DirectReads(r), r.NumRowGroups())
-						}
-						return nil
-					})
-					b.ReportMetric(float64(result)/(1<<20), "result-MiB")
-				})
-			}
+			readBothWays(b, fmt.Sprintf("%s/%s", kind.name, codec), buf.Bytes(), result, func(b *testing.B) {
+				b.ReportMetric(float64(result)/(1<<20), "result-MiB")
+			})
 		}
 		rec.Release()
 	}

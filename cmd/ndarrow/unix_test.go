@@ -25,6 +25,23 @@ import (
 	"github.com/ndarrow/ndarrow/parquet"
 )
 
+// readFIFO reads the FIFO at path whole, on a goroutine of its own (its open blocks until a
+// writer opens it), and sends what it read (nil: it could not be opened).
+func readFIFO(path string) <-chan []byte {
+	got := make(chan []byte, 1)
+	go func() {
+		f, err := os.Open(path)
+		if err != nil {
+			got <- nil
+			return
+		}
+		b, _ := io.ReadAll(f)
+		f.Close()
+		got <- b
+	}()
+	return got
+}
+
 // ndarrowProcess runs the command line as a process of its own and returns its status, its
 // standard output and its standard error.
 func ndarrowProcess(t *testing.T, args ...string) (int, []byte, string) {
@@ -61,17 +78,7 @@ func TestOutputsAsAUnixToolWritesThem(t *testing.T) {
 	t.Run("a FIFO stands in for a device", func(t *testing.T) {
 		fifo := filepath.Join(dir, "fifo")
 		require.NoError(t, syscall.Mkfifo(fifo, 0o644))
-		got := make(chan []byte, 1)
-		go func() {
-			f, err := os.Open(fifo) // blocks until the writer opens it
-			if err != nil {
-				got <- nil
-				return
-			}
-			b, _ := io.ReadAll(f)
-			f.Close()
-			got <- b
-		}()
+		got := readFIFO(fifo)
 		code, stdout, stderr := ndarrowProcess(t, "convert", "--to", "npy", image, fifo)
 		require.Equal(t, exitOK, code, stderr)
 		assert.Empty(t, stdout)
@@ -93,17 +100,7 @@ func TestOutputsAsAUnixToolWritesThem(t *testing.T) {
 			fifo := filepath.Join(dir, "fifo")
 			require.NoError(t, syscall.Mkfifo(fifo, 0o644))
 			defer os.Remove(fifo)
-			got := make(chan []byte, 1)
-			go func() {
-				f, err := os.Open(fifo)
-				if err != nil {
-					got <- nil
-					return
-				}
-				b, _ := io.ReadAll(f)
-				f.Close()
-				got <- b
-			}()
+			got := readFIFO(fifo)
 			code, _, stderr := ndarrowProcess(t, "convert", "--to", "arrows", in, fifo)
 			require.Equal(t, exitOK, code, stderr)
 			tensors, _, err := dataset.Read(<-got, "t", limits.Limits{})
