@@ -30,12 +30,14 @@ type TableWriter struct {
 	stream  *arrowipc.Writer
 	records *tfrecord.Writer
 	rows    int64
+	warned  bool // told opts.Warn what the Examples lose
 }
 
 // NewTableWriter returns a writer of a table to w in format — FormatParquet, FormatArrow (w
 // must report its position: an io.Seeker asked for Seek(0, io.SeekCurrent)), FormatArrows or
 // FormatTFRecord, any other an error wrapping ErrFormat — with opts' Parquet codec and
-// encoding and TFRecord compression.
+// encoding and TFRecord compression; opts.Warn is told, with the first batch of TFRecord, what
+// the Examples lose (dtypes, shapes, dimension names), as Write tells it.
 func NewTableWriter(w io.Writer, format Format, opts WriteOptions) (*TableWriter, error) {
 	switch format {
 	case FormatParquet, FormatArrow, FormatArrows, FormatTFRecord:
@@ -126,6 +128,10 @@ func (t *TableWriter) writeExamples(rec arrow.Record) error {
 	tensors, err = prepare(FormatTFRecord, tensors, &t.opts)
 	if err != nil {
 		return err
+	}
+	if !t.warned { // what the Examples lose, said once: every batch has the first one's columns
+		exampleWarnings(tensors, t.opts)
+		t.warned = true
 	}
 	cols := make([]tfrecord.Column, len(tensors))
 	for i, tn := range tensors {

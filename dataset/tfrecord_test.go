@@ -50,7 +50,7 @@ func TestTFRecordFiles(t *testing.T) {
 		assert.Equal(t, "species", x.Column)
 		assert.Equal(t, dataset.KindDense, x.Kind)
 		assert.Equal(t, ndarray.Int64, x.DType())
-		assert.Equal(t, ndarray.Shape{100, 1}, x.Shape())
+		assert.Equal(t, ndarray.Shape{100}, x.Shape(), "one value a record")
 	})
 	t.Run("Examples by their CRCs, whatever the name", func(t *testing.T) {
 		f, err := dataset.Open(copyTo(filepath.Join(tfGolden, "lingvo_wmt14_ende_wpm_32k_test.tfrecord"), "lingvo.data"), limits.Limits{})
@@ -100,13 +100,14 @@ func TestTFRecordFiles(t *testing.T) {
 }
 
 // TestExamplesBySpec: TFX's penguin Examples (a GZIP TFRecord file TensorFlow wrote) read by a
-// feature spec come back in the spec's order and shapes — a scalar feature (100,), not the
-// (100, 1) the Examples alone give, with the same values — and the features the spec does not
-// name are left out, each named; records that do not fit the spec, and records that are not
-// Examples, are errors saying so.
+// feature spec come back in the spec's order and shapes — a scalar feature (100,), as the
+// Examples alone give a feature of one value a record, and one of shape [1] (100, 1), as
+// tf.io.FixedLenFeature([1]) parses it, with the same values — and the features the spec does
+// not name are left out, each named; records that do not fit the spec, and records that are
+// not Examples, are errors saying so.
 func TestExamplesBySpec(t *testing.T) {
 	path := "../tfrecord/testdata/tensorflow/tfx_penguin_eval.tfrecord.gz"
-	spec, err := tfrecord.ReadSpec(strings.NewReader(`{"species": {"dtype": "int64", "shape": []}, "body_mass_g": {"dtype": "float32", "shape": []}}`))
+	spec, err := tfrecord.ReadSpec(strings.NewReader(`{"species": {"dtype": "int64", "shape": []}, "body_mass_g": {"dtype": "float32", "shape": [1]}}`))
 	require.NoError(t, err)
 	f, err := dataset.OpenExamples(path, tfrecord.GZIP, spec, limits.Limits{})
 	require.NoError(t, err)
@@ -116,14 +117,18 @@ func TestExamplesBySpec(t *testing.T) {
 	defer plain.Release()
 
 	require.Len(t, f.Tensors, 2)
-	for i, name := range []string{"species", "body_mass_g"} {
+	for i, tc := range []struct {
+		name  string
+		shape ndarray.Shape
+	}{{"species", ndarray.Shape{100}}, {"body_mass_g", ndarray.Shape{100, 1}}} {
+		name := tc.name
 		got := f.Tensors[i]
 		assert.Equal(t, "tfx_penguin_eval."+name, got.Name)
 		assert.Equal(t, name, got.Column)
-		assert.Equal(t, ndarray.Shape{100}, got.Shape())
+		assert.Equal(t, tc.shape, got.Shape(), "%s by the spec", name)
 		was, err := plain.Tensor("tfx_penguin_eval." + name)
 		require.NoError(t, err)
-		assert.Equal(t, ndarray.Shape{100, 1}, was.Shape(), "without a spec")
+		assert.Equal(t, ndarray.Shape{100}, was.Shape(), "%s without a spec: one value a record", name)
 		var a, b bytes.Buffer
 		_, err = got.WriteValues(&a, 0)
 		require.NoError(t, err)

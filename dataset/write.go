@@ -292,17 +292,7 @@ func Write(w io.Writer, format Format, tensors []Tensor, opts WriteOptions) erro
 		return writeRecord(to, w, rec)
 	case "tfrecord", "tensorproto":
 		if to == "tfrecord" { // a TensorProto keeps them; a tf.train.Example has no place
-			for _, t := range tensors {
-				if len(t.DimNames) > 0 && strings.Join(t.DimNames, "") != "" {
-					opts.warn(fmt.Sprintf("%s: a tf.train.Example has no place for dimension names: %s dropped", t.Name, strings.Join(t.DimNames, ",")))
-				}
-				if w := exampleDType(t.DType()); w != "" {
-					opts.warn(fmt.Sprintf("%s: %s", t.Name, w))
-				}
-			}
-			if !slices.IsSortedFunc(tensors, func(a, b Tensor) int { return strings.Compare(featureName(a), featureName(b)) }) {
-				opts.warn("a tf.train.Example keeps no order of its features: they read back by name, not in the order written")
-			}
+			exampleWarnings(tensors, opts)
 		}
 		return writeTFRecord(to, w, tensors, opts.TFRecordCompression)
 	case "parquet":
@@ -409,6 +399,43 @@ func writeRecord(to string, w io.Writer, rec arrow.Record) error {
 		return err
 	}
 	return sw.Close()
+}
+
+// exampleWarnings tells opts.Warn what tensors lose as tf.train.Example features: dimension
+// names, dtypes an Example does not hold, shapes it does not record, the order of features.
+func exampleWarnings(tensors []Tensor, opts WriteOptions) {
+	for _, t := range tensors {
+		if len(t.DimNames) > 0 && strings.Join(t.DimNames, "") != "" {
+			opts.warn(fmt.Sprintf("%s: a tf.train.Example has no place for dimension names: %s dropped", t.Name, strings.Join(t.DimNames, ",")))
+		}
+		if w := exampleDType(t.DType()); w != "" {
+			opts.warn(fmt.Sprintf("%s: %s", t.Name, w))
+		}
+		if back := exampleShape(t); !slices.Equal(back, t.Shape()) {
+			opts.warn(fmt.Sprintf("%s: a tf.train.Example records no shape: %v reads back as %v (a feature spec gives the shape back)", t.Name, t.Shape(), back))
+		}
+	}
+	if !slices.IsSortedFunc(tensors, func(a, b Tensor) int { return strings.Compare(featureName(a), featureName(b)) }) {
+		opts.warn("a tf.train.Example keeps no order of its features: they read back by name, not in the order written")
+	}
+}
+
+// exampleShape returns the shape the feature a dense or ragged tensor t is written as in
+// tf.train.Examples (one per row) reads back as without a feature spec
+// (tfrecord.DecodeExamples): [rows] for one value a row — a [rows, 1] too, as a plain
+// [rows] — [rows, n] for n values a row however the row was shaped, [rows, -1] for a ragged
+// tensor. A sparse tensor, which is written as features of its own, keeps its shape.
+func exampleShape(t Tensor) ndarray.Shape {
+	shape := t.Shape()
+	switch {
+	case t.Sparse != nil || shape.Rank() == 0:
+		return shape
+	case t.Ragged != nil:
+		return ndarray.Shape{shape[0], -1}
+	case shape[1:].Size() == 1:
+		return ndarray.Shape{shape[0]}
+	}
+	return ndarray.Shape{shape[0], shape[1:].Size()}
 }
 
 // exampleDType says what becomes of values of d in a tf.train.Example, which holds int64,

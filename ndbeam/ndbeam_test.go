@@ -157,6 +157,31 @@ func rowsOf(t *testing.T, dir string) []int64 {
 	return labels
 }
 
+// requireLabelShape checks that the label column of the parts in dir, written as format, has
+// the shape of the input kind's: [rows] as ndarrow's inputs have it (a TFRecord feature of one
+// value an Example too: a plain column in Parquet, not a list), [rows, 1] as Arrow C++'s
+// Parquet has it — but in TFRecord parts, whose Examples record no shape: [rows].
+func requireLabelShape(t *testing.T, dir, kind string, format dataset.Format, rows int64) {
+	t.Helper()
+	tab, err := table.Open(dir, table.Options{})
+	require.NoError(t, err, "reading back %s", dir)
+	defer tab.Release()
+	if !slices.Contains(tab.Columns(), "label") {
+		require.Equal(t, "npy", kind, "a label column")
+		return
+	}
+	want := ndarray.Shape{rows}
+	if kind == "arrow-cpp-17-parquet" && format != dataset.FormatTFRecord {
+		want = ndarray.Shape{rows, 1}
+	}
+	got, err := tab.Take(context.Background(), []int64{0, rows - 1}, []string{"label"})
+	require.NoError(t, err)
+	label, err := got.Column("label")
+	require.NoError(t, err)
+	require.Equal(t, want[1:], label.Shape()[1:], "%s: the label's cells", kind)
+	require.Equal(t, rows, tab.NumRows(), kind)
+}
+
 // requireEveryRowOnce checks that labels are 0 … n-1, each once.
 func requireEveryRowOnce(t *testing.T, labels []int64, n int64) {
 	t.Helper()
@@ -210,6 +235,7 @@ func TestReadWrite(t *testing.T) {
 			require.NoError(t, err)
 			parts := requireOnlyParts(t, out, string(format))
 			requireEveryRowOnce(t, rowsOf(t, out), rows[kind])
+			requireLabelShape(t, out, kind, format, rows[kind])
 			assert.Greater(t, parts, 1, "parts of 256 rows or so")
 			if kind != "t-tfrecord-gz" { // a compressed file is one worker's
 				assert.Greater(t, restrictions, int64(1), "the work split into restrictions")
@@ -243,6 +269,7 @@ func TestReadFromObjects(t *testing.T) {
 		assert.Greater(t, restrictions, int64(1), kind)
 		assert.Greater(t, requireOnlyParts(t, out, "parquet"), 1, kind)
 		requireEveryRowOnce(t, rowsOf(t, out), n)
+		requireLabelShape(t, out, kind, dataset.FormatParquet, n)
 	}
 
 	// Written to a prefix of objects: parts and nothing else, read back from there.

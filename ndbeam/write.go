@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/ndarrow/ndarrow/dataset"
@@ -72,8 +73,10 @@ func init() {
 // retried. A retried bundle thus leaves no duplicate, a failed pipeline no part (only its
 // temporary files, under a name ndarrow's directories leave out), and a finished one its
 // parts and nothing else. The batches of one part have the first one's columns (Conform:
-// text where the first has bytes is taken as bytes). dir must hold no part of this prefix
-// and format when the finalize step runs (ErrExists). Write returns the parts' paths.
+// text where the first has bytes is taken as bytes). What a part's format does not keep (a
+// tf.train.Example's dtypes and shapes: dataset.WriteOptions.Warn) is logged as a warning by
+// the worker writing it. dir must hold no part of this prefix and format when the finalize
+// step runs (ErrExists). Write returns the parts' paths.
 func Write(s beam.Scope, dir string, batches beam.PCollection, o WriteOptions) beam.PCollection {
 	s = s.Scope("ndbeam.Write")
 	if o.Format == "" {
@@ -126,8 +129,11 @@ func (fn *writeFn) ProcessElement(ctx context.Context, b Batch, emit func(Part))
 		if err != nil {
 			return describe(err)
 		}
+		part := f.Name()
 		w, err := dataset.NewTableWriter(f, dataset.Format(fn.Format), dataset.WriteOptions{
-			ParquetCompression: parquet.Compression(fn.ParquetCompression), TFRecordCompression: tfrecord.Compression(fn.TFRecordCompression)})
+			ParquetCompression: parquet.Compression(fn.ParquetCompression), TFRecordCompression: tfrecord.Compression(fn.TFRecordCompression),
+			Warn: func(s string) { log.Warnf(ctx, "ndbeam: writing %s: %s", part, s) }, // what a format loses, in the worker's log
+		})
 		if err != nil {
 			f.Abort()
 			return describe(err)

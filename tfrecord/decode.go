@@ -256,10 +256,12 @@ func (t *table) accumulator(name string, list bool) (*accumulator, error) {
 
 // DecodeExamples decodes records of tf.train.Example or tf.train.SequenceExample into one
 // column per feature, sorted by name, as tf.io.parse_example would with every feature
-// declared: a feature whose every record holds the same number n of values is a Dense
-// [records, n]; any other a Ragged [records, -1] (a record without the feature is an empty
-// row); a SequenceExample's feature list a Ragged [records, -1, -1] (records → steps →
-// values). int64_list gives int64, float_list float32, bytes_list strings; a feature no record
+// declared: a feature whose every record holds exactly one value is a Dense [records] (a
+// label, a score, an id: FixedLenFeature([], dtype)); one whose every record holds the same
+// number n ≠ 1 of values a Dense [records, n] (FixedLenFeature([n], dtype)); any other a
+// Ragged [records, -1] (a record without the feature is an empty row); a SequenceExample's
+// feature list a Ragged [records, -1, -1] (records → steps → values). An Example records no
+// shape: a spec (ParseExamples) gives a feature the shape [records, 1] or any other. int64_list gives int64, float_list float32, bytes_list strings; a feature no record
 // gives a list kind is float32. The columns are copies; records may be released.
 func DecodeExamples(records [][]byte, lim limits.Limits) ([]Column, error) {
 	t := &table{lim: lim.WithDefaults(), features: map[string]*accumulator{}}
@@ -350,7 +352,9 @@ func column[T ndarray.Element](a *accumulator, values []T, records int) (Column,
 	var err error
 	if a.list {
 		c.Ragged, err = ragged.Make(values, nil, ragged.RowSplits(a.splits), ragged.RowSplits(a.steps))
-	} else if n, ok := uniform(a.splits); ok && records > 0 {
+	} else if n, ok := uniform(a.splits); ok && n == 1 {
+		c.Dense, err = ndarray.FromSlice(values, int64(records)) // one value a record: [records]
+	} else if ok && records > 0 {
 		c.Dense, err = ndarray.FromSlice(values, int64(records), n)
 	} else {
 		c.Ragged, err = ragged.Make(values, nil, ragged.RowSplits(a.splits))

@@ -118,7 +118,8 @@ func TestRaggedAndSparseColumnsRoundTrip(t *testing.T) {
 // (ids, text, encoded images: any bytes, empty ones included) — become bytes_list features of
 // a row's values, whatever their shape: [rows] one value per Example, [rows, n] n values,
 // [rows, 0] an empty list in every Example, ragged rows as many values as the row has; and
-// read back as the same bytes.
+// read back as the same bytes, one value per Example as [rows] (a [rows, 1] too: an Example
+// records no shape).
 func TestBytesColumnsRoundTrip(t *testing.T) {
 	image := "\x89PNG\r\n\x1a\n\x00\xff"
 	for _, tc := range []struct {
@@ -128,9 +129,9 @@ func TestBytesColumnsRoundTrip(t *testing.T) {
 		shape  ndarray.Shape
 	}{
 		{"one value per row", tfrecord.Column{Dense: ndarray.Must(ndarray.FromSlice([]string{"id-1", "", image}, 3))},
-			[][]string{{"id-1"}, {""}, {image}}, ndarray.Shape{3, 1}},
+			[][]string{{"id-1"}, {""}, {image}}, ndarray.Shape{3}},
 		{"a cell of one", tfrecord.Column{Dense: ndarray.Must(ndarray.FromSlice([]string{"a", "\xff", ""}, 3, 1))},
-			[][]string{{"a"}, {"\xff"}, {""}}, ndarray.Shape{3, 1}},
+			[][]string{{"a"}, {"\xff"}, {""}}, ndarray.Shape{3}},
 		{"cells of two", tfrecord.Column{Dense: ndarray.Must(ndarray.FromSlice([]string{"a", "b", "c", "d"}, 2, 2))},
 			[][]string{{"a", "b"}, {"c", "d"}}, ndarray.Shape{2, 2}},
 		{"empty cells", tfrecord.Column{Dense: ndarray.New[string](2, 0)}, [][]string{{}, {}}, ndarray.Shape{2, 0}},

@@ -145,7 +145,8 @@ func parseTyped[T int64 | float32 | string](f Feature, c Column, records int, li
 }
 
 // flatRows returns the values of a decoded column of T and where each record's start, from
-// its Dense [records, n] or Ragged [records, -1]; a column no record has is empty rows.
+// its Dense [records] (one value each), [records, n] or Ragged [records, -1]; a column no
+// record has is empty rows.
 func flatRows[T int64 | float32 | string](c Column, records int) ([]T, []int64, error) {
 	switch {
 	case c.Dense != nil:
@@ -153,7 +154,7 @@ func flatRows[T int64 | float32 | string](c Column, records int) ([]T, []int64, 
 		if !ok {
 			return nil, nil, fmt.Errorf("the records hold %v values, the spec says %v: %w", c.Dense.DType(), ndarray.DTypeOf[T](), ErrSpec)
 		}
-		n := d.Shape()[1]
+		n := d.Shape()[1:].Size() // 1 for [records]
 		splits := make([]int64, records+1)
 		for r := range splits {
 			splits[r] = int64(r) * n

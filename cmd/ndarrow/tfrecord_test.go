@@ -7,10 +7,12 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -161,9 +163,10 @@ func TestConvertToTFRecordRoundTrips(t *testing.T) {
 
 // TestEveryGoldenTensorThroughExamples writes every golden tensor as Examples, one per row,
 // and reads them back: a dense or fixed_shape_tensor tensor of shape [rows, ...] comes back
-// dense [rows, n] of its values in row-major order, a ragged one ragged with its rows' flat
-// values, a sparse one as the index and value features tf.io.SparseFeature parses, all in the
-// dtypes of the three list kinds.
+// dense [rows, n] of its values in row-major order — [rows] when a row holds one value, as a
+// [rows] was — a ragged one ragged with its rows' flat values, a sparse one as the index and
+// value features tf.io.SparseFeature parses, all in the dtypes of the three list kinds; convert
+// says on stderr which shape an Example does not keep.
 func TestEveryGoldenTensorThroughExamples(t *testing.T) {
 	dir := t.TempDir()
 	for _, file := range goldenTensorFiles(t) {
@@ -221,7 +224,16 @@ func TestEveryGoldenTensorThroughExamples(t *testing.T) {
 					g := got[feature]
 					require.NotNil(t, g.Dense, "%+v", g)
 					rows := orig.Shape()[0]
-					assert.Equal(t, ndarray.Shape{rows, orig.Dense.Size() / rows}, g.Dense.Shape())
+					want := ndarray.Shape{rows, orig.Dense.Size() / rows}
+					if want[1] == 1 {
+						want = want[:1] // one value an Example: [rows]
+					}
+					assert.Equal(t, want, g.Dense.Shape())
+					if !slices.Equal(want, orig.Shape()) {
+						assert.Contains(t, stderr, fmt.Sprintf("%s: a tf.train.Example records no shape: %v reads back as %v", orig.Name, orig.Shape(), want))
+					} else {
+						assert.NotContains(t, stderr, "records no shape")
+					}
 					assert.Equal(t, tfrecord.FeatureDType(orig.DType()), g.DType())
 					assert.Equal(t, hashOf(t, converted(t, orig.Dense, g.DType())), hashOf(t, g.Dense))
 				}
@@ -315,7 +327,7 @@ func TestInspectSequenceExamples(t *testing.T) {
 	assert.Equal(t, hex.EncodeToString(h.Sum(nil)), frames.SHA256)
 	assert.Equal(t, "seq.len", ctx.Name)
 	assert.Equal(t, "dense", ctx.Kind)
-	assert.Equal(t, []int64{2, 1}, ctx.Shape)
+	assert.Equal(t, []int64{2}, ctx.Shape, "one value a record")
 }
 
 // writeBytesExamples writes Examples with bytes features as tf.train.Example producers write
@@ -390,9 +402,9 @@ func TestExamplesThroughTables(t *testing.T) {
 				}
 				types := columnTypes(t, mid)
 				for col, typ := range map[string]string{
-					"id": "fixed_size_list<item: binary, nullable>[1]", "blank": "fixed_size_list<item: binary, nullable>[1]",
-					"image": "fixed_size_list<item: binary, nullable>[1]", "empty_bytes": "list<item: binary, nullable>",
-					"text": "large_list<item: binary, nullable>", "tokens": "large_list<item: binary, nullable>", // TensorFlow's int64 row splits
+					"id": "binary", "blank": "binary", "image": "binary", // one value an Example: a plain column
+					"empty_bytes": "list<item: binary, nullable>", "text": "large_list<item: binary, nullable>",
+					"tokens": "large_list<item: binary, nullable>", // TensorFlow's int64 row splits
 				} {
 					assert.Equal(t, typ, types[col], col)
 				}
@@ -402,8 +414,8 @@ func TestExamplesThroughTables(t *testing.T) {
 }
 
 // TestFeatureSpec: --spec reads TFX's penguin Examples as tf.io.parse_example would with that
-// spec — scalar features (100,) where the Examples alone give (100, 1), the same values, in the
-// spec's order — names each feature the spec leaves out, in inspect and on convert's stderr,
+// spec — a scalar feature (100,), as the Examples alone give one value a record, and a feature
+// of shape [1] (100, 1), the same values, in the spec's order — names each feature the spec leaves out, in inspect and on convert's stderr,
 // and writes what it read; a spec file that is missing or wrong, a record that does not fit
 // it, and --spec on a directory are one line naming what is wrong.
 func TestFeatureSpec(t *testing.T) {
@@ -414,7 +426,7 @@ func TestFeatureSpec(t *testing.T) {
 		require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
 		return path
 	}
-	spec := specFile("spec.json", `{"species": {"dtype": "int64", "shape": []}, "body_mass_g": {"dtype": "float32", "shape": []}}`)
+	spec := specFile("spec.json", `{"species": {"dtype": "int64", "shape": []}, "body_mass_g": {"dtype": "float32", "shape": [1]}}`)
 
 	plain := map[string]inspection{}
 	for _, in := range inspectJSON(t, in) {
@@ -426,10 +438,11 @@ func TestFeatureSpec(t *testing.T) {
 		left = append(left, l.Column+": "+l.Why)
 	}
 	require.Len(t, tensors, 2)
+	shapes := map[string][]int64{"tfx_penguin_eval.species": {100}, "tfx_penguin_eval.body_mass_g": {100, 1}}
 	for i, name := range []string{"tfx_penguin_eval.species", "tfx_penguin_eval.body_mass_g"} {
 		assert.Equal(t, name, tensors[i].Name)
-		assert.Equal(t, []int64{100}, tensors[i].Shape)
-		assert.Equal(t, []int64{100, 1}, plain[name].Shape, "without a spec")
+		assert.Equal(t, shapes[name], tensors[i].Shape, "%s by the spec", name)
+		assert.Equal(t, []int64{100}, plain[name].Shape, "%s without a spec: one value a record", name)
 		assert.Equal(t, plain[name].SHA256, tensors[i].SHA256, "the same values")
 		assert.Equal(t, plain[name].DType, tensors[i].DType)
 	}
@@ -449,7 +462,7 @@ func TestFeatureSpec(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, arrays, 2)
 	for _, a := range arrays {
-		assert.Equal(t, ndarray.Shape{100}, a.Shape(), a.Name)
+		assert.Equal(t, ndarray.Shape(shapes["tfx_penguin_eval."+a.Name]), a.Shape(), a.Name)
 	}
 
 	s := startServe(t, t.TempDir())

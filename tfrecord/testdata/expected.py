@@ -7,8 +7,8 @@ with protoc --python_out into the folder given as the first argument.
     /usr/bin/python3 expected.py /tmp/tfproto > expected.jsonl
 
 Per file: the record count; for files of Examples, one object per feature in ndarrow's
-inspect --json form (dense when every record holds the same number of values, else ragged
-with row splits); sha256 over the flat values in record order, int64 and float32
+inspect --json form (dense when every record holds the same number of values — [records]
+when that is one, [records, n] otherwise — else ragged with row splits); sha256 over the flat values in record order, int64 and float32
 little-endian, strings as a 4-byte little-endian length and the bytes.
 """
 import gzip, hashlib, json, os, struct, sys
@@ -61,7 +61,8 @@ def main():
             dtype = {"int64_list": "int64", "float_list": "float32", "bytes_list": "string"}[kind]
             line = {"name": base + "." + k, "column": k, "dtype": dtype, "nnz": sum(lens), "sha256": h.hexdigest()}
             if len(set(lens)) == 1:
-                line.update(kind="dense", shape=[len(rows), lens[0]])
+                # one value a record: [records], as FixedLenFeature([], dtype) parses it
+                line.update(kind="dense", shape=[len(rows)] if lens[0] == 1 else [len(rows), lens[0]])
             else:
                 splits = [0]
                 for n in lens:
