@@ -125,6 +125,9 @@ func (t *TableWriter) writeExamples(rec arrow.Record) error {
 	if len(left) > 0 {
 		return fmt.Errorf("%s: a tf.train.Example has no feature for it: %w", left[0], arrowtensor.ErrUnsupported)
 	}
+	for i := range tensors {
+		tensors[i].Name = tensors[i].Column // what errors and warnings name
+	}
 	tensors, err = prepare(FormatTFRecord, tensors, &t.opts)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -162,4 +163,85 @@ func TestExamplesBySpec(t *testing.T) {
 	_, _, err = dataset.ReadExamples(buf.Bytes(), "p", tfrecord.None, spec, limits.Limits{})
 	require.ErrorIs(t, err, tfrecord.ErrSpec)
 	assert.Contains(t, err.Error(), "records of TensorProto: a feature spec is for tf.train.Example records")
+}
+
+// TestOneValueFeaturesRoundTrip: a table's plain columns — an int64 label, a float32 score, a
+// bytes id, and a float64 and a bool that an Example holds as float32 and int64 — written as
+// tf.train.Examples by Write and by a TableWriter of two batches (record batches of a checked
+// allocator) read back as [rows], the shape they had, with their values; a [rows, 1] reads
+// back as [rows] too (an Example records no shape), which Warn is told once, and a
+// [rows, 2] keeps its shape.
+func TestOneValueFeaturesRoundTrip(t *testing.T) {
+	const rows = 6
+	label := ndarray.FromFunc(func(i []int64) int64 { return i[0]*7 - 20 }, rows)
+	score := ndarray.FromFunc(func(i []int64) float32 { return float32(i[0]) / 4 }, rows)
+	id := ndarray.FromFunc(func(i []int64) string { return string([]byte{'i', 0xff, byte('0' + i[0])}) }, rows)
+	wide := ndarray.FromFunc(func(i []int64) float64 { return float64(i[0]) + 0.5 }, rows)
+	flag := ndarray.FromFunc(func(i []int64) bool { return i[0]%2 == 0 }, rows)
+	column := ndarray.FromFunc(func(i []int64) int64 { return i[0] }, rows, 1)
+	pair := ndarray.FromFunc(func(i []int64) int64 { return i[0]*2 + i[1] }, rows, 2)
+	for _, tc := range []struct {
+		name  string
+		in    dataset.Tensor
+		shape ndarray.Shape
+		back  ndarray.Array // the values read back, in the feature's dtype
+		warn  string        // what Warn is told of it, "" for nothing
+	}{
+		{"int64 label", dataset.Tensor{Dense: label}, ndarray.Shape{rows}, label, ""},
+		{"float32 score", dataset.Tensor{Dense: score}, ndarray.Shape{rows}, score, ""},
+		{"bytes id", dataset.Tensor{Dense: id, Bytes: true}, ndarray.Shape{rows}, id, ""},
+		{"float64", dataset.Tensor{Dense: wide}, ndarray.Shape{rows},
+			ndarray.FromFunc(func(i []int64) float32 { return float32(i[0]) + 0.5 }, rows), "float64 values rounded to float32"},
+		{"bool", dataset.Tensor{Dense: flag}, ndarray.Shape{rows},
+			ndarray.FromFunc(func(i []int64) int64 { return 1 - i[0]%2 }, rows), "bool values written as 0 and 1"},
+		{"[rows, 1]", dataset.Tensor{Dense: column}, ndarray.Shape{rows},
+			ndarray.FromFunc(func(i []int64) int64 { return i[0] }, rows), "a tf.train.Example records no shape: [rows, 1] reads back as [rows]"},
+		{"[rows, 2]", dataset.Tensor{Dense: pair}, ndarray.Shape{rows, 2}, pair, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.in.Name, tc.in.Column = "t.f", "f"
+			check := func(t *testing.T, file []byte, warnings []string, name string) {
+				t.Helper()
+				got, err := dataset.ReadTFRecord(file, "t", tfrecord.None, limits.Limits{})
+				require.NoError(t, err)
+				require.Len(t, got, 1)
+				assert.Equal(t, "t.f", got[0].Name)
+				assert.Equal(t, tc.shape, got[0].Shape())
+				assert.Equal(t, ravel(tc.back), ravel(got[0].Dense))
+				if tc.warn == "" {
+					assert.Empty(t, warnings)
+				} else {
+					require.Len(t, warnings, 1)
+					assert.True(t, strings.HasPrefix(warnings[0], name+": "), "%q names %s", warnings[0], name)
+					assert.Contains(t, warnings[0], tc.warn)
+				}
+			}
+			t.Run("Write", func(t *testing.T) {
+				var buf bytes.Buffer
+				var warnings []string
+				require.NoError(t, dataset.Write(&buf, dataset.FormatTFRecord, []dataset.Tensor{tc.in},
+					dataset.WriteOptions{Warn: func(s string) { warnings = append(warnings, s) }}))
+				check(t, buf.Bytes(), warnings, "t.f")
+			})
+			t.Run("TableWriter", func(t *testing.T) {
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				defer mem.AssertSize(t, 0)
+				var buf bytes.Buffer
+				var warnings []string
+				w, err := dataset.NewTableWriter(&buf, dataset.FormatTFRecord, dataset.WriteOptions{Warn: func(s string) { warnings = append(warnings, s) }})
+				require.NoError(t, err)
+				for _, half := range [][]int64{{0, 1, 2}, {3, 4, 5}} {
+					in, err := tc.in.TakeRows(half)
+					require.NoError(t, err)
+					rec, err := dataset.Batch(mem, []dataset.Tensor{in})
+					require.NoError(t, err)
+					err = w.WriteRecord(rec)
+					rec.Release()
+					require.NoError(t, err)
+				}
+				require.NoError(t, w.Close())
+				check(t, buf.Bytes(), warnings, "f") // a record batch's column
+			})
+		})
+	}
 }

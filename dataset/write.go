@@ -412,7 +412,7 @@ func exampleWarnings(tensors []Tensor, opts WriteOptions) {
 			opts.warn(fmt.Sprintf("%s: %s", t.Name, w))
 		}
 		if back := exampleShape(t); !slices.Equal(back, t.Shape()) {
-			opts.warn(fmt.Sprintf("%s: a tf.train.Example records no shape: %v reads back as %v (a feature spec gives the shape back)", t.Name, t.Shape(), back))
+			opts.warn(fmt.Sprintf("%s: a tf.train.Example records no shape: %s reads back as %s (a feature spec gives the shape back)", t.Name, rowsShape(t.Shape()), rowsShape(back)))
 		}
 	}
 	if !slices.IsSortedFunc(tensors, func(a, b Tensor) int { return strings.Compare(featureName(a), featureName(b)) }) {
@@ -436,6 +436,18 @@ func exampleShape(t Tensor) ndarray.Shape {
 		return ndarray.Shape{shape[0]}
 	}
 	return ndarray.Shape{shape[0], shape[1:].Size()}
+}
+
+// rowsShape writes a shape of rows as [rows, d1, …]: what a table's column of any number of
+// rows has.
+func rowsShape(s ndarray.Shape) string {
+	var b strings.Builder
+	b.WriteString("[rows")
+	for _, d := range s[1:] {
+		fmt.Fprintf(&b, ", %d", d)
+	}
+	b.WriteString("]")
+	return b.String()
 }
 
 // exampleDType says what becomes of values of d in a tf.train.Example, which holds int64,

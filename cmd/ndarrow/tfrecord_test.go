@@ -230,7 +230,7 @@ func TestEveryGoldenTensorThroughExamples(t *testing.T) {
 					}
 					assert.Equal(t, want, g.Dense.Shape())
 					if !slices.Equal(want, orig.Shape()) {
-						assert.Contains(t, stderr, fmt.Sprintf("%s: a tf.train.Example records no shape: %v reads back as %v", orig.Name, orig.Shape(), want))
+						assert.Contains(t, stderr, fmt.Sprintf("%s: a tf.train.Example records no shape: %s reads back as %s", orig.Name, rowsShape(orig.Shape()), rowsShape(want)))
 					} else {
 						assert.NotContains(t, stderr, "records no shape")
 					}
@@ -241,6 +241,15 @@ func TestEveryGoldenTensorThroughExamples(t *testing.T) {
 		}
 		f.Release()
 	}
+}
+
+// rowsShape writes a shape as convert's warnings do: [rows, d1, …].
+func rowsShape(s ndarray.Shape) string {
+	out := "[rows"
+	for _, d := range s[1:] {
+		out += fmt.Sprintf(", %d", d)
+	}
+	return out + "]"
 }
 
 // converted returns a converted to dtype d.
@@ -498,4 +507,49 @@ func TestFeatureSpec(t *testing.T) {
 		assert.True(t, strings.HasPrefix(stderr, "ndarrow inspect: "), stderr)
 		assert.Contains(t, stderr, tc.want, tc.name)
 	}
+}
+
+// TestOneValueColumnsThroughTFRecord: a table of plain columns — an int64 label, a float32
+// score, a bytes id — and an int64 [rows, 1] converted to TFRecord and back to Parquet come
+// back as plain columns [rows] of the same values (no list column: what DuckDB reads as
+// numbers), convert saying on stderr, once, that the [rows, 1] reads back as [rows]; and
+// --spec gives the [rows, 1] back.
+func TestOneValueColumnsThroughTFRecord(t *testing.T) {
+	dir := t.TempDir()
+	const rows = 5
+	in := filepath.Join(dir, "t.arrow")
+	require.NoError(t, dataset.Save(in, []tensor{
+		{Name: "t.label", Column: "label", Dense: ndarray.FromFunc(func(i []int64) int64 { return i[0] - 2 }, rows)},
+		{Name: "t.score", Column: "score", Dense: ndarray.FromFunc(func(i []int64) float32 { return float32(i[0]) / 2 }, rows)},
+		{Name: "t.id", Column: "id", Bytes: true, Dense: ndarray.FromFunc(func(i []int64) string { return "\xffid" + itoa(int(i[0])) }, rows)},
+		{Name: "t.col", Column: "col", Dense: ndarray.FromFunc(func(i []int64) int64 { return i[0] * 3 }, rows, 1)},
+	}, dataset.WriteOptions{}))
+	examples := filepath.Join(dir, "t.tfrecord")
+	code, _, stderr := runCLI("convert", in, examples)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "ndarrow convert: warning: t.col: a tf.train.Example records no shape: [rows, 1] reads back as [rows] (a feature spec gives the shape back)\n"+
+		"ndarrow convert: warning: a tf.train.Example keeps no order of its features: they read back by name, not in the order written\n", stderr)
+
+	orig := map[string]inspection{}
+	for _, in := range inspectJSON(t, in) {
+		orig[strings.TrimPrefix(in.Name, "t.")] = in
+	}
+	for _, got := range inspectJSON(t, examples) {
+		col := strings.TrimPrefix(got.Name, "t.")
+		assert.Equal(t, []int64{rows}, got.Shape, col)
+		assert.Equal(t, "dense", got.Kind, col)
+		assert.Equal(t, orig[col].SHA256, got.SHA256, "%s: the same values", col)
+	}
+	back := filepath.Join(dir, "back.parquet")
+	code, _, stderr = runCLI("convert", examples, back)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Empty(t, stderr)
+	assert.Equal(t, map[string]string{"label": "int64", "score": "float32", "id": "binary", "col": "int64"}, columnTypes(t, back))
+
+	spec := filepath.Join(dir, "spec.json")
+	require.NoError(t, os.WriteFile(spec, []byte(`{"col": {"dtype": "int64", "shape": [1]}}`), 0o644))
+	got, _ := inspectColumns(t, examples, "--spec", spec)
+	require.Len(t, got, 1)
+	assert.Equal(t, []int64{rows, 1}, got[0].Shape, "the spec's shape")
+	assert.Equal(t, orig["col"].SHA256, got[0].SHA256)
 }
