@@ -18,17 +18,16 @@ import (
 	"github.com/ndarrow/ndarrow/table"
 )
 
-// The mixed table: four parts of the same columns, label (int64 [1], the row's index in the
-// table) and emb (float32 [4], 4·label+j), one part per writer and format, in path order:
+// The mixed table: four parts of the same columns, label (int64, one a row: the row's index in
+// the table) and emb (float32 [4], 4·label+j), one part per writer and format, in path order:
 //
 //	part-0.parquet   rows   0–299, Arrow C++ 17 (testdata/cpp17-mixed-zstd.parquet, ZSTD, 3 row groups)
 //	part-1.parquet   rows 300–549, ndarrow's writer, ZSTD, row groups of ~64 rows
 //	part-2.arrow     rows 550–749, Arrow IPC file, 4 record batches
 //	part-3.tfrecord  rows 750–899, dataset.Save: one tf.train.Example per row
 //
-// label is a cell of one value, not a scalar, in every part: a TFRecord int64 feature of one
-// value per Example reads as int64 [1] (shape (rows, 1)), which does not join a scalar
-// int64 column of another part (ScanDir skips the part: shapes (0,) and (150, 1)).
+// label is a plain column [rows] in every part: a TFRecord int64 feature of one value per
+// Example reads as [rows] too, which joins the other parts' (a [rows, 1] would not).
 const mixedRows = 900
 
 // mixedTensors returns label and emb of rows [lo, hi).
@@ -41,7 +40,7 @@ func mixedTensors(t testing.TB, lo, hi int64) []dataset.Tensor {
 			emb[4*i+j] = float32(4*(lo+int64(i)) + int64(j))
 		}
 	}
-	l, err := ndarray.FromSlice(label, hi-lo, 1)
+	l, err := ndarray.FromSlice(label, hi-lo)
 	require.NoError(t, err)
 	e, err := ndarray.FromSlice(emb, hi-lo, 4)
 	require.NoError(t, err)
@@ -87,7 +86,8 @@ func writeMixed(t *testing.T, dir string) []string {
 	return paths
 }
 
-// collectMixed returns the batches of o, every one's labels its rows and its emb theirs.
+// collectMixed returns the batches of o, every one's labels its rows and its emb theirs, the
+// labels checked too.
 func collectMixed(t *testing.T, tab *table.Table, o table.BatchOptions) []table.Batch {
 	bs := collect(t, tab, o)
 	for _, b := range bs {
@@ -103,6 +103,12 @@ func collectMixed(t *testing.T, tab *table.Table, o table.BatchOptions) []table.
 			}
 		}
 		require.Equal(t, want, d.Ravel(), "batch %d's emb values are its rows'", b.Index)
+		label, err := b.Values.Column("label")
+		require.NoError(t, err)
+		l, err := dataset.DenseOf[int64](label)
+		require.NoError(t, err)
+		require.Equal(t, ndarray.Shape{int64(len(b.Rows))}, l.Shape(), "batch %d's label [rows], from every part", b.Index)
+		require.Equal(t, b.Rows, l.Ravel(), "batch %d's labels are its rows", b.Index)
 	}
 	return bs
 }
