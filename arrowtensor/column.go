@@ -290,15 +290,18 @@ func IsBytesType(dt arrow.DataType) bool {
 	return false
 }
 
-// BinaryOf returns dt with its utf8 and large_utf8 leaves, below any lists, as binary and
-// large_binary (the lists' item fields otherwise kept): the type of a column of strings that
-// are not all text, which PlainColumn and ListFromRagged write.
+// BinaryOf returns dt with its utf8 and large_utf8 leaves, below any lists and as a
+// dictionary's values, as binary and large_binary (the lists' item fields and the dictionary's
+// index type otherwise kept): the type of a column of strings that are not all text, which
+// PlainColumn and ListFromRagged write.
 func BinaryOf(dt arrow.DataType) arrow.DataType {
 	item := func(f arrow.Field) arrow.Field {
 		f.Type = BinaryOf(f.Type)
 		return f
 	}
 	switch t := dt.(type) {
+	case *arrow.DictionaryType:
+		return &arrow.DictionaryType{IndexType: t.IndexType, ValueType: BinaryOf(t.ValueType), Ordered: t.Ordered}
 	case *arrow.ListType:
 		return arrow.ListOfField(item(t.ElemField()))
 	case *arrow.LargeListType:
@@ -333,6 +336,11 @@ func AsType(arr arrow.Array, dt arrow.DataType) (arrow.Array, error) {
 
 // retyped returns d, whose type is dt but for utf8 leaves that dt has as binary, as dt.
 func retyped(d arrow.ArrayData, dt arrow.DataType) arrow.ArrayData {
+	if dict, ok := dt.(*arrow.DictionaryType); ok && d.Dictionary() != nil {
+		values := retyped(d.Dictionary(), dict.ValueType)
+		defer values.Release()
+		return array.NewDataWithDictionary(dt, d.Len(), d.Buffers(), d.NullN(), d.Offset(), values.(*array.Data))
+	}
 	children := d.Children()
 	if nested, ok := dt.(arrow.NestedType); ok && len(children) == 1 {
 		child := retyped(children[0], nested.Fields()[0].Type)

@@ -470,7 +470,7 @@ func readParquet(b []byte, base string, lim limits.Limits) ([]Tensor, []LeftOut,
 	}
 	defer rec.Release()
 	records := []arrow.Record{rec}
-	tensors, left, err := FromRecords(r.Schema(), records, base)
+	tensors, left, err := parquetTensors(r, records, base)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -728,6 +728,9 @@ func columnTensor(field arrow.Field, cols []arrow.Array) (Tensor, string, error)
 	switch {
 	case plain:
 		t, err := plainColumn(cols)
+		if d, ok := isDictionaryOfStrings(field.Type); ok && err == nil {
+			t.Dictionary, err = dictionaryOf(d, cols)
+		}
 		return t, "", err
 	case isFixed:
 		chunks := make([]*arrowtensor.FixedShapeTensorArray, len(cols))

@@ -174,6 +174,9 @@ func (t Tensor) valuesColumn(mem memory.Allocator) (arrow.Array, error) {
 	if t.Valid != nil && t.Dense.Rank() != 1 {
 		return nil, fmt.Errorf("null rows in a tensor of shape %v: only a column of one value per row holds nulls: %w", t.Shape(), ndarray.ErrShape)
 	}
+	if d, ok := t.Dense.(*ndarray.Dense[string]); ok && t.Dictionary != nil && d.Rank() == 1 {
+		return dictionaryColumn(mem, d, t.Valid, t.Dictionary, t.Bytes)
+	}
 	if t.Dense.Rank() == 1 {
 		return arrowtensor.PlainColumn(mem, t.Dense, t.Valid)
 	}

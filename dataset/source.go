@@ -115,7 +115,7 @@ func scanParquet(f *File, b []byte, base string, lim limits.Limits) ([]*Source, 
 		}
 		return out, nil, nil
 	}
-	descs, left, err := FromRecords(schema, nil, base)
+	descs, left, err := parquetTensors(r, nil, base)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -654,7 +654,7 @@ func (s *Source) parquetRowGroup(r *parquet.Reader, p sourcePart, i int, want in
 	if err != nil {
 		return Tensor{}, err
 	}
-	ts, _, err := FromRecords(r.Schema(), []arrow.Record{rec}, p.base)
+	ts, _, err := parquetTensors(r, []arrow.Record{rec}, p.base)
 	rec.Release() // Go memory: the tensor's views stay valid
 	switch {
 	case err != nil:
@@ -665,9 +665,17 @@ func (s *Source) parquetRowGroup(r *parquet.Reader, p sourcePart, i int, want in
 	return s.checkChunk(ts[0], "parquet: row group", i, want, parquet.ErrInvalid)
 }
 
-// named returns a chunk under the Source's name and kind.
+// named returns a chunk under the Source's name and kind, dictionary-encoded as its first
+// part is (a stream's schema says it before any chunk is read): with its own Dictionary, whose
+// values index the same, when it has the first part's type, else with the first part's.
 func (s *Source) named(t Tensor) Tensor {
 	t.Name, t.Kind, t.Column, t.DimNames = s.Name, s.Kind, s.Column, s.DimNames
+	switch first := s.desc.Dictionary; {
+	case first == nil:
+		t.Dictionary = nil
+	case t.Dictionary == nil || !arrow.TypeEqual(t.Dictionary.Type, first.Type):
+		t.Dictionary = &Dictionary{Type: first.Type}
+	}
 	return t
 }
 

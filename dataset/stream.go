@@ -33,7 +33,7 @@ func OpenParquetStream(path string, lim limits.Limits) *ParquetStream {
 		r.Close()
 		return nil
 	}
-	tensors, left, err := FromRecords(r.Schema(), nil, BaseName(path))
+	tensors, left, err := parquetTensors(r, nil, BaseName(path))
 	same := err == nil && len(left) == 0
 	if same {
 		rec, err := Batch(mem, tensors)

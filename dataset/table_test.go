@@ -107,8 +107,8 @@ func must[T any](v T, err error) T {
 // TestTablesAsUsersHaveThem: a table of a tensor, plain, string, binary, dictionary and struct
 // columns, in an Arrow IPC stream and file and in Parquet, reads as a table of every column
 // but the struct, which is named; written back as Arrow and Parquet, its columns keep their
-// names, order, types (int64 stays int64, a string column a string one) and values, nulls
-// included, and read back the same.
+// names, order, types (int64 stays int64, a string column a string one, a dictionary a
+// dictionary of its type) and values, nulls included, and read back the same.
 func TestTablesAsUsersHaveThem(t *testing.T) {
 	schema, recs := userTable(t)
 	pq := parquetOf(t, schema, recs)
@@ -134,7 +134,7 @@ func TestTablesAsUsersHaveThem(t *testing.T) {
 				assert.Equal(t, "float64", types["score"], format)
 				assert.Equal(t, "utf8", types["name"], format)
 				assert.Equal(t, "binary", types["raw"], format)
-				assert.Equal(t, "utf8", types["cat"], format)
+				assert.Equal(t, "dictionary<values=utf8, indices=int32, ordered=false>", types["cat"], format)
 			}
 		})
 	}
@@ -255,12 +255,14 @@ func parquetOf(t *testing.T, schema *arrow.Schema, recs []arrow.Record) []byte {
 	return buf.Bytes()
 }
 
-// schemaOf returns the Arrow type of each column of a file ndarrow wrote in format, by name.
+// schemaOf returns the Arrow type of each column of a file ndarrow wrote in format, by name:
+// of a Parquet file, the type its stored Arrow schema gives (a dictionary's, which the reader
+// decodes as its values).
 func schemaOf(t *testing.T, format dataset.Format, b []byte) map[string]string {
 	var schema *arrow.Schema
+	var r *parquet.Reader
 	var err error
 	if format == dataset.FormatParquet {
-		var r *parquet.Reader
 		r, err = parquet.NewReader(b, parquet.ReaderOptions{})
 		if err == nil {
 			schema = r.Schema()
@@ -272,6 +274,9 @@ func schemaOf(t *testing.T, format dataset.Format, b []byte) map[string]string {
 	out := map[string]string{}
 	for _, f := range schema.Fields() {
 		out[f.Name] = f.Type.String()
+		if r != nil && r.DictionaryType(f.Name) != nil {
+			out[f.Name] = r.DictionaryType(f.Name).String()
+		}
 	}
 	return out
 }
@@ -286,7 +291,8 @@ func written(t *testing.T, format dataset.Format, tensors []dataset.Tensor) []by
 }
 
 // TestBytesStayBytes: a column of bytes (binary, a dictionary of binary, a list of binary)
-// whose values all happen to be valid UTF-8 is written back as bytes, not as a string column;
+// whose values all happen to be valid UTF-8 is written back as bytes (a dictionary of them),
+// not as a string column;
 // and a Source of a Parquet file's column says the schema every one of its row groups is sent
 // with, although one row group's bytes are UTF-8 and another's are not.
 func TestBytesStayBytes(t *testing.T) {
@@ -329,7 +335,8 @@ func TestBytesStayBytes(t *testing.T) {
 			batch(schema, `["ZWY=", "Z2g="]`, `["/w==", "AP8="]`, `[["Yg==", "Yw=="], null]`, `["c", "d"]`, `[1, 0]`),
 		}
 	}
-	want := map[string]string{"id": "binary", "raw": "binary", "parts": "list<item: binary, nullable>", "text": "utf8", "kind": "binary"}
+	want := map[string]string{"id": "binary", "raw": "binary", "parts": "list<item: binary, nullable>", "text": "utf8",
+		"kind": "dictionary<values=binary, indices=int32, ordered=false>"}
 
 	ts, _, err := dataset.Read(stream(t, schema, batches(schema)...), "t", limits.Limits{})
 	require.NoError(t, err)

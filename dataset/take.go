@@ -423,7 +423,7 @@ func (s *Source) parquetRows(ctx context.Context, p sourcePart, i int, want int6
 	if err != nil {
 		return nil, err
 	}
-	ts, _, err := FromRecords(r.Schema(), []arrow.Record{rec}, p.base)
+	ts, _, err := parquetTensors(r, []arrow.Record{rec}, p.base)
 	rec.Release() // Go memory: the tensors' views stay valid
 	if err != nil {
 		return nil, err

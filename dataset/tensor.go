@@ -45,6 +45,12 @@ type Tensor struct {
 	// lists), and is written back as binary whatever its values. A string tensor without it is
 	// written as utf8 when every value is valid UTF-8, else as binary.
 	Bytes bool
+	// Dictionary, on a plain column of strings (a dense tensor [rows]) read from a
+	// dictionary-encoded Arrow column — an Arrow file's or stream's, or a Parquet file's whose
+	// stored Arrow schema says so — keeps that encoding: Batch writes the column back as a
+	// dictionary of its type (Flight streams it with its dictionary batches). nil for a column
+	// of plain strings, and written as one.
+	Dictionary *Dictionary
 }
 
 // NullCount returns the number of null rows (Valid).

@@ -342,11 +342,17 @@ func arrayCopies(arr arrow.Array, joined bool) int64 {
 // stringHeader is what a Go string takes beside its bytes.
 const stringHeader = 16
 
+// dictionaryEntry is what one value of a dictionary being built takes beside its bytes: its
+// entry in a map of string to index (a header, an index, a bucket's share) and in the list of
+// values.
+const dictionaryEntry = 64
+
 // recordCopyBound returns at most what making t's column of a record batch (dataset.Batch,
-// Tensor.Record) may copy: the bytes of strings and their offsets, bools as bits, the
-// validity bitmap of null rows, the values of a dense tensor not laid out row-major, a sparse
-// tensor's indices, a ragged one's row splits; nothing for numbers laid out row-major, which
-// the batch views.
+// Tensor.Record) may copy: the bytes of strings and their offsets (of a dictionary-encoded
+// column, its dictionary's — the strings at most, with its own values — its indices and
+// the index of its values), bools as bits, the validity bitmap of null rows, the values of a
+// dense tensor not laid out row-major, a sparse tensor's indices, a ragged one's row splits;
+// nothing for numbers laid out row-major, which the batch views.
 func recordCopyBound(t dataset.Tensor) int64 {
 	n := int64(0)
 	if t.Valid != nil {
@@ -354,6 +360,14 @@ func recordCopyBound(t dataset.Tensor) int64 {
 	}
 	width := int64(max(t.DType().Size(), 1))
 	switch {
+	case t.Dense != nil && t.DType() == ndarray.String && t.Dictionary != nil:
+		seed := int64(0)
+		for _, v := range t.Dictionary.Values {
+			seed += int64(len(v))
+		}
+		entries := t.Dense.Size() + int64(len(t.Dictionary.Values))
+		// the dictionary's bytes and offsets, an index a row, and a map entry a value
+		return n + stringBytes(t) + seed + (entries+1)*8 + t.Dense.Size()*8 + entries*dictionaryEntry
 	case t.Dense != nil && t.DType() == ndarray.String:
 		return n + stringBytes(t) + (t.Dense.Size()+1)*8
 	case t.Dense != nil && t.DType() == ndarray.Bool:

@@ -126,6 +126,9 @@ func (r *Reader) SetPageCache(c PageCache) { r.pages = c }
 type column struct {
 	field  arrow.Field // with the stored type, when it fits what Parquet holds
 	pqType arrow.DataType
+	// dict is the dictionary type the stored schema gives a column the reader decodes as its
+	// values (pqarrow decodes dictionary pages into them): DictionaryType.
+	dict   *arrow.DictionaryType
 	index  int   // in the pqarrow manifest
 	leaves []int // Parquet leaf columns
 	parts  []int // for a struct of lists (arrow.variable_shape_tensor): each child's manifest index
@@ -272,8 +275,14 @@ func (r *Reader) plan(stored *arrow.Schema, names []string) error {
 		legacyLists(sf, r.md.Schema)
 		col := column{field: *sf.Field, pqType: sf.Field.Type, index: i, leaves: leavesOf(sf)}
 		if stored != nil {
-			if want := stored.Field(i); want.Name == sf.Field.Name && fits(sf.Field.Type, want.Type) {
+			want := stored.Field(i)
+			d, isDict := want.Type.(*arrow.DictionaryType)
+			switch {
+			case want.Name != sf.Field.Name:
+			case fits(sf.Field.Type, want.Type):
 				col.field = want
+			case isDict && fits(sf.Field.Type, d.ValueType):
+				col.dict = d // read as its values, as Parquet holds them
 			}
 		}
 		if err := r.readable(&col, sf); err != nil {
@@ -382,6 +391,19 @@ func leavesOf(sf *pqarrow.SchemaField) []int {
 
 // Schema returns the schema of the columns the reader reads, with the stored Arrow types.
 func (r *Reader) Schema() *arrow.Schema { return r.schema }
+
+// DictionaryType returns the dictionary type the Arrow schema a writer stored (ARROW:schema)
+// gives the column named name — as pyarrow and Arrow C++ store a dictionary-encoded column —
+// which the reader decodes as its values (strings, not indices), or nil when the stored schema
+// gives it none. A caller that wants the column's type back encodes the values again.
+func (r *Reader) DictionaryType(name string) arrow.DataType {
+	for _, c := range r.cols {
+		if c.field.Name == name && c.dict != nil {
+			return c.dict
+		}
+	}
+	return nil
+}
 
 // SkippedColumn is a column NewReader left out because it cannot read it safely: its name,
 // its type as pqarrow reads it, and why.
