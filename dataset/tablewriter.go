@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/ndarrow/ndarrow/arrowtensor"
+	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/parquet"
 	"github.com/ndarrow/ndarrow/tfrecord"
 )
@@ -18,8 +19,14 @@ import (
 // Parquet (the batches' rows in row groups as the writer forms them), an Arrow IPC file or
 // stream (a record batch per batch), or TFRecord (a tf.train.Example per row). Every batch
 // has the first one's columns, of its types (arrowtensor.Conform: text where the first has
-// bytes is taken as bytes). Close it to end the file; what was written before a failure is
-// not a file (write it to a temporary file, as Save does).
+// bytes is taken as bytes). Batches whose dictionary-encoded columns have other dictionaries
+// go into a stream as they are (each batch after its dictionary, a replacement where it
+// changed) and into an Arrow IPC file, which holds one dictionary a column, unified: a
+// dictionary a column of every batch's values, each once, in the order they come, the
+// batches' indices mapped into it — the batches held in a temporary file (os.TempDir) until
+// Close writes the file, the unified dictionaries within WriteOptions.MaxCopySize. Close it to
+// end the file, and to let go of what it holds after a failure; what was written before a
+// failure is not a file (write it to a temporary file, as Save does).
 type TableWriter struct {
 	format  Format
 	opts    WriteOptions
@@ -29,6 +36,8 @@ type TableWriter struct {
 	file    *arrowipc.FileWriter
 	stream  *arrowipc.Writer
 	records *tfrecord.Writer
+	dicts   *fileDictionaries // an Arrow IPC file's batches with dictionary columns, until Close
+	seeker  io.WriteSeeker    // where that file goes
 	rows    int64
 	warned  bool // told opts.Warn what the Examples lose
 }
@@ -77,8 +86,12 @@ func (t *TableWriter) WriteRecord(rec arrow.Record) error {
 	switch {
 	case t.parquet != nil:
 		err = t.parquet.Write(conformed)
+	case t.dicts != nil:
+		if err = t.dicts.add(conformed); err != nil {
+			t.dicts.close() // nothing more is written
+		}
 	case t.file != nil:
-		err = t.file.Write(conformed)
+		err = explainNested(t.file.Write(conformed), t.schema)
 	case t.stream != nil:
 		err = t.stream.Write(conformed)
 	default:
@@ -104,6 +117,11 @@ func (t *TableWriter) start(schema *arrow.Schema) error {
 		if !ok {
 			return errors.New("an Arrow IPC file needs a seekable output")
 		}
+		if hasDictionaryColumns(schema) { // unified, and written at Close
+			t.seeker = ws
+			t.dicts, err = newFileDictionaries(schema, t.mem(), t.maxCopy())
+			break
+		}
 		t.file, err = arrowipc.NewFileWriter(ws, arrowipc.WithSchema(schema))
 	case FormatArrows:
 		t.stream = arrowipc.NewWriter(t.w, arrowipc.WithSchema(schema))
@@ -114,6 +132,20 @@ func (t *TableWriter) start(schema *arrow.Schema) error {
 		t.schema = schema
 	}
 	return err
+}
+
+// mem returns what the writer allocates its own copies from: opts.Allocator, or Go's.
+func (t *TableWriter) mem() memory.Allocator {
+	if t.opts.Allocator != nil {
+		return t.opts.Allocator
+	}
+	return memory.DefaultAllocator
+}
+
+// maxCopy returns what the unified dictionaries of an Arrow IPC file may take:
+// opts.MaxCopySize, or the default limit.
+func (t *TableWriter) maxCopy() int64 {
+	return limits.Limits{MaxCopySize: t.opts.MaxCopySize}.WithDefaults().MaxCopySize
 }
 
 // writeExamples writes rec's rows as tf.train.Examples, a feature per column.
@@ -151,8 +183,13 @@ func (t *TableWriter) Close() error {
 	switch {
 	case t.parquet != nil:
 		return t.parquet.Close()
+	case t.dicts != nil:
+		if t.dicts.columns == nil { // a write failed: what it held is let go
+			return errors.New("a batch failed: no Arrow IPC file written")
+		}
+		return t.dicts.writeFile(t.seeker)
 	case t.file != nil:
-		return t.file.Close()
+		return explainNested(t.file.Close(), t.schema)
 	case t.stream != nil:
 		return t.stream.Close()
 	case t.records != nil:

@@ -128,6 +128,14 @@ type WriteOptions struct {
 	// does (within MaxDenseElements).
 	PadRagged bool
 	Pad       float64
+	// MaxCopySize bounds what a TableWriter of an Arrow IPC file holds to unify the
+	// dictionaries of its batches (their values, each once, and an index of them): past it, a
+	// batch is an error wrapping limits.ErrExceeded. Zero takes limits.Default's.
+	MaxCopySize int64
+	// Allocator is what a TableWriter allocates its own copies from (an Arrow IPC file's
+	// remapped dictionary indices, its batches read back; the unified dictionaries are Go's,
+	// which arrow-go's file writer keeps); nil takes Go's.
+	Allocator memory.Allocator
 	// SkipUnsupported leaves out, each one named to Warn, the tensors the format cannot hold
 	// (a ragged tensor in a dense format, a sparse one beside others in a table, a bool or
 	// string tensor where Arrow tensors cannot hold it, null rows where HoldsNulls is false),

@@ -342,8 +342,14 @@ func (s *Server) doGetBatches(raw []byte, stream arrowflight.FlightService_DoGet
 	frames.begin()
 	defer frames.end()
 	ps := &payloadSender{stream: stream}
-	err = dataset.Guard(func() error {
-		w := arrowipc.NewWriterWithPayloadWriter(ps, arrowipc.WithSchema(p.schema), arrowipc.WithAllocator(s.opts.Allocator))
+	err = dataset.Guard(func() (err error) {
+		gate := &abandonable{PayloadWriter: ps}
+		w := arrowipc.NewWriterWithPayloadWriter(gate, arrowipc.WithSchema(p.schema), arrowipc.WithAllocator(s.opts.Allocator))
+		defer func() {
+			if err != nil {
+				gate.abandon(w) // the dictionaries it last sent, let go
+			}
+		}()
 		for b, err := range p.table.Batches(ctx, o) {
 			if err != nil {
 				return err

@@ -209,6 +209,43 @@ func (s *payloadSender) WritePayload(p arrowipc.Payload) error {
 	return s.stream.SendMsg(fd)
 }
 
+// abandonable is the payload writer of an IPC writer whose stream may fail: once abandoned it
+// sends and ends nothing, so that the writer is closed after a failure only to let go of the
+// dictionaries it last sent (arrow-go's writer keeps them until Close), never to end the
+// stream as whole (a data URL's end-of-stream marker).
+type abandonable struct {
+	arrowipc.PayloadWriter
+	abandoned bool
+}
+
+func (a *abandonable) Start() error {
+	if a.abandoned {
+		return nil
+	}
+	return a.PayloadWriter.Start()
+}
+
+func (a *abandonable) WritePayload(p arrowipc.Payload) error {
+	if a.abandoned {
+		return nil
+	}
+	return a.PayloadWriter.WritePayload(p)
+}
+
+func (a *abandonable) Close() error {
+	if a.abandoned {
+		return nil
+	}
+	return a.PayloadWriter.Close()
+}
+
+// abandon closes w, writing through a, after its stream failed: what w holds is released,
+// nothing is sent.
+func (a *abandonable) abandon(w *arrowipc.Writer) {
+	a.abandoned = true
+	_ = w.Close()
+}
+
 // isRecordBatch reports whether header, a message's flatbuffer that arrow-go's IPC writer
 // made (not input), is a record batch's.
 func isRecordBatch(header []byte) bool {

@@ -747,8 +747,14 @@ func (s *Server) streamEntry(ctx context.Context, e *entry, pw arrowipc.PayloadW
 // endpoint's Arrow IPC stream. A Source's files are checked (CheckUnchanged) once every chunk
 // is written and before the stream's end (the data endpoint's end-of-stream marker), so that
 // a stream whose file was modified in place under it never ends as whole.
-func (s *Server) sendEntry(ctx context.Context, e *entry, pw arrowipc.PayloadWriter) error {
-	w := arrowipc.NewWriterWithPayloadWriter(pw, arrowipc.WithSchema(e.schema), arrowipc.WithAllocator(s.opts.Allocator))
+func (s *Server) sendEntry(ctx context.Context, e *entry, pw arrowipc.PayloadWriter) (err error) {
+	gate := &abandonable{PayloadWriter: pw}
+	w := arrowipc.NewWriterWithPayloadWriter(gate, arrowipc.WithSchema(e.schema), arrowipc.WithAllocator(s.opts.Allocator))
+	defer func() {
+		if err != nil {
+			gate.abandon(w) // the dictionaries it last sent, let go
+		}
+	}()
 	if e.record != nil { // its Source, when it has one, is its file's: the record views it
 		if err := s.send(ctx, w, e.schema, e.record); err != nil {
 			return err

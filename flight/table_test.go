@@ -285,7 +285,8 @@ func TestPlainAndStringColumns(t *testing.T) {
 // binary, dictionary) in order, described in FlightInfo with the struct column it leaves out,
 // and fetched whole by Client.GetTable, by DoGet and by the data URL, equal to dataset.Open of
 // the files; their columns stay flights of their own; an arrow-go client reads the table as
-// plain Arrow columns.
+// Arrow columns: plain ones plain, the dictionary-encoded one a dictionary of utf8 (each batch
+// after its dictionary, as Arrow C++ sends a table's chunks).
 func TestTableFlights(t *testing.T) {
 	dir := t.TempDir()
 	writeUserParquet(t, filepath.Join(dir, "t.parquet"), 5000, 700)
@@ -350,12 +351,17 @@ func TestTableFlights(t *testing.T) {
 			if table != "u" { // one record of the file, which fits one message
 				require.Greater(t, len(recs), 1, "%s: a batch a row group at least", table)
 			}
-			want := []arrow.Type{arrow.EXTENSION, arrow.INT64, arrow.FLOAT64, arrow.STRING, arrow.BINARY, arrow.STRING}
+			want := []arrow.Type{arrow.EXTENSION, arrow.INT64, arrow.FLOAT64, arrow.STRING, arrow.BINARY, arrow.DICTIONARY}
 			total := int64(0)
 			for _, r := range recs {
 				for i, f := range r.Schema().Fields() {
 					require.Equal(t, userColumns[i], f.Name)
 					require.Equal(t, want[i], f.Type.ID(), "%s: %s", table, f.Name) // raw stays bytes, text or not
+					if d, ok := f.Type.(*arrow.DictionaryType); ok {
+						require.Equal(t, arrow.BinaryTypes.String, d.ValueType, "%s: %s", table, f.Name)
+						cat := r.Column(i).(*array.Dictionary)
+						require.Positive(t, cat.Dictionary().Len(), "%s: %s: its dictionary came before it", table, f.Name)
+					}
 				}
 				total += r.NumRows()
 				r.Release()
