@@ -2,9 +2,11 @@ package dataset_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -317,4 +319,100 @@ func TestDictionaryColumnsRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "dictionary<values=binary, indices=int32, ordered=false>", rec.Schema().Field(0).Type.String(), "bytes that are not text")
 	rec.Release()
+}
+
+// What Arrow C++ 17 reads of the files a TableWriter writes of catBatches (record batches of
+// other dictionaries), recorded by TestRecordArrowCppDictionaryFiles: the committed files
+// (unified.arrow, an Arrow IPC file of one unified dictionary; replaced.arrows, a stream that
+// replaces its dictionary), what Arrow C++'s IPC readers read of each, written back as Parquet
+// by parquet_golden from-ipc (*.cpp.parquet), and what parquet_golden read says of those
+// (cpp-read.jsonl).
+const dictionaryFiles = "testdata/dictionaries"
+
+// writeCatBatches writes catBatches with a TableWriter in format to path.
+func writeCatBatches(t *testing.T, path string, format dataset.Format) {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	defer f.Close()
+	w, err := dataset.NewTableWriter(f, format, dataset.WriteOptions{Allocator: mem})
+	require.NoError(t, err)
+	for _, rec := range catBatches(t, mem) {
+		require.NoError(t, w.WriteRecord(rec))
+		rec.Release()
+	}
+	require.NoError(t, w.Close())
+}
+
+// TestRecordArrowCppDictionaryFiles records dictionaryFiles. It runs only when
+// NDARROW_ARROW_CPP names the reference's bin directory:
+//
+//	NDARROW_ARROW_CPP=$PWD/../shared/reference/arrow-cpp-17/bin go test ./dataset -run RecordArrowCppDictionaryFiles
+func TestRecordArrowCppDictionaryFiles(t *testing.T) {
+	bin := os.Getenv("NDARROW_ARROW_CPP")
+	if bin == "" {
+		t.Skip("NDARROW_ARROW_CPP names Arrow C++ 17's programs (../shared/reference/arrow-cpp-17/bin) to record from")
+	}
+	require.NoError(t, os.MkdirAll(dictionaryFiles, 0o755))
+	var read []string
+	for _, name := range []string{"unified.arrow", "replaced.arrows"} {
+		path := filepath.Join(dictionaryFiles, name)
+		writeCatBatches(t, path, dataset.Format(strings.TrimPrefix(filepath.Ext(name), ".")))
+		pq := path + ".cpp.parquet"
+		b, err := exec.Command(filepath.Join(bin, "parquet_golden"), "from-ipc", path, pq).CombinedOutput()
+		require.NoError(t, err, "%s", b)
+		b, err = exec.Command(filepath.Join(bin, "parquet_golden"), "read", pq, t.TempDir()).Output()
+		require.NoError(t, err)
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var m map[string]any
+			require.NoError(t, json.Unmarshal([]byte(l), &m))
+			m["file"] = name
+			line, _ := json.Marshal(m)
+			read = append(read, string(line))
+		}
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dictionaryFiles, "cpp-read.jsonl"), []byte(strings.Join(read, "\n")+"\n"), 0o644))
+}
+
+// TestArrowCppReadsDictionaryFiles: a TableWriter writes today the bytes of the committed
+// files, which Arrow C++ 17 read (recorded): the Arrow IPC file of batches of other
+// dictionaries (one unified dictionary) and the stream that replaces its dictionary, each as
+// the category dictionary<values=string, indices=int32> of 9 rows and 1 null, and what it read
+// — the Parquet it wrote of it — holds every row's category and label, as ndarrow reads
+// ndarrow's files.
+func TestArrowCppReadsDictionaryFiles(t *testing.T) {
+	lines, err := os.ReadFile(filepath.Join(dictionaryFiles, "cpp-read.jsonl"))
+	require.NoError(t, err)
+	cats := 0
+	for _, l := range strings.Split(strings.TrimSpace(string(lines)), "\n") {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &m))
+		if m["name"] == "cat" {
+			cats++
+			assert.Equal(t, "dictionary<values=string, indices=int32, ordered=0>", m["type"], m["file"])
+			assert.Equal(t, float64(len(catRows)), m["rows"], m["file"])
+			assert.Equal(t, float64(1), m["null_count"], m["file"])
+		}
+	}
+	assert.Equal(t, 2, cats, "both files read")
+	for _, name := range []string{"unified.arrow", "replaced.arrows"} {
+		t.Run(name, func(t *testing.T) {
+			committed := filepath.Join(dictionaryFiles, name)
+			path := filepath.Join(t.TempDir(), name)
+			writeCatBatches(t, path, dataset.Format(strings.TrimPrefix(filepath.Ext(name), ".")))
+			want, err := os.ReadFile(committed)
+			require.NoError(t, err)
+			got, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.True(t, bytes.Equal(want, got), "a TableWriter writes other bytes than %s, which Arrow C++ read: record again (TestRecordArrowCppDictionaryFiles)", committed)
+			for _, file := range []string{committed, committed + ".cpp.parquet"} {
+				f, err := dataset.Open(file, limits.Limits{})
+				require.NoError(t, err, file)
+				requireCats(t, f)
+				f.Release()
+			}
+		})
+	}
 }
