@@ -416,3 +416,28 @@ func TestArrowCppReadsDictionaryFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestDictionaryBytes: a dictionary-encoded column counts its indices in a record batch's
+// bytes and its dictionary once beside them (RecordBytes: Flight's total_bytes); SplitRecord
+// sizes batches by their indices and refuses, naming the column, a dictionary larger than a
+// message, which goes whole in a message of its own.
+func TestDictionaryBytes(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rec := catBatch(t, mem, `["red", "green"]`, `[0, 1, 1, null, 0, 0, 1, 1]`, 0)
+	defer rec.Release()
+	n, err := dataset.RecordBytes(rec)
+	require.NoError(t, err)
+	// label: 8 int64; cat: a validity byte, 8 int32 indices; its dictionary: 3 offsets, 8 bytes
+	assert.Equal(t, int64(8*8+1+8*4+3*4+8), n)
+
+	parts, err := dataset.SplitRecord(rec, 8*2+1+4*2) // two rows a batch, the dictionary beside
+	require.NoError(t, err)
+	assert.Len(t, parts, 4)
+	for _, p := range parts {
+		p.Release()
+	}
+	_, err = dataset.SplitRecord(rec, 19)
+	require.ErrorIs(t, err, dataset.ErrBatchTooLarge)
+	assert.ErrorContains(t, err, "column cat's dictionary holds 20 bytes, a message at most 19")
+}

@@ -294,12 +294,23 @@ func (t Tensor) fieldMetadata() arrow.Metadata {
 // SplitRecord slices rec between rows into record batches whose buffers hold at most
 // maxBatchBytes bytes each, as many rows in each as fit; with maxBatchBytes ≤ 0 the one batch
 // is rec itself, retained. The batches are views of rec; release each. A record of no rows
-// gives one empty batch; a row that alone exceeds maxBatchBytes fails with ErrBatchTooLarge.
+// gives one empty batch; a row that alone exceeds maxBatchBytes fails with ErrBatchTooLarge,
+// and so does a dictionary-encoded column's dictionary, which goes whole in a message of its
+// own (a batch counts its indices).
 func SplitRecord(rec arrow.Record, maxBatchBytes int64) ([]arrow.Record, error) {
 	n := rec.NumRows()
 	if maxBatchBytes <= 0 || n == 0 {
 		rec.Retain()
 		return []arrow.Record{rec}, nil
+	}
+	for i, col := range rec.Columns() { // a dictionary goes whole, in a message of its own
+		d, err := dictionaryBytes(col)
+		if err != nil {
+			return nil, err
+		}
+		if d > maxBatchBytes {
+			return nil, fmt.Errorf("%w: column %s's dictionary holds %d bytes, a message at most %d", ErrBatchTooLarge, rec.ColumnName(i), d, maxBatchBytes)
+		}
 	}
 	span := func(lo, hi int64) (int64, error) {
 		total := int64(0)
@@ -368,7 +379,8 @@ func SplitRecord(rec arrow.Record, maxBatchBytes int64) ([]arrow.Record, error) 
 }
 
 // RecordBytes returns the bytes the buffers of rec take in a record batch body, before
-// padding: what Flight's total_bytes counts.
+// padding, and those of the dictionaries of its dictionary-encoded columns: what Flight's
+// total_bytes counts.
 func RecordBytes(rec arrow.Record) (int64, error) {
 	total := int64(0)
 	for _, col := range rec.Columns() {
@@ -376,9 +388,23 @@ func RecordBytes(rec arrow.Record) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		total += b
+		d, err := dictionaryBytes(col)
+		if err != nil {
+			return 0, err
+		}
+		total += b + d
 	}
 	return total, nil
+}
+
+// dictionaryBytes returns the bytes the dictionary of a dictionary-encoded array takes in its
+// dictionary batch's body, before padding (0 for another array).
+func dictionaryBytes(arr arrow.Array) (int64, error) {
+	d, ok := arr.(*array.Dictionary)
+	if !ok {
+		return 0, nil
+	}
+	return byteSpan(d.Dictionary(), 0, int64(d.Dictionary().Len()))
 }
 
 // listSpan is byteSpan of a list array of offsets width bytes wide over values.
@@ -434,8 +460,9 @@ func offsetsAt(arr arrow.Array, lo, hi int64, width, data int) (start, end int64
 }
 
 // byteSpan returns the bytes the buffers of rows [lo, hi) of arr take in a record batch
-// body, before padding. Offsets are read from the buffers and checked, not through arrow-go's
-// accessors, which panic on an array a dependency left inconsistent.
+// body, before padding — of a dictionary-encoded array, its indices (its dictionary is a
+// message of its own: dictionaryBytes). Offsets are read from the buffers and checked, not
+// through arrow-go's accessors, which panic on an array a dependency left inconsistent.
 func byteSpan(arr arrow.Array, lo, hi int64) (int64, error) {
 	if hi <= lo {
 		return 0, nil
@@ -448,6 +475,9 @@ func byteSpan(arr arrow.Array, lo, hi int64) (int64, error) {
 	switch a := arr.(type) {
 	case array.ExtensionArray:
 		return byteSpan(a.Storage(), lo, hi)
+	case *array.Dictionary:
+		width := int64(a.DataType().(*arrow.DictionaryType).IndexType.(arrow.FixedWidthDataType).BitWidth() / 8)
+		return validity + rows*width, nil
 	case *array.FixedSizeList:
 		n := int64(a.DataType().(*arrow.FixedSizeListType).Len())
 		off := int64(a.Data().Offset())

@@ -121,11 +121,11 @@ func TestTablesOverFlightInTheCLI(t *testing.T) {
 	code, stdout, stderr = runCLI("ls", s.uri)
 	require.Equal(t, exitOK, code, stderr)
 	for _, line := range []string{
-		"t        table               -        (450,)    450   17505",
+		"t        table               -        (450,)    450   16169",
 		"t.emb    fixed_shape_tensor  float32  (450, 3)  450   5400",
 		"t.label  dense               int64    (450,)    450   3657", // and its validity bitmap
 		"t.name   dense               string   (450,)    450   5294",
-		"t.cat    dense               string   (450,)    450   3154",
+		"t.cat    dense               string   (450,)    450   1818", // a dictionary: int32 indices and its two values
 	} {
 		assert.Contains(t, stdout, line)
 	}

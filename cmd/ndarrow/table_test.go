@@ -132,13 +132,15 @@ func writeRecords(t *testing.T, path string, schema *arrow.Schema, recs ...arrow
 }
 
 // columnTypes returns the Arrow type of each column of an Arrow IPC file or stream, or a
-// Parquet file's stored Arrow schema, by name.
+// Parquet file's stored Arrow schema (a dictionary's type, which the reader decodes as its
+// values), by name.
 func columnTypes(t *testing.T, path string) map[string]string {
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	var schema *arrow.Schema
+	var r *parquet.Reader
 	if filepath.Ext(path) == ".parquet" {
-		r, err := parquet.NewReader(b, parquet.ReaderOptions{})
+		r, err = parquet.NewReader(b, parquet.ReaderOptions{})
 		require.NoError(t, err)
 		schema = r.Schema()
 	} else {
@@ -148,6 +150,9 @@ func columnTypes(t *testing.T, path string) map[string]string {
 	out := map[string]string{}
 	for _, f := range schema.Fields() {
 		out[f.Name] = f.Type.String()
+		if r != nil && r.DictionaryType(f.Name) != nil {
+			out[f.Name] = r.DictionaryType(f.Name).String()
+		}
 	}
 	return out
 }
@@ -230,8 +235,9 @@ const structLeftOut = "ndarrow convert: t.s: struct<a: int32> left out: a struct
 // TestConvertKeepsEveryColumn: convert of a table — Parquet, Arrow IPC file or stream, one
 // batch or several, or a directory of its parts — to Arrow or Parquet keeps every column that
 // has a tensor form, in order, with its dtype, shape, values and null rows; the written types
-// are plain (int64 stays int64, a string column utf8, bytes binary, a dictionary of strings
-// utf8); the struct is named once on stderr, status 0.
+// are the columns' (int64 stays int64, a string column utf8, bytes binary, a dictionary of
+// strings a dictionary of utf8 — in Parquet its stored Arrow schema's); the struct is named
+// once on stderr, status 0.
 func TestConvertKeepsEveryColumn(t *testing.T) {
 	dir := t.TempDir()
 	parts := filepath.Join(dir, "parts", "t") // a directory that is one table, t, of two parts
@@ -261,7 +267,8 @@ func TestConvertKeepsEveryColumn(t *testing.T) {
 				assert.Empty(t, left, "%s: what was read is written", to)
 				assertSameColumns(t, want, got)
 				types := columnTypes(t, out)
-				for col, typ := range map[string]string{"label": "int64", "score": "float64", "name": "utf8", "raw": "binary", "cat": "utf8"} {
+				for col, typ := range map[string]string{"label": "int64", "score": "float64", "name": "utf8", "raw": "binary",
+					"cat": "dictionary<values=utf8, indices=int32, ordered=false>"} {
 					assert.Equal(t, typ, types[col], "%s: %s", to, col)
 				}
 				assert.Contains(t, types["emb"], "fixed_shape_tensor", to)
