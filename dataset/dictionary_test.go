@@ -245,7 +245,10 @@ func TestTableWriterDictionaryLimits(t *testing.T) {
 			}
 			require.ErrorIs(t, failed, tc.want)
 			assert.ErrorContains(t, failed, tc.says)
-			assert.Error(t, w.Close(), "no file of a failed writer")
+			rec := catBatch(t, mem, `["x"]`, `[0]`, 0)
+			assert.ErrorIs(t, w.WriteRecord(rec), tc.want, "no batch after a failure")
+			rec.Release()
+			assert.ErrorIs(t, w.Close(), tc.want, "no file of a failed writer")
 			assert.Zero(t, out.Len(), "nothing written")
 		})
 	}

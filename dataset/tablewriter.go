@@ -38,6 +38,7 @@ type TableWriter struct {
 	records *tfrecord.Writer
 	dicts   *fileDictionaries // an Arrow IPC file's batches with dictionary columns, until Close
 	seeker  io.WriteSeeker    // where that file goes
+	failed  error             // the write that failed an Arrow IPC file of dictionaries
 	rows    int64
 	warned  bool // told opts.Warn what the Examples lose
 }
@@ -73,6 +74,9 @@ func (t *TableWriter) Write(tensors []Tensor) error {
 // whose Examples hold no nulls, a column with null rows is an error wrapping
 // arrowtensor.ErrNull that names it.
 func (t *TableWriter) WriteRecord(rec arrow.Record) error {
+	if t.failed != nil {
+		return fmt.Errorf("a batch before failed: %w", t.failed)
+	}
 	if t.schema == nil {
 		if err := t.start(rec.Schema()); err != nil {
 			return err
@@ -89,6 +93,7 @@ func (t *TableWriter) WriteRecord(rec arrow.Record) error {
 	case t.dicts != nil:
 		if err = t.dicts.add(conformed); err != nil {
 			t.dicts.close() // nothing more is written
+			t.failed = err
 		}
 	case t.file != nil:
 		err = explainNested(t.file.Write(conformed), t.schema)
@@ -183,11 +188,12 @@ func (t *TableWriter) Close() error {
 	switch {
 	case t.parquet != nil:
 		return t.parquet.Close()
+	case t.failed != nil: // what it held is let go
+		return fmt.Errorf("no Arrow IPC file written: a batch failed: %w", t.failed)
 	case t.dicts != nil:
-		if t.dicts.columns == nil { // a write failed: what it held is let go
-			return errors.New("a batch failed: no Arrow IPC file written")
-		}
-		return t.dicts.writeFile(t.seeker)
+		err := t.dicts.writeFile(t.seeker)
+		t.dicts = nil
+		return err
 	case t.file != nil:
 		return explainNested(t.file.Close(), t.schema)
 	case t.stream != nil:
