@@ -3,6 +3,7 @@ package flight
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/internal/arrowfb"
+	"github.com/ndarrow/ndarrow/internal/flightreplay"
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/limits"
 )
@@ -29,8 +31,12 @@ import (
 // sharing one dictionary, as pyarrow writes a pandas category) and dict.parquet (Arrow C++'s
 // Parquet of it, its Arrow schema stored) — recorded by TestRecordArrowCppDictionaries: what
 // flight_ref get printed of each flight (cppDictGets), the IPC file its client wrote of each
-// (cppDictFetched, by flight), and what Arrow C++ reads of those (cppDictFetchedRead).
+// (cppDictFetched, by flight), and what Arrow C++ reads of those (cppDictFetchedRead); and
+// Arrow C++'s own server and client with dict.arrow (cppDictRecording).
 const (
+	// cppDictRecording is Arrow C++'s server listing and streaming dict.arrow, and its
+	// client's DoPut of it.
+	cppDictRecording   = "testdata/arrow-cpp-17/dict.bin.zst"
 	cppDictParquet     = "testdata/arrow-cpp-17/dict.parquet"
 	cppDictGets        = "testdata/arrow-cpp-17/dict_get.jsonl"
 	cppDictFetched     = "testdata/arrow-cpp-17/dict_fetched_%s.arrow"
@@ -110,6 +116,31 @@ func TestRecordArrowCppDictionaries(t *testing.T) {
 	input := cppDictInput(t, work)
 	b, err := exec.Command(filepath.Join(bin, "parquet_golden"), "from-ipc", input, cppDictParquet).CombinedOutput()
 	require.NoError(t, err, "%s", b)
+
+	// Arrow C++'s server streaming dict.arrow, and its client putting it.
+	fc, rec := cppFlights(t, bin, work)
+	require.Len(t, rec.Infos, 1)
+	stream, err := fc.DoGet(context.Background(), rec.Infos[0].Endpoint[0].Ticket)
+	require.NoError(t, err)
+	var msgs []*arrowflight.FlightData
+	for {
+		fd, err := stream.Recv()
+		if err != nil {
+			break
+		}
+		msgs = append(msgs, fd)
+	}
+	rec.AddStream("dict", msgs)
+	rs := &recordingServer{}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	gs := grpc.NewServer()
+	arrowflight.RegisterFlightServiceServer(gs, rs)
+	go func() { _ = gs.Serve(lis) }()
+	runCpp(t, bin, "put", "grpc://"+lis.Addr().String(), "dict", input)
+	gs.Stop()
+	rec.Put = rs.msgs
+	require.NoError(t, rec.Write(cppDictRecording))
 
 	s := serve(t, Options{}, "grpc")
 	_, err = s.store.AddDir(cppDictDir(t), limits.Limits{})
@@ -242,6 +273,42 @@ func TestArrowCppFetchesDictionaries(t *testing.T) {
 			}
 			require.Equal(t, cppDictRows, rows, "%s: arrow-go's client", name)
 		}
+	}
+}
+
+// TestArrowCppDictionaryPeers: ndarrow's client of Arrow C++ 17's server (recorded) reads its
+// stream of dict.arrow — a dictionary batch, then record batches — as a table whose category
+// keeps the file's dictionary; Arrow C++'s client putting it (recorded) to an ndarrow server
+// stores the category as that dictionary, which streams back so.
+func TestArrowCppDictionaryPeers(t *testing.T) {
+	rec, err := flightreplay.Read(cppDictRecording)
+	require.NoError(t, err)
+	var types []arrowfb.MessageHeader
+	for _, fd := range rec.Streams["dict"] {
+		if len(fd.DataHeader) > 0 {
+			types = append(types, arrowfb.GetRootAsMessage(fd.DataHeader, 0).HeaderType())
+		}
+	}
+	require.Equal(t, []arrowfb.MessageHeader{arrowfb.MessageHeaderSchema, arrowfb.MessageHeaderDictionaryBatch,
+		arrowfb.MessageHeaderRecordBatch, arrowfb.MessageHeaderRecordBatch}, types, "Arrow C++ sends the dictionary once, before the record batches")
+	srv, err := flightreplay.Serve(rec)
+	require.NoError(t, err)
+	t.Cleanup(srv.Stop)
+	ctx := context.Background()
+	all, err := dial(t, srv.URI(), ClientOptions{}).GetTable(ctx, "dict")
+	require.NoError(t, err)
+	requireCppDictColumn(t, "Arrow C++'s server", all[0], cppDictValues)
+
+	s := serve(t, Options{}, "grpc")
+	_, err = flightreplay.SendPut(ctx, strings.TrimPrefix(s.uri, "grpc://"), rec.Put, -1)
+	require.NoError(t, err)
+	c := dial(t, s.uri, ClientOptions{})
+	all, err = c.GetTable(ctx, "dict")
+	require.NoError(t, err)
+	requireCppDictColumn(t, "put by Arrow C++'s client", all[0], cppDictValues)
+	for _, r := range arrowGoGet(t, s.uri, "dict") {
+		require.Equal(t, "dictionary<values=utf8, indices=int32, ordered=false>", r.Schema().Field(0).Type.String())
+		r.Release()
 	}
 }
 
