@@ -124,7 +124,7 @@ func dictionaryColumn(mem memory.Allocator, d *ndarray.Dense[string], valid []bo
 		valueType = arrowtensor.BinaryOf(valueType)
 	}
 	typ := &arrow.DictionaryType{IndexType: dict.Type.IndexType, ValueType: valueType, Ordered: dict.Type.Ordered}
-	if max := maxIndex(typ.IndexType); int64(len(entries))-1 > max {
+	if reach := maxIndex(typ.IndexType); int64(len(entries))-1 > reach {
 		return nil, fmt.Errorf("a dictionary of %d values: more than its %v indices reach: %w", len(entries), typ.IndexType, ndarray.ErrDType)
 	}
 	values, err := stringArray(mem, valueType, entries)
