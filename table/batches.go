@@ -357,7 +357,7 @@ func (t *Table) planOf(o BatchOptions) (plan, error) {
 		if got := *c; got.Version != want.Version {
 			return plan{}, fmt.Errorf("%s: %s (the cursor's version %s, the table's now %s): %w", t.Name, changedSince(t.files(), got.Files), got.Version, want.Version, ErrTableChanged)
 		} else if got != want {
-			return plan{}, fmt.Errorf("%w: %s is for other options than these (%s)", ErrCursor, got, want)
+			return plan{}, fmt.Errorf("%w: %s is for other options than these: %s (resume with the options it was made with)", ErrCursor, got, optionsDiffer(got, want))
 		}
 		if c.Next > p.count {
 			return plan{}, fmt.Errorf("%w: %s: batch %d of %d", ErrCursor, c, c.Next, p.count)
@@ -365,6 +365,27 @@ func (t *Table) planOf(o BatchOptions) (plan, error) {
 		p.cursor.Next = c.Next
 	}
 	return p, nil
+}
+
+// optionsDiffer says which options of the cursor got are not those of want: "epoch 2, not 3;
+// shard 0 of 2, not 1 of 2".
+func optionsDiffer(got, want Cursor) string {
+	var out []string
+	differ := func(what string, g, w any) {
+		if g != w {
+			out = append(out, fmt.Sprintf("%s %v, not %v", what, g, w))
+		}
+	}
+	differ("shuffle", got.Shuffle, want.Shuffle)
+	differ("seed", got.Seed, want.Seed)
+	differ("epoch", got.Epoch, want.Epoch)
+	differ("batch size", got.Size, want.Size)
+	differ("shard", fmt.Sprintf("%d of %d", got.Shard, got.Shards), fmt.Sprintf("%d of %d", want.Shard, want.Shards))
+	differ("drop last", got.DropLast, want.DropLast)
+	if len(out) == 0 { // the files' fingerprints alone
+		return fmt.Sprintf("files %q, not %q", got.Files, want.Files)
+	}
+	return "the cursor's " + strings.Join(out, "; ")
 }
 
 // rows returns the table rows of batch b of the plan.

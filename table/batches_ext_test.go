@@ -395,3 +395,40 @@ func TestFinishedEpoch(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, [2]int64{0, 0}, [2]int64{batches, rows})
 }
+
+// TestCursorOfOtherOptions: a cursor used with options other than its own is refused with
+// ErrCursor, naming each option that differs and what to do.
+func TestCursorOfOtherOptions(t *testing.T) {
+	paths := writeFiles(t, t.TempDir())
+	tab, err := table.Open(paths["plain.parquet"], table.Options{})
+	require.NoError(t, err)
+	defer tab.Release()
+	made := table.BatchOptions{Size: 100, Shuffle: true, Seed: 9, Epoch: 2, Shard: 0, Shards: 2}
+	b, err := firstBatch(tab.Batches(t.Context(), made))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		change func(o *table.BatchOptions)
+		want   string
+	}{
+		{func(o *table.BatchOptions) { o.Shard = 1 }, "the cursor's shard 0 of 2, not 1 of 2"},
+		{func(o *table.BatchOptions) { o.Epoch = 3 }, "the cursor's epoch 2, not 3"},
+		{func(o *table.BatchOptions) { o.Seed, o.Size = 8, 50 }, "the cursor's seed 9, not 8; batch size 100, not 50"},
+		{func(o *table.BatchOptions) { o.Shuffle, o.Seed = false, 0 }, "the cursor's shuffle true, not false; seed 9, not 0"},
+		{func(o *table.BatchOptions) { o.DropLast = true }, "the cursor's drop last false, not true"},
+	} {
+		o := made
+		tc.change(&o)
+		o.After = &b.Cursor
+		_, err := firstBatch(tab.Batches(t.Context(), o))
+		require.ErrorIs(t, err, table.ErrCursor)
+		assert.Contains(t, err.Error(), "is for other options than these: "+tc.want+" (resume with the options it was made with)")
+	}
+}
+
+// firstBatch returns the first batch of seq, or its error.
+func firstBatch(seq func(func(table.Batch, error) bool)) (table.Batch, error) {
+	for b, err := range seq {
+		return b, err
+	}
+	return table.Batch{}, errors.New("no batch")
+}
