@@ -97,6 +97,17 @@ func tooLarge(msg string) (got, limit int64, ok bool) {
 	return got, limit, err == nil && n == 2
 }
 
+// tooLargeToSend reads gRPC's "grpc: trying to send message larger than max (16777393 vs.
+// 4194304)": a message above the sender's limit.
+func tooLargeToSend(msg string) (got, limit int64, ok bool) {
+	_, rest, found := strings.Cut(msg, "trying to send message larger than max (")
+	if !found {
+		return 0, 0, false
+	}
+	n, err := fmt.Sscanf(rest, "%d vs. %d)", &got, &limit)
+	return got, limit, err == nil && n == 2
+}
+
 // unreachable returns, in words, why gRPC could not connect, from the message of its
 // Unavailable status ("connection error: desc = \"transport: Error while dialing: dial tcp
 // 127.0.0.1:1: connect: connection refused\""), and whether the message says it could not.
