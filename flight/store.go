@@ -19,6 +19,7 @@ import (
 
 	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/limits"
+	"github.com/ndarrow/ndarrow/ndarray"
 )
 
 // Sentinel errors; test for them with errors.Is.
@@ -215,10 +216,20 @@ func (s *Store) sourceEntry(root string, src *dataset.Source) (*entry, error) {
 	}
 	meta := tensorMetadata{Kind: string(src.Kind), DType: src.DType().String(), Shape: src.Shape(), DimNames: src.DimNames}
 	src.Retain()
-	e := &entry{meta: meta, schema: schema, rows: src.Rows(), bytes: src.Bytes(), source: src, root: root}
+	e := &entry{meta: meta, schema: schema, rows: src.Rows(), bytes: streamBytes(src), source: src, root: root}
 	e.refs.Store(1)
 	stampFiles(e, src)
 	return e, nil
+}
+
+// streamBytes returns what the record batches of src hold, as a FlightInfo's total_bytes
+// tells it: its Bytes, but -1 (unknown) for strings, whose Bytes counts what they take in
+// memory (a header a value), not the values and offsets their record batches hold.
+func streamBytes(src *dataset.Source) int64 {
+	if src.DType() == ndarray.String {
+		return -1
+	}
+	return src.Bytes()
 }
 
 // stampFiles gives e the version of the files of srcs: a digest of each file's identity, size

@@ -603,3 +603,53 @@ func TestPeersTablesNameWhatTheyLeaveOut(t *testing.T) {
 	require.Equal(t, "x.s", info.LeftOut[0].Name)
 	require.Contains(t, info.LeftOut[0].String(), "struct<a: int32> left out")
 }
+
+// TestStringColumnsBytes: what a server tells of a flight of strings — a Parquet column, a
+// table of Arrow file parts, an Arrow IPC file, an upload, and each table holding them — is
+// never 0 bytes: what its record batches hold (values, offsets and validity), exactly, or -1
+// where that is not known before reading.
+func TestStringColumnsBytes(t *testing.T) {
+	f := newTakeFixture(t, Options{})
+	c := dial(t, f.s.uri, ClientOptions{})
+	raw := rawClient(t, f.s.uri)
+	infos, err := c.List(t.Context())
+	require.NoError(t, err)
+	streamed := func(t *testing.T, name string) int64 {
+		fi, err := raw.GetFlightInfo(t.Context(), pathDescriptor(name))
+		require.NoError(t, err)
+		stream, err := raw.DoGet(t.Context(), fi.Endpoint[0].Ticket)
+		require.NoError(t, err)
+		rd, err := arrowflight.NewRecordReader(stream)
+		require.NoError(t, err)
+		defer rd.Release()
+		total := int64(0)
+		for rd.Next() {
+			n, err := dataset.RecordBytes(rd.Record())
+			require.NoError(t, err)
+			total += n
+		}
+		require.NoError(t, rd.Err())
+		return total
+	}
+	strings := map[string]int64{}
+	for _, i := range infos {
+		holds := i.DType == "string"
+		for _, col := range i.Columns {
+			holds = holds || col.DType == "string"
+		}
+		if holds {
+			strings[i.Name] = i.Bytes
+		}
+	}
+	for _, name := range []string{"t.name", "t", "parts.name", "parts", "up.name", "up", "a.name", "a"} {
+		require.Contains(t, strings, name, "a flight of strings")
+	}
+	for name, bytes := range strings {
+		assert.NotZero(t, bytes, "%s: never 0", name)
+		if bytes >= 0 {
+			assert.Equal(t, streamed(t, name), bytes, "%s: what its record batches hold", name)
+		}
+	}
+	assert.Equal(t, int64(-1), strings["t.name"], "a Parquet column of strings: unknown before reading")
+	assert.Positive(t, strings["up.name"], "an upload's: known")
+}
