@@ -16,43 +16,31 @@ import (
 // and memory in proportion to the shape. Errors that wrap it also wrap limits.ErrExceeded.
 var ErrTooLarge = errors.New("sparse: the dense form exceeds the limit")
 
-// DenseLimitError is what CheckDense returns: the dense form of an array of Shape holds
-// Elements (-1: more than an int64 counts), above Limit. It matches ErrTooLarge and
-// limits.ErrExceeded; a caller that sets the limit (a flag) can say what to raise it to.
-type DenseLimitError struct {
-	Shape    ndarray.Shape
-	Elements int64
-	Limit    int64
-}
-
-func (e *DenseLimitError) Error() string {
-	n := fmt.Sprintf("%d elements", e.Elements)
-	if e.Elements < 0 {
-		n = "more elements than an int64 counts"
-	}
-	return fmt.Sprintf("sparse: shape %v has %s, above the limit of %d for a dense form: %v: %v",
-		e.Shape, n, e.Limit, ErrTooLarge, limits.ErrExceeded)
-}
-
-func (e *DenseLimitError) Unwrap() []error { return []error{ErrTooLarge, limits.ErrExceeded} }
-
-// CheckDense returns a *DenseLimitError, naming the shape and the limit, when the dense form
-// of an array of that shape holds more than max elements; max ≤ 0 means the default,
-// limits.Default().MaxDenseElements. Call it before expanding input-derived sparse arrays
-// into a dense form, streamed (WriteTo, Values) or allocated.
+// CheckDense returns an error wrapping ErrTooLarge, naming the shape and the limit, when the
+// dense form of an array of that shape holds more than max elements; max ≤ 0 means the
+// default, limits.Default().MaxDenseElements. The error is a *limits.ExceededError of
+// MaxDenseElements (what the dense form needs, -1 for more than an int64 counts). Call it
+// before expanding input-derived sparse arrays into a dense form, streamed (WriteTo, Values)
+// or allocated.
 func CheckDense(shape ndarray.Shape, max int64) error {
 	if max <= 0 {
 		max = limits.Default().MaxDenseElements
 	}
-	if n := denseElements(shape); n > max || n < 0 {
-		return &DenseLimitError{Shape: shape.Clone(), Elements: n, Limit: max}
+	n := DenseElements(shape)
+	if n <= max && n >= 0 {
+		return nil
 	}
-	return nil
+	count := fmt.Sprintf("%d elements", n)
+	if n < 0 {
+		count = "more elements than an int64 counts"
+	}
+	return &limits.ExceededError{Field: "MaxDenseElements", Needs: n, Limit: max, Also: ErrTooLarge,
+		Msg: fmt.Sprintf("sparse: shape %v has %s, above the limit of %d for a dense form: %v: %v", shape, count, max, ErrTooLarge, limits.ErrExceeded)}
 }
 
-// denseElements returns the elements of shape, or -1 for an unknown dimension or more than
-// an int64 counts (Shape.Size would wrap around).
-func denseElements(shape ndarray.Shape) int64 {
+// DenseElements returns the elements of the dense form of shape, or -1 for an unknown
+// dimension or more than an int64 counts (where Shape.Size would wrap around).
+func DenseElements(shape ndarray.Shape) int64 {
 	if slices.ContainsFunc(shape, func(d int64) bool { return d < 0 }) {
 		return -1
 	}

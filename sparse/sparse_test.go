@@ -475,9 +475,9 @@ func TestDenseFormIsBounded(t *testing.T) {
 	assert.NoError(t, sparse.CheckDense(ndarray.Shape{3, 4}, 12))
 }
 
-// TestDenseLimitErrorSaysWhatItNeeds: CheckDense's error is a *DenseLimitError telling the
-// elements a dense form needs and the limit it is above — what a caller setting the limit
-// names — and a shape whose elements an int64 cannot count is refused as such, never let
+// TestDenseLimitErrorSaysWhatItNeeds: CheckDense's error is a *limits.ExceededError of
+// MaxDenseElements telling the elements a dense form needs and the limit it is above — what a
+// caller setting the limit names — and a shape whose elements an int64 cannot count is refused as such, never let
 // through by a product that wraps around.
 func TestDenseLimitErrorSaysWhatItNeeds(t *testing.T) {
 	for _, tc := range []struct {
@@ -492,11 +492,13 @@ func TestDenseLimitErrorSaysWhatItNeeds(t *testing.T) {
 		{ndarray.Shape{1 << 32, 1 << 32, 1 << 32}, 1 << 62, -1, 1 << 62, "more elements than an int64 counts, above the limit of 4611686018427387904"},
 	} {
 		err := sparse.CheckDense(tc.shape, tc.max)
-		var dl *sparse.DenseLimitError
+		var dl *limits.ExceededError
 		require.ErrorAs(t, err, &dl, "%v", tc.shape)
+		assert.Equal(t, "MaxDenseElements", dl.Field)
 		assert.ErrorIs(t, err, sparse.ErrTooLarge)
 		assert.ErrorIs(t, err, limits.ErrExceeded)
-		assert.Equal(t, tc.elements, dl.Elements)
+		assert.Equal(t, tc.elements, dl.Needs)
+		assert.Equal(t, tc.elements, sparse.DenseElements(tc.shape))
 		assert.Equal(t, tc.limit, dl.Limit, "0: the default")
 		assert.Contains(t, err.Error(), tc.text)
 	}
