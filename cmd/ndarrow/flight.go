@@ -92,7 +92,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	location := fs.String("location", "", "the URI clients reach this server at, put in FlightInfo endpoints (needed with --shards)")
 	shards := fs.String("shards", "", "comma-separated URIs of every server holding a shard of the tensors, this one included, in row order")
 	share := fs.String("shard", "", "K/N: serve only the K-th (from 0) of N shares of each tensor's files and row groups, N servers over the same DIR each serving one (list them, in K order, in --shards)")
-	maxMsg := fs.Int("max-message-bytes", flight.DefaultMaxMessageBytes, "the largest gRPC message sent (DoGet splits tensors to fit); uploads are bounded by their size")
+	maxMsg := fs.Int("max-message-bytes", flight.DefaultMaxMessageBytes, "the largest gRPC message sent (DoGet splits tensors to fit; the FlightInfo of a take holds its rows twice, as JSON text); uploads are bounded by their size")
 	grpcOnly := fs.Bool("grpc-only", false, "serve gRPC alone: no HTTP GET of each flight's data on the same port (and no http(s):// location in FlightInfo)")
 	var lim serveLimits
 	fs.Var(budgetSize{&lim.memory}, "memory-budget", "the most bytes the server holds for clients' data: what gets decode (Parquet row groups), what uploads hold arriving, staged and stored until deleted; a get beyond it waits its turn, an upload fails (`SIZE`: bytes, or with KiB, MiB, GiB, TiB; default: a quarter of the machine's memory; -1: no bound)")
@@ -336,7 +336,7 @@ func peerTLS(cfg *tls.Config) *tls.Config {
 // afterwards.
 func clientFlags(fs *flag.FlagSet) func(uri string, use func(*flight.Client) error) error {
 	tf := addTLSFlags(fs, false)
-	maxMsg := fs.Int("max-message-bytes", flight.DefaultMaxMessageBytes, "the largest gRPC message sent (put splits its batches to fit)")
+	maxMsg := fs.Int("max-message-bytes", flight.DefaultMaxMessageBytes, "the largest gRPC message sent (put splits its batches to fit; get --rows sends its rows in one, as JSON text)")
 	maxRecv := fs.Int("max-recv-message-bytes", flight.DefaultMaxRecvMessageBytes, "the largest gRPC message taken from a server (one record batch)")
 	tokenEndpoints := fs.String("token-endpoints", "",
 		"comma-separated URIs of other servers (shards) that may receive the token when an endpoint names them")
@@ -506,7 +506,7 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return usageError(stderr, "get", err)
 		}
 		return finishCommand(ctx, stderr, "get", withClient(fs.Arg(0), func(c *flight.Client) error {
-			return getBatches(ctx, c, fs.Arg(1), fs.Arg(2), *bf.cursors, o, stdout)
+			return getBatches(ctx, c, fs.Arg(1), fs.Arg(2), *bf.cursors, o, stdout, stderr)
 		}))
 	}
 	if seen := bf.seen(fs); len(seen) > 0 {
@@ -523,7 +523,7 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case *rowsFlag != "":
 		var err error
 		if rows, err = parseRows(*rowsFlag); err != nil {
-			return usageError(stderr, "get", err)
+			return finishCommand(ctx, stderr, "get", err)
 		}
 		if *columns != "" {
 			cols = strings.Split(*columns, ",")
@@ -612,14 +612,25 @@ func versionNote(version string) string {
 
 // getBatches writes what get --batch-size writes: the mini-batches o asks of the table
 // flight name, as the server streams them, to out (an Arrow IPC stream, as ndarrow batches
-// writes it), and each batch's cursor to the file cursors (when not "").
-func getBatches(ctx context.Context, c *flight.Client, name, out, cursors string, o table.BatchOptions, stdout io.Writer) error {
+// writes it), and each batch's cursor to the file cursors (when not ""). After the cursor of
+// an epoch's last batch it writes a stream of no batch and says so on stderr, as batches does.
+func getBatches(ctx context.Context, c *flight.Client, name, out, cursors string, o table.BatchOptions, stdout, stderr io.Writer) error {
 	if err := checkOutput(out); err != nil {
 		return err
 	}
-	return writeBatches(ctx, out, cursors, c.Batches(ctx, name, o), stdout, func() error {
-		return fmt.Errorf("%s: no batch to write (batches of %d)", name, o.Size)
+	finished := false
+	err := writeBatches(ctx, out, cursors, c.Batches(ctx, name, o), stdout, func() ([]dataset.Tensor, error) {
+		if o.After == nil {
+			return nil, fmt.Errorf("%s: no batch to write (batches of %d)", name, o.Size)
+		}
+		// None after a cursor the server took: the epoch is finished.
+		finished = true
+		return c.Take(ctx, name, []int64{}, o.Columns) // the columns, of no row: the stream's schema
 	})
+	if err == nil && finished {
+		fmt.Fprintf(stderr, "ndarrow get: %s\n", epochFinished(name, o))
+	}
+	return err
 }
 
 // getTensors fetches what get writes: the column pick of the flight name, or every tensor

@@ -63,7 +63,7 @@ func inspect(ctx context.Context, t tensor, maxDense int64, stderr io.Writer) (i
 	_, err := t.WriteValues(w, maxDense)
 	done()
 	if err != nil {
-		return inspection{}, err
+		return inspection{}, maxDenseError(err, maxDense, "hash its dense form (inspect's sha256 is of a sparse tensor's dense values)", "")
 	}
 	shape := []int64(t.Shape())
 	names := t.DimNames

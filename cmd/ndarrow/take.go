@@ -42,7 +42,7 @@ func runTake(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	want, err := parseRows(*rows)
 	if err != nil {
-		return usageError(stderr, "take", err)
+		return finishCommand(ctx, stderr, "take", err)
 	}
 	var cols []string
 	if *columns != "" {
@@ -55,8 +55,16 @@ func runTake(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}))
 }
 
+// maxRowsLine bounds a line of a --rows file: an index, or a comment.
+const maxRowsLine = 4 << 10
+
+// maxRowsListed bounds the indices --rows gives: 1 GiB of them.
+const maxRowsListed = 1 << 27
+
 // parseRows parses --rows: indices separated by commas, or @FILE (- for standard input)
-// with one index a line (blank lines and lines starting with # left out).
+// with one index a line (blank lines and lines starting with # left out), each line at most
+// maxRowsLine bytes and maxRowsListed indices in all. A list that is not one is a usageErr; a
+// file that cannot be read or holds what is not an index is an error naming it.
 func parseRows(s string) ([]int64, error) {
 	file, isFile := strings.CutPrefix(s, "@")
 	if !isFile {
@@ -64,36 +72,45 @@ func parseRows(s string) ([]int64, error) {
 		for _, f := range strings.Split(s, ",") {
 			n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
 			if err != nil {
-				return nil, fmt.Errorf("--rows: %q is not a row index", f)
+				return nil, usageErr{fmt.Errorf("--rows: %q is not a row index", f)}
 			}
 			out = append(out, n)
 		}
 		return out, nil
 	}
 	var r io.Reader = os.Stdin
+	name := "standard input"
 	if file != "-" {
 		f, err := os.Open(file)
 		if err != nil {
-			return nil, fmt.Errorf("--rows: %w", err)
+			return nil, fmt.Errorf("--rows: %s: %w", file, errors.Unwrap(err))
 		}
 		defer f.Close()
-		r = f
+		r, name = f, file
 	}
 	out := []int64{}
 	sc := bufio.NewScanner(r)
-	for line := 1; sc.Scan(); line++ {
+	sc.Buffer(make([]byte, 0, 512), maxRowsLine)
+	line := 0
+	for sc.Scan() {
+		line++
 		text := strings.TrimSpace(sc.Text())
 		if text == "" || strings.HasPrefix(text, "#") {
 			continue
 		}
 		n, err := strconv.ParseInt(text, 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("--rows: %s:%d: %q is not a row index", file, line, text)
+			return nil, fmt.Errorf("--rows: %s:%d: %.40q is not a row index: a rows file holds one index a line", name, line, text)
+		}
+		if len(out) == maxRowsListed {
+			return nil, fmt.Errorf("--rows: %s: more than %d row indices: take them in several runs, each of fewer", name, maxRowsListed)
 		}
 		out = append(out, n)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("--rows: %s: %w", file, err)
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, fmt.Errorf("--rows: %s: line %d is longer than %d bytes: a rows file holds one index a line", name, line+1, maxRowsLine)
+	} else if err != nil {
+		return nil, fmt.Errorf("--rows: %s: %w", name, errors.Unwrap(err))
 	}
 	return out, nil
 }

@@ -304,6 +304,24 @@ func noTensorForm(left []dataset.LeftOut, names bool) string {
 	return s + " (" + strings.Join(listed, ", ") + ")"
 }
 
+// maxDenseError returns err, when it is a dense form above the limit --max-dense sets
+// (maxDense; 0 or less: the default), saying what to do: the --max-dense that expands it
+// (which use says what for: "hash it"), or else instead (", or …"; "" for nothing else).
+// Any other error is returned as it is.
+func maxDenseError(err error, maxDense int64, use, instead string) error {
+	if maxDense <= 0 {
+		maxDense = limits.Default().MaxDenseElements
+	}
+	var e *limits.ExceededError
+	if !errors.As(err, &e) || e.Field != "MaxDenseElements" || e.Limit != maxDense {
+		return err
+	}
+	if e.Needs < 0 {
+		return fmt.Errorf("%w: no --max-dense can %s%s", err, use, instead)
+	}
+	return fmt.Errorf("%w: give --max-dense %d to %s%s", err, e.Needs, use, instead)
+}
+
 // maxDenseFlag adds --max-dense, the bound on expanding a sparse tensor into its dense form.
 func maxDenseFlag(fs *flag.FlagSet) *int64 {
 	return fs.Int64("max-dense", limits.Default().MaxDenseElements,

@@ -110,6 +110,9 @@ func (ts *tfioStreams) make(gen uint64) (*tfioStream, error) {
 	})
 	if err != nil {
 		d.Release()
+		if dense := maxDenseError(err, ts.f.maxDense, "stream it dense", ", or leave it out with --tfio-tensors"); dense != err {
+			return nil, fmt.Errorf("--tfio: %w", dense)
+		}
 		return nil, fmt.Errorf("--tfio: %w (pick tensors of one row count with --tfio-tensors)", err)
 	}
 	s.SetCheck(d.CheckUnchanged) // a file written in place under a connection ends it without its end marker
