@@ -682,12 +682,27 @@ func tableOfSource(src *dataset.Source) string {
 }
 
 // leaveOut records in e's metadata the files of its table left out of it: served without
-// them (skipped), or not served (unreadable).
+// them (skipped), or not served (unreadable: its rows, and so its first dimension, then
+// unknown, -1).
 func (e *entry) leaveOut(parts []string, skip bool) {
-	if skip {
+	switch {
+	case len(parts) == 0:
+	case skip:
 		e.meta.Skipped = parts
-	} else {
+	default:
 		e.meta.Unreadable = parts
+		unknownRows := func(shape []int64, kind string) []int64 {
+			if len(shape) == 0 || strings.HasPrefix(kind, "sparse_") {
+				return shape
+			}
+			return append([]int64{-1}, shape[1:]...)
+		}
+		e.meta.Shape = unknownRows(e.meta.Shape, e.meta.Kind)
+		columns := slices.Clone(e.meta.Columns)
+		for i, c := range columns {
+			columns[i].Shape = unknownRows(c.Shape, c.Kind)
+		}
+		e.meta.Columns = columns
 	}
 }
 
