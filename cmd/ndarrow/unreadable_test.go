@@ -211,3 +211,24 @@ func TestADirectoryOfOnePartIsItsTable(t *testing.T) {
 		return fmt.Sprint(lsNames(t, s.uri)) == fmt.Sprint(map[string]string{"train": "[120]", "train.label": "[120]", "train.emb": "[120 2]"})
 	}, 5*followLimit, 10*time.Millisecond, "the same names, more rows: %v", lsNames(t, s.uri))
 }
+
+// TestTFIORefusesATableWithAnUnreadablePart: serve --tfio streams no table a file of which
+// cannot be read (the error names it and --skip-unreadable), every tensor's when it streams
+// them all, only the picked ones' tables' with --tfio-tensors.
+func TestTFIORefusesATableWithAnUnreadablePart(t *testing.T) {
+	dir := t.TempDir()
+	paths := writeTrainParts(t, filepath.Join(dir, "train"), 2)
+	truncateHalf(t, paths[1])
+	require.NoError(t, dataset.Save(filepath.Join(dir, "other.npy"), []dataset.Tensor{{Dense: ndarray.New[int64](3)}}, dataset.WriteOptions{}))
+	d, err := dataset.OpenDir(dir, limits.Limits{})
+	require.NoError(t, err)
+	defer d.Release()
+	pick := func(name string) []tensor { return []tensor{d.Tensors[indexOfTensor(d.Tensors, name)]} }
+
+	err = tfioWhole(d, d.Tensors, false)
+	require.ErrorIs(t, err, dataset.ErrUnreadable)
+	assert.ErrorContains(t, err, paths[1]+": ")
+	assert.ErrorContains(t, err, "the table train is not streamed (serve --skip-unreadable streams the rest)")
+	require.ErrorIs(t, tfioWhole(d, pick("train.label"), true), dataset.ErrUnreadable)
+	assert.NoError(t, tfioWhole(d, pick("other"), true), "a whole table picked alone")
+}
