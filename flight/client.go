@@ -299,6 +299,13 @@ type Info struct {
 	// Modified is when that version was made: the latest modification time of its files, or
 	// the time of the upload; zero when not known.
 	Modified time.Time
+	// Skipped names the files of an ndarrow server's directory left out of the flight, which
+	// it serves without them (serve --skip-unreadable), each "PATH: why" under the directory.
+	Skipped []string
+	// Unreadable names the files that keep an ndarrow server from serving the flight (a
+	// listing describes it, with Rows -1; a Get of it fails with ErrUnreadable), each
+	// "PATH: why" under the directory.
+	Unreadable []string
 }
 
 // KindTable is the Kind of a flight whose record batches hold several columns: a table flight
@@ -339,6 +346,7 @@ func infoOf(fi *arrowflight.FlightInfo, lim limits.Limits) (Info, error) {
 	case json.Unmarshal(fi.GetAppMetadata(), &meta) != nil || meta.Kind == "": // not ndarrow's: its schema says
 	case meta.Kind == kindTable: // the server's description of each column, and what it left out
 		info.Version, info.Modified = meta.version()
+		info.Skipped, info.Unreadable = meta.Skipped, meta.Unreadable
 		info.Kind, info.Shape, info.Columns = KindTable, meta.Shape, columns
 		info.LeftOut = append(info.LeftOut, meta.leftOutOf()...)
 		for i, c := range meta.Columns {
@@ -352,6 +360,7 @@ func infoOf(fi *arrowflight.FlightInfo, lim limits.Limits) (Info, error) {
 	default:
 		info.Kind, info.DType, info.Shape, info.DimNames = dataset.Kind(meta.Kind), meta.DType, meta.Shape, meta.DimNames
 		info.Version, info.Modified = meta.version()
+		info.Skipped, info.Unreadable = meta.Skipped, meta.Unreadable
 		return info, nil
 	}
 	switch len(columns) {

@@ -54,9 +54,12 @@ func fromRemote(host string, err error) error {
 		sentinel = table.ErrRowRange
 	case codes.Unauthenticated:
 		sentinel = ErrUnauthenticated
-	case codes.FailedPrecondition: // a batches cursor of files since changed, a directory's tensor deleted
+	case codes.FailedPrecondition: // a batches cursor of files since changed, a directory's tensor deleted, a part unreadable
 		if strings.HasPrefix(st.Message(), ErrFromDirectory.Error()) {
 			return &remoteError{sentinel: ErrFromDirectory, status: err, msg: st.Message()}
+		}
+		if strings.Contains(st.Message(), ": "+ErrUnreadable.Error()+" ") {
+			return &remoteError{sentinel: ErrUnreadable, status: err, msg: st.Message()}
 		}
 		if !strings.Contains(st.Message(), "changed since the cursor") {
 			return err

@@ -562,7 +562,10 @@ func TestTableFlightsFollowTheDirectory(t *testing.T) {
 	require.NoError(t, err)
 	requireTable(t, filepath.Join(dir, "t.parquet"), "t", got)
 
-	require.NoError(t, dataset.Save(filepath.Join(dir, "t.npy"), []dataset.Tensor{{Dense: ndarray.New[float32](2, 2)}}, dataset.WriteOptions{}))
+	// a tensor of its own in the folder t is named t (t.npy beside t.parquet would be two
+	// files of one base name: neither served)
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "t"), 0o755))
+	require.NoError(t, dataset.Save(filepath.Join(dir, "t", "0.npy"), []dataset.Tensor{{Dense: ndarray.New[float32](2, 2)}}, dataset.WriteOptions{}))
 	changes, err = s.store.Rescan()
 	require.ErrorContains(t, err, "the table t is served as its columns only: a tensor has its name")
 	require.Contains(t, changes.Changed, "t")
@@ -572,7 +575,7 @@ func TestTableFlightsFollowTheDirectory(t *testing.T) {
 	_, err = c.Get(ctx, "t.label")
 	require.NoError(t, err)
 
-	require.NoError(t, os.Remove(filepath.Join(dir, "t.npy")))
+	require.NoError(t, os.RemoveAll(filepath.Join(dir, "t")))
 	require.NoError(t, os.Remove(filepath.Join(dir, "t.parquet")))
 	changes, err = s.store.Rescan()
 	require.NoError(t, err)

@@ -26,6 +26,7 @@ func runBatches(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	bf := addBatchFlags(fs)
 	columns := fs.String("columns", "", "only these columns, in this order: `NAMES` separated by commas")
 	name := fs.String("table", "", "the table, when IN holds several")
+	skipUnreadable := skipUnreadableFlag(fs)
 	readahead := byteSize(table.DefaultReadahead)
 	fs.Var(&readahead, "readahead", "read batches ahead of the one written, as many as `SIZE` holds (at least one)")
 	pageCache := byteSize(-1)
@@ -43,7 +44,7 @@ func runBatches(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return usageError(stderr, "batches", err)
 	}
 	return finishCommand(ctx, stderr, "batches", dataset.Guard(func() error {
-		return batches(ctx, fs.Arg(0), out, *name, *bf.cursors, o, int64(pageCache), stdout, stderr)
+		return batches(ctx, fs.Arg(0), out, table.Options{Table: *name, SkipUnreadable: *skipUnreadable}, *bf.cursors, o, int64(pageCache), stdout, stderr)
 	}))
 }
 
@@ -124,14 +125,16 @@ func checkStreamOutput(out string) error {
 	return nil
 }
 
-// batches writes the mini-batches o asks for of the table in in to out, an Arrow IPC stream
-// of one record batch each, and each batch's cursor to the file cursors (when not "") as the
-// batch is written; pageCache is the most bytes of decompressed pages kept (-1: the default).
-func batches(ctx context.Context, in, out, name, cursors string, o table.BatchOptions, pageCache int64, stdout, stderr io.Writer) error {
+// batches writes the mini-batches o asks for of the table in in that open names to out, an
+// Arrow IPC stream of one record batch each, and each batch's cursor to the file cursors
+// (when not "") as the batch is written; pageCache is the most bytes of decompressed pages
+// kept (-1: the default). The files left out of the table (open.SkipUnreadable) are named on
+// stderr.
+func batches(ctx context.Context, in, out string, open table.Options, cursors string, o table.BatchOptions, pageCache int64, stdout, stderr io.Writer) error {
 	if err := checkOutput(out); err != nil {
 		return err
 	}
-	t, err := table.Open(in, table.Options{Table: name})
+	t, err := openTable(in, open, "batches", stderr)
 	if err != nil {
 		return err
 	}

@@ -157,6 +157,7 @@ func convert(ctx context.Context, to, pick, in, out string, read readOptions, op
 	if err != nil {
 		return err
 	}
+	f.reportSkipped(stderr, "convert")
 	if len(tensors) > 1 && format == string(dataset.FormatNpy) && !opts.skip {
 		names := make([]string, len(tensors))
 		for i, t := range tensors {

@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/ndarrow/ndarrow/dataset"
-	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/table"
 )
 
@@ -23,6 +22,7 @@ func runTake(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	to := fs.String("to", "", "output format (default: OUT's extension): "+formatNames())
 	columns := fs.String("columns", "", "take only these columns, in this order: `NAMES` separated by commas")
 	name := fs.String("table", "", "the table to take from, when IN holds several")
+	skipUnreadable := skipUnreadableFlag(fs)
 	var fill *string
 	fs.Func("fill", "give the null rows of plain columns this `VALUE` (see convert)", func(s string) error {
 		fill = &s
@@ -51,7 +51,7 @@ func runTake(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return finishCommand(ctx, stderr, "take", dataset.Guard(func() error {
 		o := opts()
 		o.fill = fill
-		return take(ctx, fs.Arg(0), fs.Arg(1), *to, *name, want, cols, o, stdout, stderr)
+		return take(ctx, fs.Arg(0), fs.Arg(1), *to, table.Options{Table: *name, SkipUnreadable: *skipUnreadable}, want, cols, o, stdout, stderr)
 	}))
 }
 
@@ -115,10 +115,11 @@ func parseRows(s string) ([]int64, error) {
 	return out, nil
 }
 
-// take writes rows of the table in in (cols of it, or every column) to out in format to
-// (out's extension when empty), as convert writes, and names on stderr the columns the table
-// has no tensor form for.
-func take(ctx context.Context, in, out, to, name string, rows []int64, cols []string, opts writeOptions, stdout, stderr io.Writer) error {
+// take writes rows of the table in in that open names (cols of it, or every column) to out
+// in format to (out's extension when empty), as convert writes, and names on stderr the
+// columns the table has no tensor form for, and the files left out of it
+// (open.SkipUnreadable).
+func take(ctx context.Context, in, out, to string, open table.Options, rows []int64, cols []string, opts writeOptions, stdout, stderr io.Writer) error {
 	if err := checkOutput(out); err != nil {
 		return err
 	}
@@ -126,7 +127,7 @@ func take(ctx context.Context, in, out, to, name string, rows []int64, cols []st
 	if err != nil {
 		return err
 	}
-	t, err := table.Open(in, table.Options{Table: name, Limits: limits.Limits{}})
+	t, err := openTable(in, open, "take", stderr)
 	if err != nil {
 		return err
 	}
@@ -191,4 +192,38 @@ func displayName(path string) string {
 		return path[:i]
 	}
 	return path
+}
+
+// skipUnreadableFlag adds --skip-unreadable to fs: read a directory's table without the files
+// of it that cannot be read, each named on stderr.
+func skipUnreadableFlag(fs *flag.FlagSet) *bool {
+	return fs.Bool("skip-unreadable", false, "read a directory's table without its files that cannot be read (cut short, not joining the other parts, two of one base name), each named on stderr; without it such a file is an error")
+}
+
+// openTable opens the table at in as o says (table.Open); the files left out of it
+// (o.SkipUnreadable) are named on stderr, one line each, and a table with a file that cannot
+// be read, without o.SkipUnreadable, is an error that says --skip-unreadable reads the rest.
+func openTable(in string, o table.Options, command string, stderr io.Writer) (*table.Table, error) {
+	t, err := table.Open(in, o)
+	if err != nil {
+		return nil, unreadableHint(err, o.SkipUnreadable)
+	}
+	reportSkippedFiles(stderr, command, t.Skipped())
+	return t, nil
+}
+
+// unreadableHint returns err, which a read without skip gave, saying that --skip-unreadable
+// reads the rest when it is a table's unreadable file and the table has others.
+func unreadableHint(err error, skip bool) error {
+	if !skip && errors.Is(err, dataset.ErrUnreadable) && !errors.Is(err, table.ErrNoTable) {
+		return fmt.Errorf("%w (--skip-unreadable reads the rest)", err)
+	}
+	return err
+}
+
+// reportSkippedFiles names on stderr, one line each, the files command left out.
+func reportSkippedFiles[E error](stderr io.Writer, command string, skipped []E) {
+	for _, sf := range skipped {
+		fmt.Fprintf(stderr, "ndarrow %s: skipped: %v\n", command, sf)
+	}
 }
