@@ -310,7 +310,7 @@ func TestIdentityNamesEachAttribute(t *testing.T) {
 	require.NoError(t, err)
 	id := f.Identity()
 	dev, ino := fileid.DevIno(st)
-	assert.Equal(t, dataset.Identity{Path: a, Inode: fmt.Sprintf("%d\x00%d", dev, ino), Size: st.Size(), Modified: st.ModTime(), Changed: fileid.ChangeTimeOf(st)}, id)
+	assert.Equal(t, dataset.Identity{Path: a, Device: dev, Inode: ino, Size: st.Size(), Modified: st.ModTime(), Changed: fileid.ChangeTimeOf(st)}, id)
 	assert.Equal(t, fmt.Sprintf("%s\x00%d\x00%d\x00%d\x00%d\x00%d", a, dev, ino, st.Size(), st.ModTime().UnixNano(), fileid.ChangeTimeOf(st).UnixNano()), f.Version())
 }
 

@@ -648,26 +648,27 @@ func (s *Source) npyRows(ctx context.Context, p sourcePart, i int, rows []int64)
 func (f *File) Version() string {
 	id := f.Identity()
 	if id.Object {
-		return fmt.Sprintf("%s\x00%d\x00%s", id.Path, id.Size, id.Inode)
+		return fmt.Sprintf("%s\x00%d\x00%s", id.Path, id.Size, id.Version)
 	}
 	if f.mapping.Info() == nil {
 		return f.Path
 	}
-	return fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%d", id.Path, id.Inode, id.Size, id.Modified.UnixNano(), id.Changed.UnixNano())
+	return fmt.Sprintf("%s\x00%d\x00%d\x00%d\x00%d\x00%d", id.Path, id.Device, id.Inode, id.Size, id.Modified.UnixNano(), id.Changed.UnixNano())
 }
 
 // Identity is what tells a version of a file from another, attribute by attribute, as the
 // file system or store gave it when the file was opened: two versions of one path differ in
-// at least one of Inode, Size, Modified and Changed.
+// at least one of Device and Inode (or Version), Size, Modified and Changed.
 type Identity struct {
 	Path   string // the file's path, as opened, or the object's URI
 	Object bool   // an object in a store, not a file
-	// Inode tells one file from another put at its path: a file's device and inode
-	// ("DEV\x00INO"), an object's version (its ETag or generation).
-	Inode    string
-	Size     int64
-	Modified time.Time // the modification time; an object's as the store listed it (zero when it said none)
-	Changed  time.Time // a file's change time (ctime); zero for an object and where the platform keeps none
+	// Device and Inode tell one file from another put at its path (zeros for an object, and
+	// where the platform does not say).
+	Device, Inode uint64
+	Version       string // an object's version, its ETag or generation, which tells one object from another put under its key
+	Size          int64
+	Modified      time.Time // the modification time; an object's as the store listed it (zero when it said none)
+	Changed       time.Time // a file's change time (ctime); zero for an object and where the platform keeps none
 }
 
 // Identity returns the identity of the version of the file f read (see Version, which it
@@ -675,12 +676,12 @@ type Identity struct {
 func (f *File) Identity() Identity {
 	if f.remote != nil {
 		o := f.remote.Object()
-		return Identity{Path: o.URI.String(), Object: true, Inode: o.Version, Size: o.Size, Modified: o.ModTime}
+		return Identity{Path: o.URI.String(), Object: true, Version: o.Version, Size: o.Size, Modified: o.ModTime}
 	}
 	id := Identity{Path: f.Path}
 	if info := f.mapping.Info(); info != nil {
-		dev, ino := fileid.DevIno(info)
-		id.Inode, id.Size, id.Modified, id.Changed = fmt.Sprintf("%d\x00%d", dev, ino), info.Size(), info.ModTime(), fileid.ChangeTimeOf(info)
+		id.Device, id.Inode = fileid.DevIno(info)
+		id.Size, id.Modified, id.Changed = info.Size(), info.ModTime(), fileid.ChangeTimeOf(info)
 	}
 	return id
 }
