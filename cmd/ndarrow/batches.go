@@ -138,7 +138,7 @@ func batches(ctx context.Context, in, out, name, cursors string, o table.BatchOp
 		return err
 	}
 	defer t.Release()
-	if _, err := t.NumBatches(o); err != nil { // the options checked before OUT is made
+	if _, _, err := t.Remaining(o); err != nil { // the options, and the cursor, checked before OUT is made
 		return err
 	}
 	if c, err := newPageCache(pageCache); err != nil {
@@ -150,9 +150,10 @@ func batches(ctx context.Context, in, out, name, cursors string, o table.BatchOp
 	// What is live: the batches read ahead, the one in hand, the one written, and a take's
 	// copies (three batches' worth, as tuneCollector counts a take).
 	tuneCollectorFor(t, int64(t.ReadaheadBatches(o)+1)*o.Size, 3*o.Size, o.Columns)
+	inputLoaded(in)
 	err = writeBatches(ctx, out, cursors, t.Batches(ctx, o), stdout, func() error {
 		return fmt.Errorf("%s: no batch to write (%d rows, batches of %d)", in, t.NumRows(), o.Size)
-	})
+	}, t.CheckUnchanged)
 	if err == nil && len(o.Columns) == 0 {
 		for _, l := range t.LeftOut {
 			fmt.Fprintf(stderr, "ndarrow batches: %s\n", l)
@@ -164,8 +165,12 @@ func batches(ctx context.Context, in, out, name, cursors string, o table.BatchOp
 // writeBatches writes the batches of seq to out (an Arrow IPC stream: a .arrows file or -,
 // standard output) as one record batch each, of the first batch's schema, and each batch's
 // cursor to the file cursors (when not "") as the batch is written. No batch at all writes no
-// OUT and fails with none's error.
-func writeBatches(ctx context.Context, out, cursors string, seq iter.Seq2[table.Batch, error], stdout io.Writer, none func() error) error {
+// OUT and fails with none's error. check, when not nil, says whether the files the batches
+// were read from changed since they were opened (table.Table.CheckUnchanged): it is asked once
+// every batch is written, before the stream's end marker — an error leaves no OUT, and a
+// stream on standard output or a FIFO without its end — and its error stands for whatever
+// else failed.
+func writeBatches(ctx context.Context, out, cursors string, seq iter.Seq2[table.Batch, error], stdout io.Writer, none func() error, check func() error) error {
 	var cw *bufio.Writer
 	if cursors != "" {
 		f, err := os.Create(cursors)
@@ -181,7 +186,7 @@ func writeBatches(ctx context.Context, out, cursors string, seq iter.Seq2[table.
 		mem := memory.NewGoAllocator()
 		for b, err := range seq {
 			if err != nil {
-				return err
+				return checkedBy(check, err)
 			}
 			rec, err := dataset.Batch(mem, b.Values.Columns)
 			if err != nil {
@@ -199,7 +204,7 @@ func writeBatches(ctx context.Context, out, cursors string, seq iter.Seq2[table.
 			err = sw.Write(conformed)
 			conformed.Release()
 			if err != nil {
-				return err
+				return checkedBy(check, err)
 			}
 			if cw != nil {
 				fmt.Fprintln(cw, b.Cursor)
@@ -210,6 +215,9 @@ func writeBatches(ctx context.Context, out, cursors string, seq iter.Seq2[table.
 		}
 		if sw == nil {
 			return none()
+		}
+		if err := checkedBy(check, nil); err != nil {
+			return err // no end marker: the stream is not whole
 		}
 		return sw.Close()
 	})
