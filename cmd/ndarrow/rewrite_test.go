@@ -76,10 +76,11 @@ func twoVersions(t *testing.T, dir string, rows int64, c parquet.Compression) (s
 	return in, v2
 }
 
-// child is a command line run as a process of its own, its standard error gathered.
+// child is a command line run as a process of its own, its standard error gathered (read
+// while the child runs, as a failure's message).
 type child struct {
 	cmd    *exec.Cmd
-	stderr bytes.Buffer
+	stderr syncBuffer
 	exited chan error
 }
 
