@@ -85,7 +85,8 @@ type child struct {
 }
 
 // startChild starts the command line as a process of its own; stdout, when not nil, gets the
-// read end of a pipe of its standard output.
+// read end of a pipe of its standard output, to be read to its end before status is asked
+// (Wait closes it).
 func startChild(t *testing.T, stdout *io.ReadCloser, args ...string) *child {
 	c := &child{cmd: exec.Command(os.Args[0], args...), exited: make(chan error, 1)}
 	c.cmd.Env = append(os.Environ(), "NDARROW_RUN_MAIN=1")
@@ -96,13 +97,20 @@ func startChild(t *testing.T, stdout *io.ReadCloser, args ...string) *child {
 		require.NoError(t, err)
 	}
 	require.NoError(t, c.cmd.Start())
-	go func() { c.exited <- c.cmd.Wait() }()
+	if stdout == nil {
+		go func() { c.exited <- c.cmd.Wait() }()
+	}
 	return c
 }
 
 // status waits for the child to end and returns its exit status.
 func (c *child) status(t *testing.T) int {
-	err := <-c.exited
+	var err error
+	if c.cmd.Stdout != nil { // a pipe, read to its end
+		err = c.cmd.Wait()
+	} else {
+		err = <-c.exited
+	}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		return exit.ExitCode()
@@ -165,10 +173,11 @@ func TestConvertToAPipeFailsWhenItsInputIsRewritten(t *testing.T) {
 			_, err := io.ReadFull(stdout, head) // the file is open and being written out
 			require.NoError(t, err, ch.stderr.String())
 			fileidtest.RewriteKeepingTimes(t, in, v2)
-			_, err = io.Copy(io.Discard, stdout)
+			rest, err := io.Copy(io.Discard, stdout)
 			require.NoError(t, err)
 			assert.Equal(t, exitFail, ch.status(t))
 			requireFailedNaming(t, ch.stderr.String(), "convert", in)
+			assert.Greater(t, rest, int64(8<<20), "the labels went on after the rewrite")
 		})
 	}
 }
