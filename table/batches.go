@@ -29,19 +29,16 @@ var ErrCursor = errors.New("table: invalid cursor")
 // those it was made on; it is dataset.ErrFileChanged too.
 var ErrTableChanged = sentinel.New("table: the table changed since the cursor was made", dataset.ErrFileChanged)
 
-// tableFile is one file of a table: what identifies its version, attribute by attribute
-// (dataset.Identity).
-type tableFile struct{ id dataset.Identity }
-
-// files returns the table's files, each once, in the order its columns name them.
-func (t *Table) files() []tableFile {
-	var out []tableFile
+// files returns the identities of the table's files, each once, in the order its columns
+// name them.
+func (t *Table) files() []dataset.Identity {
+	var out []dataset.Identity
 	seen := map[string]bool{}
 	for _, src := range t.columns {
 		for _, id := range src.Identities() {
 			if !seen[id.Path] {
 				seen[id.Path] = true
-				out = append(out, tableFile{id})
+				out = append(out, id)
 			}
 		}
 	}
@@ -131,7 +128,7 @@ func (t *Table) fingerprints() string {
 	}
 	var b strings.Builder
 	for _, f := range fs {
-		b.WriteString(fingerprint(f.id))
+		b.WriteString(fingerprint(f))
 	}
 	return b.String()
 }
@@ -154,7 +151,7 @@ const mostNamed = 4
 // gone — each named: a file gone that the directory still holds (present, every path its scan
 // found) by its path, one no longer there by its place among the cursor's files. The
 // fingerprints are matched to the files by path, in order.
-func changedSince(now []tableFile, present []string, fingerprints string) (staleness, string) {
+func changedSince(now []dataset.Identity, present []string, fingerprints string) (staleness, string) {
 	if fingerprints == "" {
 		return unnamed, fmt.Sprintf("one or more of its files changed, or the cursor is another table's (a cursor names the files only of tables of up to %d)", maxFingerprints)
 	}
@@ -164,7 +161,7 @@ func changedSince(now []tableFile, present []string, fingerprints string) (stale
 	}
 	nowFP := make([]string, len(now))
 	for i, f := range now {
-		nowFP[i] = fingerprint(f.id)
+		nowFP[i] = fingerprint(f)
 	}
 	// Match in order: both lists are in the table's order, which is the files' path order.
 	match := make([]int, len(then)) // the file now each fingerprint is, or -1
@@ -194,7 +191,7 @@ func changedSince(now []tableFile, present []string, fingerprints string) (stale
 				c |= a.change
 			}
 		}
-		switch id := now[k].id; {
+		switch id := now[k]; {
 		case c&fileid.Inode != 0 && id.Object:
 			changed = append(changed, id.Path+": another version of the object (its ETag or generation differs)")
 		case c != 0:
@@ -203,13 +200,17 @@ func changedSince(now []tableFile, present []string, fingerprints string) (stale
 	}
 	for k, f := range now {
 		if !used[k] {
-			added = append(added, f.id.Path)
+			added = append(added, f.Path)
 		}
 	}
 	switch {
 	case matched == 0:
-		return otherFiles, fmt.Sprintf("none of the %d files it was made on is one of the table's %d (%s): use it with the table it was made on, opened by the path it was made with",
-			len(then), len(now), listed(pathsOf(now), mostNamed))
+		made := fmt.Sprintf("none of the %d files it was made on is", len(then))
+		if len(then) == 1 {
+			made = "the file it was made on is not"
+		}
+		return otherFiles, fmt.Sprintf("%s one of the table's files (%s): use it with the table it was made on, opened by the path it was made with",
+			made, listed(pathsOf(now), mostNamed))
 	case len(changed) == 0 && len(added) == 0 && len(gone) == 0:
 		return sameFiles, ""
 	}
@@ -229,7 +230,7 @@ func changedSince(now []tableFile, present []string, fingerprints string) (stale
 // goneFile names the file of fingerprint i that no file of the table now is: by its path when
 // the directory still holds it (no longer one of the table's files), else by its place among
 // the files the cursor was made on, between those still there.
-func goneFile(now []tableFile, present []string, then []string, match []int, i int) string {
+func goneFile(now []dataset.Identity, present []string, then []string, match []int, i int) string {
 	for _, path := range present {
 		if hashChars(fpPath, path, 3) == then[i][fpPath:fpPath+3] && !slices.Contains(pathsOf(now), path) {
 			return path + " is no longer one of its files (it could not be read, or holds no tensors now)"
@@ -238,12 +239,12 @@ func goneFile(now []tableFile, present []string, then []string, match []int, i i
 	var before, after string
 	for j := i - 1; j >= 0 && before == ""; j-- {
 		if match[j] >= 0 {
-			before = now[match[j]].id.Path
+			before = now[match[j]].Path
 		}
 	}
 	for j := i + 1; j < len(then) && after == ""; j++ {
 		if match[j] >= 0 {
-			after = now[match[j]].id.Path
+			after = now[match[j]].Path
 		}
 	}
 	place := fmt.Sprintf("the %s of the %d files the cursor was made on", ordinal(i+1), len(then))
@@ -259,10 +260,10 @@ func goneFile(now []tableFile, present []string, then []string, match []int, i i
 }
 
 // pathsOf returns the paths of files.
-func pathsOf(files []tableFile) []string {
+func pathsOf(files []dataset.Identity) []string {
 	out := make([]string, len(files))
 	for i, f := range files {
-		out[i] = f.id.Path
+		out[i] = f.Path
 	}
 	return out
 }

@@ -80,20 +80,20 @@ func TestCursorText(t *testing.T) {
 func TestChangedSince(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
 	inode := uint64(100)
-	file := func(path string) tableFile {
+	file := func(path string) dataset.Identity {
 		inode++
-		return tableFile{dataset.Identity{Path: path, Device: 2049, Inode: inode, Size: 1000, Modified: at, Changed: at}}
+		return dataset.Identity{Path: path, Device: 2049, Inode: inode, Size: 1000, Modified: at, Changed: at}
 	}
 	a, b, c := file("train/a.parquet"), file("train/b.parquet"), file("train/c.parquet")
-	fp := func(fs ...tableFile) string {
+	fp := func(fs ...dataset.Identity) string {
 		out := ""
 		for _, f := range fs {
-			out += fingerprint(f.id)
+			out += fingerprint(f)
 		}
 		return out
 	}
-	with := func(f tableFile, change func(*dataset.Identity)) tableFile {
-		change(&f.id)
+	with := func(f dataset.Identity, change func(*dataset.Identity)) dataset.Identity {
+		change(&f)
 		return f
 	}
 	touched := with(b, func(id *dataset.Identity) { id.Changed = at.Add(time.Nanosecond) })
@@ -101,46 +101,46 @@ func TestChangedSince(t *testing.T) {
 		id.Size, id.Modified, id.Changed = 999, at.Add(time.Second), at.Add(time.Second)
 	})
 	replaced := with(b, func(id *dataset.Identity) { id.Inode += 3 }) // a new file's number, near the old one's
-	moved := func(f tableFile) tableFile {
+	moved := func(f dataset.Identity) dataset.Identity {
 		return with(f, func(id *dataset.Identity) { id.Path = "/data/" + id.Path })
 	}
-	object := func(etag string) tableFile {
-		return tableFile{dataset.Identity{Path: "s3://bucket/train/a.parquet", Object: true, Version: etag, Size: 10}}
+	object := func(etag string) dataset.Identity {
+		return dataset.Identity{Path: "s3://bucket/train/a.parquet", Object: true, Version: etag, Size: 10}
 	}
 	for _, tc := range []struct {
 		name    string
-		now     []tableFile
+		now     []dataset.Identity
 		present []string
 		then    string
 		want    staleness
 		says    string
 	}{
-		{"its change time", []tableFile{a, touched, c}, nil, fp(a, b, c), filesChanged,
+		{"its change time", []dataset.Identity{a, touched, c}, nil, fp(a, b, c), filesChanged,
 			"train/b.parquet: its change time differs (a write that kept its size and modification time, as rsync --inplace -t leaves it, or a chmod, chown, touch or rename)"},
-		{"written to", []tableFile{a, written, c}, nil, fp(a, b, c), filesChanged,
+		{"written to", []dataset.Identity{a, written, c}, nil, fp(a, b, c), filesChanged,
 			"train/b.parquet: its size, modification time and change time differ (written to: truncated, rewritten or appended to)"},
-		{"replaced", []tableFile{a, replaced, c}, nil, fp(a, b, c), filesChanged,
+		{"replaced", []dataset.Identity{a, replaced, c}, nil, fp(a, b, c), filesChanged,
 			"train/b.parquet: its path names another file now (another device or inode: replaced)"},
-		{"new", []tableFile{a, b, c}, nil, fp(a, b), filesChanged, "train/c.parquet new since the cursor"},
-		{"gone between two", []tableFile{a, c}, nil, fp(a, b, c), filesChanged,
+		{"new", []dataset.Identity{a, b, c}, nil, fp(a, b), filesChanged, "train/c.parquet new since the cursor"},
+		{"gone between two", []dataset.Identity{a, c}, nil, fp(a, b, c), filesChanged,
 			"the file between train/a.parquet and train/c.parquet is gone (the 2nd of the 3 files the cursor was made on)"},
-		{"gone last", []tableFile{a, b}, nil, fp(a, b, c), filesChanged,
+		{"gone last", []dataset.Identity{a, b}, nil, fp(a, b, c), filesChanged,
 			"the file after train/b.parquet is gone (the 3rd of the 3 files the cursor was made on)"},
-		{"gone first", []tableFile{b, c}, nil, fp(a, b, c), filesChanged,
+		{"gone first", []dataset.Identity{b, c}, nil, fp(a, b, c), filesChanged,
 			"the file before train/b.parquet is gone (the 1st of the 3 files the cursor was made on)"},
-		{"no longer read", []tableFile{a, c}, []string{"train/a.parquet", "train/b.parquet", "train/c.parquet"}, fp(a, b, c), filesChanged,
+		{"no longer read", []dataset.Identity{a, c}, []string{"train/a.parquet", "train/b.parquet", "train/c.parquet"}, fp(a, b, c), filesChanged,
 			"train/b.parquet is no longer one of its files (it could not be read, or holds no tensors now)"},
-		{"several", []tableFile{touched, c}, nil, fp(a, b), filesChanged,
+		{"several", []dataset.Identity{touched, c}, nil, fp(a, b), filesChanged,
 			"train/b.parquet: its change time differs (a write that kept its size and modification time, as rsync --inplace -t leaves it, or a chmod, chown, touch or rename); " +
 				"train/c.parquet new since the cursor; the file before train/b.parquet is gone (the 1st of the 2 files the cursor was made on)"},
-		{"opened by another path", []tableFile{moved(a)}, nil, fp(a), otherFiles,
-			"none of the 1 files it was made on is one of the table's 1 (/data/train/a.parquet): use it with the table it was made on, opened by the path it was made with"},
-		{"another version of an object", []tableFile{object(`"2"`)}, nil, fp(object(`"1"`)), filesChanged,
+		{"opened by another path", []dataset.Identity{moved(a)}, nil, fp(a), otherFiles,
+			"the file it was made on is not one of the table's files (/data/train/a.parquet): use it with the table it was made on, opened by the path it was made with"},
+		{"another version of an object", []dataset.Identity{object(`"2"`)}, nil, fp(object(`"1"`)), filesChanged,
 			"s3://bucket/train/a.parquet: another version of the object (its ETag or generation differs)"},
-		{"another table", []tableFile{a, b, c}, nil, fp(file("test/x.parquet"), file("test/y.parquet")), otherFiles,
-			"none of the 2 files it was made on is one of the table's 3 (train/a.parquet, train/b.parquet, train/c.parquet): use it with the table it was made on, opened by the path it was made with"},
-		{"the files as they are", []tableFile{a, b, c}, nil, fp(a, b, c), sameFiles, ""},
-		{"no fingerprints", []tableFile{a, b, c}, nil, "", unnamed,
+		{"another table", []dataset.Identity{a, b, c}, nil, fp(file("test/x.parquet"), file("test/y.parquet")), otherFiles,
+			"none of the 2 files it was made on is one of the table's files (train/a.parquet, train/b.parquet, train/c.parquet): use it with the table it was made on, opened by the path it was made with"},
+		{"the files as they are", []dataset.Identity{a, b, c}, nil, fp(a, b, c), sameFiles, ""},
+		{"no fingerprints", []dataset.Identity{a, b, c}, nil, "", unnamed,
 			"one or more of its files changed, or the cursor is another table's (a cursor names the files only of tables of up to 32)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -157,7 +157,7 @@ func TestCursorErrorsNameWhatChanged(t *testing.T) {
 			"DIR/part-2.parquet: its path names another file now (another device or inode: replaced)"},
 		{"deleted", func(t *testing.T, parts []string) { require.NoError(t, os.Remove(parts[1])) }, nil, false,
 			"the file between DIR/part-0.parquet and DIR/part-2.parquet is gone (the 2nd of the 4 files the cursor was made on)"},
-		{"another table's", nil, nil, true, "table: invalid cursor: train: the cursor is of another table: none of the 2 files it was made on is one of the table's 4 (DIR/part-0.parquet, DIR/part-1.parquet, DIR/part-2.parquet, DIR/part-3.parquet): use it with the table it was made on, opened by the path it was made with"},
+		{"another table's", nil, nil, true, "table: invalid cursor: train: the cursor is of another table: none of the 2 files it was made on is one of the table's files (DIR/part-0.parquet, DIR/part-1.parquet, DIR/part-2.parquet, DIR/part-3.parquet): use it with the table it was made on, opened by the path it was made with"},
 		{"its version edited", nil, func(c *table.Cursor) { c.Version = "0123456789abcdef" }, true,
 			"table: invalid cursor: train: the cursor is not valid for this table: it names the table's files as they are, but its version 0123456789abcdef is not theirs"},
 		{"its fingerprints edited", nil, func(c *table.Cursor) { c.Files = "aaaaaaaaa" + c.Files[9:] }, true,

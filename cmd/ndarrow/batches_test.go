@@ -197,7 +197,7 @@ func TestBatchesCursorErrorsSayWhatIsWrong(t *testing.T) {
 
 	code, _, stderr = runCLI("batches", "--batch-size", "16", "--after", cursor, train, out)
 	assert.Equal(t, exitFail, code)
-	assert.Equal(t, "ndarrow batches: table: invalid cursor: train: the cursor is of another table: none of the 1 files it was made on is one of the table's 1 ("+
+	assert.Equal(t, "ndarrow batches: table: invalid cursor: train: the cursor is of another table: the file it was made on is not one of the table's files ("+
 		train+"): use it with the table it was made on, opened by the path it was made with\n", stderr)
 	assert.NoFileExists(t, out)
 
