@@ -331,7 +331,14 @@ func (r *freeRoom) take(n int64) (int64, bool) {
 
 // FreeSpace returns the bytes free to an unprivileged user in the file system holding dir,
 // 0 when it cannot tell.
-func FreeSpace(dir string) int64 { return freeSpace(dir) }
+func FreeSpace(dir string) int64 {
+	n, _ := freeSpace(dir)
+	return n
+}
+
+// FreeSpaceOf returns the bytes free to an unprivileged user in the file system holding dir,
+// or why it cannot tell (statfs's error: dir missing, say).
+func FreeSpaceOf(dir string) (int64, error) { return freeSpace(dir) }
 
 // AddressSpaceLeft returns, under a limit of the process's address space (RLIMIT_AS, ulimit
 // -v), the bytes of it the process does not map yet and the limit, and whether there is a

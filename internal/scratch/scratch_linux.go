@@ -21,12 +21,12 @@ func mapFile(f *os.File, size int64) ([]byte, error) {
 
 func unmap(b []byte) error { return unix.Munmap(b) }
 
-func freeSpace(dir string) int64 {
+func freeSpace(dir string) (int64, error) {
 	var st unix.Statfs_t
-	if unix.Statfs(dir, &st) != nil {
-		return 0
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, &os.PathError{Op: "statfs", Path: dir, Err: err}
 	}
-	return int64(st.Bavail) * st.Bsize
+	return int64(st.Bavail) * st.Bsize, nil
 }
 
 // punchHole gives the blocks of [off, off+n) back to the file system, keeping the file's size.
