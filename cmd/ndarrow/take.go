@@ -109,7 +109,7 @@ func take(ctx context.Context, in, out, to, name string, rows []int64, cols []st
 	if err != nil {
 		return err
 	}
-	t, err := table.Open(in, table.Options{Table: name, Limits: limits.Limits{}})
+	t, err := table.Open(in, table.Options{Table: name, Limits: limits.Limits{}, NoPageCache: true}) // one take decompresses each page once
 	if err != nil {
 		return err
 	}
