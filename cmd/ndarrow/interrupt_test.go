@@ -27,6 +27,7 @@ import (
 // NDARROW_SHRINK_INPUTS_TO=N truncates each input file to N bytes once it is mapped.
 func TestMain(m *testing.M) {
 	if os.Getenv("NDARROW_RUN_MAIN") == "1" {
+		limitAddressSpaceForMain()
 		if size := os.Getenv("NDARROW_SHRINK_INPUTS_TO"); size != "" {
 			n, err := strconv.ParseInt(size, 10, 64)
 			if err != nil {
