@@ -14,10 +14,11 @@
 # runs of each whole process after one untimed, default 5; the median).
 #
 # Each row is a whole process, timed as bench/batches.sh times them (bench/timing.sh): wall
-# clock from fork to exit, max RSS (/usr/bin/time, mapped file pages included), anon the
-# largest RssAnon seen polling /proc. The library's process is the test binary running the
-# benchmark once (-test.benchtime 1x: open, one epoch, release); its own ms/epoch, from
-# -test.benchtime 3x, is printed after. Results: DIR/library_results.md (and .tsv).
+# clock from fork to exit (the median of REPS), max RSS (/usr/bin/time, mapped file pages
+# included), anon the largest RssAnon seen polling /proc in one more run. The two compared run
+# in turn, rep by rep. The library's process is the test binary running the benchmark once
+# (-test.benchtime 1x: open, one epoch, release); its own ms/epoch, from -test.benchtime 3x,
+# is printed after. Results: DIR/library_results.md (and .tsv).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -47,15 +48,38 @@ fi
 . "$root/bench/timing.sh"
 
 in=parts_zstd
-# bench NAME N: the test binary running BenchmarkShuffledEpoch/NAME N times
-bench() { echo env "NDARROW_BENCH_TABLE=$dir/$in" "$dir/bin/table.test" -test.run '^$' -test.bench "BenchmarkShuffledEpoch/$1\$" -test.benchtime "$2"; }
-timed "ndarrow batches --batch-size 256 --shuffle 1 DIR -" "$in" "$nd" batches --batch-size 256 --shuffle 1 "$dir/$in" -
-timed "Go: table.Open(DIR, table.Options{}) + Batches(Size 256, Shuffle, Seed 1)" "$in" $(bench default 1x)
-reps=1 timed "Go: the same with table.Options{NoPageCache: true} (1 run)" "$in" $(bench no_page_cache 1x)
+nd_cmd=("$nd" batches --batch-size 256 --shuffle 1 "$dir/$in" -)
+go_cmd=(env "NDARROW_BENCH_TABLE=$dir/$in" "$dir/bin/table.test" -test.run '^$' -test.bench 'BenchmarkShuffledEpoch/default$' -test.benchtime 1x)
+nocache_cmd=(env "NDARROW_BENCH_TABLE=$dir/$in" "$dir/bin/table.test" -test.run '^$' -test.bench 'BenchmarkShuffledEpoch/no_page_cache$' -test.benchtime 1x)
+
+# The two compared are run in turn, rep by rep (one untimed round first), so that the load of
+# a shared machine falls on both alike; then each once more for its anonymous peak.
+declare -A ms rss
+for k in nd go; do ms[$k]="" rss[$k]=0; done
+for ((i = 0; i <= reps; i++)); do
+	for k in nd go; do
+		declare -n cmd=${k}_cmd
+		t0=$(date +%s%N)
+		/usr/bin/time -f %M -o "$dir/out/rss" "${cmd[@]}" >/dev/null 2>>"$dir/out/err" || { say "$k failed: $(tail -5 "$dir/out/err")"; exit 1; }
+		t=$((($(date +%s%N) - t0) / 100000))
+		((i == 0)) && continue
+		ms[$k]+="$t "
+		r=$(tail -1 "$dir/out/rss")
+		((r > rss[$k])) && rss[$k]=$r
+	done
+done
+for k in nd go; do
+	declare -n cmd=${k}_cmd
+	med=$(printf '%s\n' ${ms[$k]} | median)
+	name=$([[ $k == nd ]] && echo "ndarrow batches --batch-size 256 --shuffle 1 DIR -" || echo "Go: table.Open(DIR, table.Options{}) + Batches(Size 256, Shuffle, Seed 1): BenchmarkShuffledEpoch/default, one epoch")
+	row "$name" "$in" "$(awk -v x="$med" 'BEGIN{printf "%.1f", x/10}')" $((rss[$k] / 1024)) "$(anon_peak "${cmd[@]}")"
+	say "$name: ${ms[$k]}(0.1 ms)"
+done
+reps=1 timed "Go: the same with table.Options{NoPageCache: true}, one run" "$in" "${nocache_cmd[@]}"
 
 say ""
 say "== the benchmark's own timing (open, epoch, release), -test.benchtime 3x"
-$(bench default 3x) | tee "$dir/out/bench.txt" >&2
+env "NDARROW_BENCH_TABLE=$dir/$in" "$dir/bin/table.test" -test.run '^$' -test.bench 'BenchmarkShuffledEpoch/default$' -test.benchtime 3x | tee "$dir/out/bench.txt" >&2
 say ""
 say "machine: $(nproc) cores, $(uname -sr); $("$nd" version 2>/dev/null | head -1); reps $reps;" \
 	"load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end (the numbers mean little above ~1)"

@@ -122,18 +122,24 @@ func (c *PageCache) free(view []byte) {
 // dropped when f's mapping is released for the last time.
 func (c *PageCache) of(f *File) *filePages {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	p := c.files[f]
-	if p == nil {
-		p = &filePages{cache: c, pages: map[int64][]byte{}, chunks: map[int64]arrow.Array{}}
-		if c.files == nil { // closed: keeps nothing
-			p.dropped = true
-			return p
-		}
-		c.files[f] = p
-		if f.mapping != nil {
-			p.unwatch = f.mapping.AtRelease(func() { c.release(f) })
-		}
+	if p != nil {
+		c.mu.Unlock()
+		return p
+	}
+	p = &filePages{cache: c, pages: map[int64][]byte{}, chunks: map[int64]arrow.Array{}}
+	if c.files == nil { // closed: keeps nothing
+		c.mu.Unlock()
+		p.dropped = true
+		return p
+	}
+	c.files[f] = p
+	c.mu.Unlock()
+	if f.mapping != nil { // outside the cache's lock: on a mapping released already it runs at once
+		unwatch := f.mapping.AtRelease(func() { c.release(f) })
+		p.mu.Lock()
+		p.unwatch = unwatch
+		p.mu.Unlock()
 	}
 	return p
 }
@@ -167,8 +173,11 @@ var _ parquet.PageCache = (*filePages)(nil)
 
 // stopWatching keeps the file's release from dropping the pages (the cache dropped them).
 func (p *filePages) stopWatching() {
-	if p.unwatch != nil {
-		p.unwatch()
+	p.mu.Lock()
+	unwatch := p.unwatch
+	p.mu.Unlock()
+	if unwatch != nil {
+		unwatch()
 	}
 }
 

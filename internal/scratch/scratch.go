@@ -46,7 +46,7 @@ type File struct {
 }
 
 // New returns an empty scratch file of at most size bytes in dir (os.TempDir() when empty).
-// Close it when no view of it is used any more.
+// Close it when done with it (the views still held stay readable until given back).
 func New(dir string, size int64) (*File, error) {
 	if size <= 0 {
 		return nil, fmt.Errorf("scratch: a size of %d bytes: %w", size, ErrFull)
