@@ -136,15 +136,17 @@ type BatchOptions struct {
 	Shuffle bool
 	Seed    uint64
 	Epoch   int64 // 0 or more
-	// Shard of Shards (0 ≤ Shard < Shards; Shards 0 is 1): the shards split the epoch's
-	// positions into contiguous runs, the first rows mod Shards one row longer, so that
-	// together they give every row once and their sizes differ by at most one row.
+	// Shard of Shards (0 ≤ Shard < Shards ≤ MaxShards; Shards 0 is 1): the shards split the
+	// epoch's positions into contiguous runs, the first rows mod Shards one row longer, so
+	// that together they give every row once and their sizes differ by at most one row.
 	Shard, Shards int
 	// DropLast leaves out each shard's last batch when it is short and evens the shards'
 	// batch counts: every shard gives (rows/Shards)/Size batches of Size rows, as DDP needs.
 	DropLast bool
 	// After resumes after the batch the cursor was given with: the batches are those that
-	// followed it. Its options must be these, and the table the one it was made on.
+	// followed it. Its options must be these, and the table the one it was made on. The
+	// cursor of an epoch's last batch gives no batch and no error — the epoch is finished
+	// (Remaining: 0 batches); a loop resuming from it goes on with Epoch+1, without After.
 	After *Cursor
 	// Reserve, when set, is called with the rows of each batch before it is read (on a
 	// goroutine of Batches' own), in batch order; an error from it ends the iteration with
@@ -156,6 +158,38 @@ type BatchOptions struct {
 	// (TakeBytes): 0 is DefaultReadahead; whatever it is, at least the next batch is read
 	// while the last one given is used.
 	Readahead int64
+}
+
+// MaxShards is the most shards BatchOptions.Shards may split an epoch into: as many as a
+// cursor's text holds.
+const MaxShards = 1 << 31
+
+// CheckShard returns an error unless shard is one of shards: 0 ≤ shard < shards ≤ MaxShards
+// (shards 0 is 1) — what Batches takes and a cursor's text holds.
+func CheckShard(shard, shards int) error {
+	if shards == 0 {
+		shards = 1
+	}
+	return checkShardOf(shard, shards)
+}
+
+// checkShardOf is CheckShard where shards 0 is none.
+func checkShardOf(shard, shards int) error {
+	if shard < 0 || shard >= shards || shards < 1 || int64(shards) > MaxShards {
+		return fmt.Errorf("table: shard %d of %d: a shard counts from 0 to one less than the shards, and the shards from 1 to %d", shard, shards, int64(MaxShards))
+	}
+	return nil
+}
+
+// ParseShard parses "K/N", shard K of N shards, within CheckShard's bounds (N at least 1).
+func ParseShard(s string) (shard, shards int, err error) {
+	k, n, ok := strings.Cut(s, "/")
+	shard, err1 := strconv.Atoi(k)
+	shards, err2 := strconv.Atoi(n)
+	if !ok || err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("table: shard %q is not K/N: shard K (from 0) of N", s)
+	}
+	return shard, shards, checkShardOf(shard, shards)
 }
 
 // DefaultReadahead is the bytes of batches Batches reads ahead when BatchOptions.Readahead
@@ -254,7 +288,7 @@ func (c *Cursor) UnmarshalText(b []byte) error {
 		}
 		n[i] = v
 	}
-	if n[0] > 1 || n[6] > 1 || n[4] > 1<<31 || n[5] > 1<<31 {
+	if n[0] > 1 || n[6] > 1 || n[5] > MaxShards || CheckShard(int(n[4]), int(n[5])) != nil {
 		return fmt.Errorf("%w: %q: a field out of range", ErrCursor, b)
 	}
 	*c = Cursor{Version: f[1], Shuffle: n[0] == 1, Seed: uint64(n[1]), Epoch: n[2], Size: n[3], Shard: int(n[4]), Shards: int(n[5]), DropLast: n[6] == 1, Next: n[7], Files: files}
@@ -286,11 +320,12 @@ type plan struct {
 // planOf checks o against the table and returns the plan of o's shard and epoch.
 func (t *Table) planOf(o BatchOptions) (plan, error) {
 	shards := max(o.Shards, 1)
+	shardErr := CheckShard(o.Shard, o.Shards)
 	switch {
 	case o.Size <= 0:
 		return plan{}, fmt.Errorf("table: batches of %d rows: the size must be more than 0", o.Size)
-	case o.Shard < 0 || o.Shard >= shards:
-		return plan{}, fmt.Errorf("table: shard %d of %d: a shard counts from 0 to one less than the shards", o.Shard, shards)
+	case shardErr != nil:
+		return plan{}, shardErr
 	case o.Epoch < 0:
 		return plan{}, fmt.Errorf("table: epoch %d: epochs count from 0", o.Epoch)
 	}
@@ -322,7 +357,7 @@ func (t *Table) planOf(o BatchOptions) (plan, error) {
 		if got := *c; got.Version != want.Version {
 			return plan{}, fmt.Errorf("%s: %s (the cursor's version %s, the table's now %s): %w", t.Name, changedSince(t.files(), got.Files), got.Version, want.Version, ErrTableChanged)
 		} else if got != want {
-			return plan{}, fmt.Errorf("%w: %s is for other options than these (%s)", ErrCursor, got, want)
+			return plan{}, fmt.Errorf("%w: %s is for other options than these: %s (resume with the options it was made with)", ErrCursor, got, optionsDiffer(got, want))
 		}
 		if c.Next > p.count {
 			return plan{}, fmt.Errorf("%w: %s: batch %d of %d", ErrCursor, c, c.Next, p.count)
@@ -330,6 +365,27 @@ func (t *Table) planOf(o BatchOptions) (plan, error) {
 		p.cursor.Next = c.Next
 	}
 	return p, nil
+}
+
+// optionsDiffer says which options of the cursor got are not those of want: "epoch 2, not 3;
+// shard 0 of 2, not 1 of 2".
+func optionsDiffer(got, want Cursor) string {
+	var out []string
+	differ := func(what string, g, w any) {
+		if g != w {
+			out = append(out, fmt.Sprintf("%s %v, not %v", what, g, w))
+		}
+	}
+	differ("shuffle", got.Shuffle, want.Shuffle)
+	differ("seed", got.Seed, want.Seed)
+	differ("epoch", got.Epoch, want.Epoch)
+	differ("batch size", got.Size, want.Size)
+	differ("shard", fmt.Sprintf("%d of %d", got.Shard, got.Shards), fmt.Sprintf("%d of %d", want.Shard, want.Shards))
+	differ("drop last", got.DropLast, want.DropLast)
+	if len(out) == 0 { // the files' fingerprints alone
+		return fmt.Sprintf("files %q, not %q", got.Files, want.Files)
+	}
+	return "the cursor's " + strings.Join(out, "; ")
 }
 
 // rows returns the table rows of batch b of the plan.
@@ -375,7 +431,8 @@ func (t *Table) Remaining(o BatchOptions) (batches, rows int64, err error) {
 // is a pure function of the table's rows, o.Shuffle, o.Seed, o.Epoch, o.Shard and o.Shards:
 // the same options on the same table give the same batches, in any process. Options that do
 // not hold, a cursor of other options or of a changed table (ErrTableChanged), and what Take
-// (or o.Reserve) fails with end the iteration with that error. It returns once the goroutine
+// (or o.Reserve) fails with end the iteration with that error; the cursor of the epoch's last
+// batch ends it at once without one (the epoch is finished). It returns once the goroutine
 // reading ahead has ended.
 func (t *Table) Batches(ctx context.Context, o BatchOptions) iter.Seq2[Batch, error] {
 	return func(yield func(Batch, error) bool) {

@@ -448,3 +448,119 @@ func openUnderLimit(t *testing.T) *table.Table {
 	}
 	return tab
 }
+
+// TestShardBounds: the shards Batches takes are those a cursor's text holds, checked in one
+// place: a shard outside them is refused by ParseShard, NumBatches and Batches alike, naming
+// the bound; the last shard count inside gives cursors that ParseCursor reads back.
+func TestShardBounds(t *testing.T) {
+	paths := writeFiles(t, t.TempDir())
+	tab, err := table.Open(paths["plain.parquet"], table.Options{})
+	require.NoError(t, err)
+	defer tab.Release()
+	for _, tc := range []struct {
+		text          string
+		shard, shards int
+		ok            bool
+	}{
+		{"0/1", 0, 1, true},
+		{"3/4", 3, 4, true},
+		{"0/2147483648", 0, table.MaxShards, true},
+		{"2147483647/2147483648", table.MaxShards - 1, table.MaxShards, true},
+		{"0/2147483649", 0, table.MaxShards + 1, false},
+		{"4/4", 4, 4, false},
+		{"-1/4", -1, 4, false},
+		{"0/0", 0, 0, false},
+	} {
+		t.Run(tc.text, func(t *testing.T) {
+			k, n, err := table.ParseShard(tc.text)
+			o := table.BatchOptions{Size: 1, Shard: tc.shard, Shards: tc.shards}
+			_, numErr := tab.NumBatches(o)
+			if !tc.ok {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), "shards from 1 to 2147483648")
+				if tc.shards > 0 { // Shards 0 is 1 in BatchOptions; "0/0" is no K/N
+					require.Error(t, numErr)
+					assert.Equal(t, err.Error(), numErr.Error(), "one check, one message")
+					for _, err := range tab.Batches(t.Context(), o) {
+						require.Equal(t, numErr, err)
+					}
+				}
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, []int{tc.shard, tc.shards}, []int{k, n})
+			require.NoError(t, numErr)
+			for b, err := range tab.Batches(t.Context(), o) {
+				require.NoError(t, err)
+				back, err := table.ParseCursor(b.Cursor.String())
+				require.NoError(t, err, "a cursor Batches writes reads back")
+				assert.Equal(t, b.Cursor, back)
+			}
+		})
+	}
+	for _, bad := range []string{"", "1", "a/b", "1/2/3", "0/99999999999999999999"} {
+		_, _, err := table.ParseShard(bad)
+		require.Error(t, err, bad)
+		assert.Contains(t, err.Error(), "is not K/N: shard K (from 0) of N", bad)
+	}
+}
+
+// TestFinishedEpoch: the cursor of an epoch's last batch resumes to nothing — no batch, no
+// error, Remaining none — so a loop that resumes from its last checkpoint goes on with the
+// next epoch.
+func TestFinishedEpoch(t *testing.T) {
+	paths := writeFiles(t, t.TempDir())
+	tab, err := table.Open(paths["plain.parquet"], table.Options{})
+	require.NoError(t, err)
+	defer tab.Release()
+	o := table.BatchOptions{Size: 300, Shuffle: true, Seed: 4, Epoch: 1, Shard: 0, Shards: 2, DropLast: true}
+	bs := collect(t, tab, o)
+	require.Len(t, bs, 1, "(1000/2)/300 batches")
+	o.After = &bs[0].Cursor
+	n := 0
+	for _, err := range tab.Batches(t.Context(), o) {
+		require.NoError(t, err)
+		n++
+	}
+	assert.Zero(t, n, "no batch after the last")
+	batches, rows, err := tab.Remaining(o)
+	require.NoError(t, err)
+	assert.Equal(t, [2]int64{0, 0}, [2]int64{batches, rows})
+}
+
+// TestCursorOfOtherOptions: a cursor used with options other than its own is refused with
+// ErrCursor, naming each option that differs and what to do.
+func TestCursorOfOtherOptions(t *testing.T) {
+	paths := writeFiles(t, t.TempDir())
+	tab, err := table.Open(paths["plain.parquet"], table.Options{})
+	require.NoError(t, err)
+	defer tab.Release()
+	made := table.BatchOptions{Size: 100, Shuffle: true, Seed: 9, Epoch: 2, Shard: 0, Shards: 2}
+	b, err := firstBatch(tab.Batches(t.Context(), made))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		change func(o *table.BatchOptions)
+		want   string
+	}{
+		{func(o *table.BatchOptions) { o.Shard = 1 }, "the cursor's shard 0 of 2, not 1 of 2"},
+		{func(o *table.BatchOptions) { o.Epoch = 3 }, "the cursor's epoch 2, not 3"},
+		{func(o *table.BatchOptions) { o.Seed, o.Size = 8, 50 }, "the cursor's seed 9, not 8; batch size 100, not 50"},
+		{func(o *table.BatchOptions) { o.Shuffle, o.Seed = false, 0 }, "the cursor's shuffle true, not false; seed 9, not 0"},
+		{func(o *table.BatchOptions) { o.DropLast = true }, "the cursor's drop last false, not true"},
+	} {
+		o := made
+		tc.change(&o)
+		o.After = &b.Cursor
+		_, err := firstBatch(tab.Batches(t.Context(), o))
+		require.ErrorIs(t, err, table.ErrCursor)
+		assert.Contains(t, err.Error(), "is for other options than these: "+tc.want+" (resume with the options it was made with)")
+	}
+}
+
+// firstBatch returns the first batch of seq, or its error.
+func firstBatch(seq func(func(table.Batch, error) bool)) (table.Batch, error) {
+	for b, err := range seq {
+		return b, err
+	}
+	return table.Batch{}, errors.New("no batch")
+}

@@ -55,7 +55,8 @@ type Table struct {
 	columns []*dataset.Source // in the table's order
 	names   []string          // each column's name
 	first   []int64           // the table row of each fragment's first row; one more: the rows
-	dir     *dataset.Dir      // released with the Table when Open made it
+	skipped []*dataset.SkippedFile
+	dir     *dataset.Dir // released with the Table when Open made it
 	lim     limits.Limits
 	pages   *dataset.PageCache                // the page cache Open made, closed with the Table
 	used    atomic.Pointer[dataset.PageCache] // the page cache the reads use (UsePageCache)
@@ -82,11 +83,19 @@ type Options struct {
 	// NoPageCache has Open make no page cache: each compressed page is decompressed for each
 	// take or batch that needs it (a table read once, or by single takes, loses nothing).
 	NoPageCache bool
+	// SkipUnreadable opens a table some of whose files cannot be read (or do not join, or
+	// share a base name: dataset.SkippedFile) without them, its rows those of the files
+	// read, each file left out named by Skipped; without it such a table is an error naming
+	// the file (dataset.ErrUnreadable).
+	SkipUnreadable bool
 }
 
 // Open opens the table at path: a file, a directory or a prefix of objects (s3://, gs://,
-// https://), as dataset.ScanDir scans it, reading only footers and headers. Files that could
-// not be read are named in the error when no table remains. Release the Table when done.
+// https://), as dataset.ScanDir scans it, reading only footers and headers, and chooses it
+// as FromDir does. A table a file of which could not be read — or a part that does not join,
+// or two files of one base name (dataset.SkippedFile) — fails with an error naming the file
+// (wrapping dataset.ErrUnreadable), unless o.SkipUnreadable opens it without them (Skipped
+// names them). Release the Table when done.
 func Open(path string, o Options) (*Table, error) {
 	d, err := dataset.ScanDir(path, o.Limits)
 	if err != nil {
@@ -96,26 +105,7 @@ func Open(path string, o Options) (*Table, error) {
 		}
 		return nil, err
 	}
-	name := o.Table
-	if name == "" {
-		names := Names(d)
-		switch base := dataset.BaseName(strings.TrimRight(path, "/")); {
-		case len(names) == 1:
-			name = names[0]
-		case slices.Contains(names, base):
-			name = base
-		case len(names) == 0 && len(d.Skipped) > 0: // why its files gave none
-			d.Release()
-			return nil, unreadable(d.Skipped)
-		case len(names) == 0:
-			d.Release()
-			return nil, fmt.Errorf("%s: no table: %w", path, ErrNoTable)
-		default:
-			d.Release()
-			return nil, fmt.Errorf("%s holds the tables %s: name one: %w", path, strings.Join(names, ", "), ErrNoTable)
-		}
-	}
-	t, err := FromDir(d, name)
+	t, err := FromDir(d, o)
 	if err != nil {
 		d.Release()
 		return nil, err
@@ -171,7 +161,7 @@ func (t *Table) UsePageCache(c *dataset.PageCache) {
 // made (closed with Release), or UsePageCache's — nil when none.
 func (t *Table) PageCache() *dataset.PageCache { return t.used.Load() }
 
-// noTable is the error of a path none of whose files could be read: the first file's error
+// noTable is the error of a table none of whose files could be read: the first file's error
 // (naming it), and how many more there are; it is ErrNoTable too.
 type noTable struct {
 	first error
@@ -187,9 +177,9 @@ func (e noTable) Error() string {
 
 func (e noTable) Unwrap() []error { return []error{e.first, ErrNoTable} }
 
-// unreadable returns the error of a path whose files could not be read, for the reasons
+// unreadable returns the error of a table whose files could not be read, for the reasons
 // skipped gives (one or more).
-func unreadable(skipped []error) error { return noTable{skipped[0], len(skipped) - 1} }
+func unreadable(skipped []*dataset.SkippedFile) error { return noTable{skipped[0], len(skipped) - 1} }
 
 // Names returns the names of the tables of a scanned directory, in the order of their first
 // columns.
@@ -214,18 +204,49 @@ func tableOf(src *dataset.Source) string {
 	return src.Name
 }
 
-// FromDir returns the table named name of a directory ScanDir scanned (see Names); d must
-// stay retained while the Table is used. Its columns must hold rows in the same fragments,
-// or it fails with an error wrapping ErrNotAligned naming the column that does not.
-func FromDir(d *dataset.Dir, name string) (*Table, error) {
+// FromDir returns the table of a directory ScanDir scanned that o.Table names (see Names) —
+// or, when o.Table is "", the only one, or the one named after the path — within d's limits
+// (o.Limits and the page cache options are Open's); d must stay retained while the Table is
+// used. When no table is named, the tables of the files that could not be read count among
+// those to choose from, so that an unreadable file is never passed over for another table in
+// silence.
+// Its columns must hold rows in the same fragments, or it fails with an error wrapping
+// ErrNotAligned naming the column that does not.
+//
+// A table a file of which was left out (dataset.Dir.SkippedOf: it could not be read, does
+// not join, or shares its base name) fails with an error naming the file and wrapping
+// dataset.ErrUnreadable (dataset.UnreadableParts), unless o.SkipUnreadable: then the table
+// is its other files' rows, and Skipped names the files left out — with no table named, those
+// of the tables no file of which could be read as well. A table no file of which can be read
+// fails either way, with the first file's error (and ErrNoTable).
+func FromDir(d *dataset.Dir, o Options) (*Table, error) {
+	name, err := chooseTable(d, o)
+	if err != nil {
+		return nil, err
+	}
 	var cols []*dataset.Source
 	for _, src := range d.Sources {
 		if tableOf(src) == name {
 			cols = append(cols, src)
 		}
 	}
-	if len(cols) == 0 {
+	skipped := d.SkippedOf(name)
+	switch {
+	case len(cols) == 0 && len(skipped) > 0:
+		return nil, unreadable(skipped)
+	case len(cols) == 0:
 		return nil, fmt.Errorf("%s: no table %s (it has %s): %w", d.Path, name, strings.Join(Names(d), ", "), ErrNoTable)
+	case len(skipped) > 0 && !o.SkipUnreadable:
+		return nil, dataset.UnreadableParts(name, skipped)
+	}
+	if o.Table == "" { // the files of the tables none of which could be read, passed over
+		names := Names(d)
+		for _, err := range d.Skipped {
+			var sf *dataset.SkippedFile
+			if errors.As(err, &sf) && sf.Table != name && !slices.Contains(names, sf.Table) {
+				skipped = append(skipped, sf)
+			}
+		}
 	}
 	var left []dataset.LeftOut
 	for _, l := range d.LeftOut {
@@ -233,7 +254,48 @@ func FromDir(d *dataset.Dir, name string) (*Table, error) {
 			left = append(left, l)
 		}
 	}
-	return FromSources(name, cols, left, d.Limits())
+	t, err := FromSources(name, cols, left, d.Limits())
+	if err != nil {
+		return nil, err
+	}
+	t.skipped = skipped
+	return t, nil
+}
+
+// chooseTable returns the name of the table of d that FromDir opens, as o says.
+func chooseTable(d *dataset.Dir, o Options) (string, error) {
+	if o.Table != "" {
+		return o.Table, nil
+	}
+	names := Names(d)
+	tables := slices.Clone(names)
+	var broken []string // the tables with files that could not be read
+	for _, err := range d.Skipped {
+		var sf *dataset.SkippedFile
+		if !errors.As(err, &sf) || slices.Contains(broken, sf.Table) {
+			continue
+		}
+		broken = append(broken, sf.Table)
+		if !slices.Contains(tables, sf.Table) && (!o.SkipUnreadable || len(names) == 0) {
+			tables = append(tables, sf.Table)
+		}
+	}
+	switch base := dataset.BaseName(strings.TrimRight(d.Path, "/")); {
+	case len(tables) == 1:
+		return tables[0], nil
+	case slices.Contains(tables, base):
+		return base, nil
+	case len(tables) == 0:
+		return "", fmt.Errorf("%s: no table: %w", d.Path, ErrNoTable)
+	}
+	listed := make([]string, len(tables))
+	for i, name := range tables {
+		listed[i] = name
+		if slices.Contains(broken, name) {
+			listed[i] += " (with " + dataset.ErrUnreadable.Error() + "s)"
+		}
+	}
+	return "", fmt.Errorf("%s holds the tables %s: name one: %w", d.Path, strings.Join(listed, ", "), ErrNoTable)
 }
 
 // FromSources returns the table named name whose columns are the Sources cols, in that order
@@ -270,6 +332,10 @@ func FromSources(name string, cols []*dataset.Source, left []dataset.LeftOut, li
 	}
 	return t, nil
 }
+
+// Skipped returns the files left out of the table (Options.SkipUnreadable), each naming its
+// path and why, in path order; nil when none was.
+func (t *Table) Skipped() []*dataset.SkippedFile { return slices.Clone(t.skipped) }
 
 // NumRows returns the table's rows.
 func (t *Table) NumRows() int64 { return t.first[len(t.first)-1] }

@@ -26,6 +26,7 @@ func runBatches(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	bf := addBatchFlags(fs)
 	columns := fs.String("columns", "", "only these columns, in this order: `NAMES` separated by commas")
 	name := fs.String("table", "", "the table, when IN holds several")
+	skipUnreadable := skipUnreadableFlag(fs)
 	readahead := byteSize(table.DefaultReadahead)
 	fs.Var(&readahead, "readahead", "read batches ahead of the one written, as many as `SIZE` holds (at least one)")
 	pageCache := byteSize(-1)
@@ -43,7 +44,7 @@ func runBatches(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return usageError(stderr, "batches", err)
 	}
 	return finishCommand(ctx, stderr, "batches", dataset.Guard(func() error {
-		return batches(ctx, fs.Arg(0), out, *name, *bf.cursors, o, int64(pageCache), stdout, stderr)
+		return batches(ctx, fs.Arg(0), out, table.Options{Table: *name, SkipUnreadable: *skipUnreadable}, *bf.cursors, o, int64(pageCache), stdout, stderr)
 	}))
 }
 
@@ -97,12 +98,9 @@ func (f *batchFlags) options(columns string) (table.BatchOptions, error) {
 		return o, errors.New("--batch-size N is required, N more than 0")
 	}
 	if *f.shard != "" {
-		k, n, ok := strings.Cut(*f.shard, "/")
-		var err1, err2 error
-		o.Shard, err1 = strconv.Atoi(k)
-		o.Shards, err2 = strconv.Atoi(n)
-		if !ok || err1 != nil || err2 != nil || o.Shards < 1 || o.Shard < 0 || o.Shard >= o.Shards {
-			return o, fmt.Errorf("--shard %q: K/N with 0 <= K < N", *f.shard)
+		var err error
+		if o.Shard, o.Shards, err = table.ParseShard(*f.shard); err != nil {
+			return o, fmt.Errorf("--shard: %w", err)
 		}
 	}
 	if *f.after != "" {
@@ -118,58 +116,81 @@ func (f *batchFlags) options(columns string) (table.BatchOptions, error) {
 	return o, nil
 }
 
-// checkStreamOutput checks that out names an Arrow IPC stream: a .arrows file or -.
+// checkStreamOutput checks that out can hold an Arrow IPC stream: a .arrows file, - or an
+// output written in place whatever its name (writtenInPlace: /dev/null, a FIFO).
 func checkStreamOutput(out string) error {
-	if out != "-" && !strings.HasSuffix(out, ".arrows") {
-		return fmt.Errorf("%s: OUT is an Arrow IPC stream: a .arrows file or - (standard output)", out)
+	if out != "-" && !strings.HasSuffix(out, ".arrows") && !writtenInPlace(out) {
+		return fmt.Errorf("%s: OUT is an Arrow IPC stream: a .arrows file, - (standard output), or a device or FIFO", out)
 	}
 	return nil
 }
 
-// batches writes the mini-batches o asks for of the table in in to out, an Arrow IPC stream
-// of one record batch each, and each batch's cursor to the file cursors (when not "") as the
-// batch is written; pageCache is the most bytes of decompressed pages kept (-1: the default).
-func batches(ctx context.Context, in, out, name, cursors string, o table.BatchOptions, pageCache int64, stdout, stderr io.Writer) error {
+// batches writes the mini-batches o asks for of the table in in that open names to out, an
+// Arrow IPC stream of one record batch each, and each batch's cursor to the file cursors
+// (when not "") as the batch is written; pageCache is the most bytes of decompressed pages
+// kept (-1: the default). The files left out of the table (open.SkipUnreadable) are named on
+// stderr.
+func batches(ctx context.Context, in, out string, open table.Options, cursors string, o table.BatchOptions, pageCache int64, stdout, stderr io.Writer) error {
 	if err := checkOutput(out); err != nil {
 		return err
 	}
-	topts := table.Options{Table: name, NoPageCache: pageCache == 0} // by default, Open's (dataset.NewDefaultPageCache)
+	open.NoPageCache = pageCache == 0 // by default, Open's (dataset.NewDefaultPageCache)
 	if pageCache > 0 {
 		c, err := newPageCache(pageCache, "batches", stderr)
 		if err != nil {
 			return err
 		}
 		defer c.Close() // after the table's release
-		topts.PageCache = c
+		open.PageCache = c
 	}
-	t, err := table.Open(in, topts)
+	t, err := openTable(in, open, "batches", stderr)
 	if err != nil {
 		return err
 	}
 	defer t.Release()
-	if _, err := t.NumBatches(o); err != nil { // the options checked before OUT is made
+	left, _, err := t.Remaining(o) // the options and the cursor checked before OUT is made
+	if err != nil {
 		return err
 	}
 	reportPageCache(stderr, "batches", t.PageCacheErr)
 	// What is live: the batches read ahead, the one in hand, the one written, and a take's
 	// copies (three batches' worth, as tuneCollector counts a take).
 	tuneCollectorFor(t, int64(t.ReadaheadBatches(o)+1)*o.Size, 3*o.Size, o.Columns)
-	err = writeBatches(ctx, out, cursors, t.Batches(ctx, o), stdout, func() error {
-		return fmt.Errorf("%s: no batch to write (%d rows, batches of %d)", in, t.NumRows(), o.Size)
+	err = writeBatches(ctx, out, cursors, t.Batches(ctx, o), stdout, func() ([]dataset.Tensor, error) {
+		if o.After == nil || left > 0 {
+			return nil, fmt.Errorf("%s: no batch to write (%d rows, batches of %d)", in, t.NumRows(), o.Size)
+		}
+		none, err := t.Take(ctx, []int64{}, o.Columns) // the columns, of no row: the stream's schema
+		if err != nil {
+			return nil, err
+		}
+		return none.Columns, nil
 	})
 	if err == nil && len(o.Columns) == 0 {
 		for _, l := range t.LeftOut {
 			fmt.Fprintf(stderr, "ndarrow batches: %s\n", l)
 		}
 	}
+	if err == nil && o.After != nil && left == 0 {
+		fmt.Fprintf(stderr, "ndarrow batches: %s\n", epochFinished(in, o))
+	}
 	return err
+}
+
+// epochFinished says that the cursor o resumes after is of the last batch of o's epoch, of
+// the table or flight named name, and what to do: start the next epoch.
+func epochFinished(name string, o table.BatchOptions) string {
+	return fmt.Sprintf("%s: epoch %d is finished: the cursor is after its last batch (%d), so the stream holds no batch; the next is --epoch %d, without --after",
+		name, o.Epoch, o.After.Next, o.Epoch+1)
 }
 
 // writeBatches writes the batches of seq to out (an Arrow IPC stream: a .arrows file or -,
 // standard output) as one record batch each, of the first batch's schema, and each batch's
-// cursor to the file cursors (when not "") as the batch is written. No batch at all writes no
-// OUT and fails with none's error.
-func writeBatches(ctx context.Context, out, cursors string, seq iter.Seq2[table.Batch, error], stdout io.Writer, none func() error) error {
+// cursor to the file cursors (when not "") as the batch is written. No batch at all writes
+// the schema of the tensors none returns and no batch (a finished epoch), or fails with its
+// error and writes no OUT. What seq fails with is the input's error, not the output's
+// (sourceError).
+func writeBatches(ctx context.Context, out, cursors string, seq iter.Seq2[table.Batch, error], stdout io.Writer, none func() ([]dataset.Tensor, error)) error {
 	var cw *bufio.Writer
 	if cursors != "" {
 		f, err := os.Create(cursors)
@@ -185,11 +206,11 @@ func writeBatches(ctx context.Context, out, cursors string, seq iter.Seq2[table.
 		mem := memory.NewGoAllocator()
 		for b, err := range seq {
 			if err != nil {
-				return err
+				return sourceError{err}
 			}
 			rec, err := dataset.Batch(mem, b.Values.Columns)
 			if err != nil {
-				return fmt.Errorf("batch %d: %w", b.Index, err)
+				return sourceError{fmt.Errorf("batch %d: %w", b.Index, err)}
 			}
 			if sw == nil {
 				schema = rec.Schema()
@@ -198,7 +219,7 @@ func writeBatches(ctx context.Context, out, cursors string, seq iter.Seq2[table.
 			conformed, err := arrowtensor.Conform(rec, schema)
 			rec.Release()
 			if err != nil {
-				return fmt.Errorf("batch %d: %w", b.Index, err)
+				return sourceError{fmt.Errorf("batch %d: %w", b.Index, err)}
 			}
 			err = sw.Write(conformed)
 			conformed.Release()
@@ -213,7 +234,16 @@ func writeBatches(ctx context.Context, out, cursors string, seq iter.Seq2[table.
 			}
 		}
 		if sw == nil {
-			return none()
+			tensors, err := none()
+			if err != nil {
+				return sourceError{err}
+			}
+			rec, err := dataset.Batch(mem, tensors)
+			if err != nil {
+				return sourceError{err}
+			}
+			sw = arrowipc.NewWriter(w, arrowipc.WithSchema(rec.Schema()), arrowipc.WithAllocator(mem))
+			rec.Release()
 		}
 		return sw.Close()
 	})

@@ -16,6 +16,7 @@ import (
 	"github.com/ndarrow/ndarrow/internal/objstore"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/parquet"
+	"github.com/ndarrow/ndarrow/sparse"
 	"github.com/ndarrow/ndarrow/tfrecord"
 )
 
@@ -156,6 +157,7 @@ func convert(ctx context.Context, to, pick, in, out string, read readOptions, op
 	if err != nil {
 		return err
 	}
+	f.reportSkipped(stderr, "convert")
 	if len(tensors) > 1 && format == string(dataset.FormatNpy) && !opts.skip {
 		names := make([]string, len(tensors))
 		for i, t := range tensors {
@@ -266,11 +268,47 @@ func checkNulls(format string, tensors []tensor) error {
 }
 
 // writeOutput writes the output named path as a Unix tool does: "-" is standard output; an
-// existing file that is not a regular file (a device such as /dev/null, a FIFO, a socket) is
-// opened and written in place, never replaced; an existing directory is an error; anything
-// else is written atomically (writeAtomically). Every format streams: an Arrow IPC file's
-// writer asks only where it is.
+// existing file that is not a regular file (a device such as /dev/null, a FIFO, a socket:
+// writtenInPlace) is opened and written in place, never replaced; an existing directory is an
+// error; anything else is written atomically (writeAtomically). Every format streams: an Arrow
+// IPC file's writer asks only where it is. Its errors name the output, but for a sourceError
+// of write's, returned as what it wraps: what was to be written failed, not the output.
 func writeOutput(ctx context.Context, path string, stdout io.Writer, write func(io.Writer) error) error {
+	var source error
+	err := writeOutputTo(ctx, path, stdout, func(w io.Writer) error {
+		err := write(w)
+		var se sourceError
+		if errors.As(err, &se) {
+			source = se.error
+		}
+		return err
+	})
+	if source != nil {
+		return source
+	}
+	return err
+}
+
+// sourceError is an error of what a write given to writeOutput writes (a batch that could not
+// be read, a cursor refused), not of the output: writeOutput returns what it wraps without
+// naming the output.
+type sourceError struct{ error }
+
+func (e sourceError) Unwrap() error { return e.error }
+
+// writtenInPlace reports whether the output path exists and is neither a regular file nor a
+// directory — a device such as /dev/null, a FIFO, a socket — which writeOutput writes in
+// place, whatever its name.
+func writtenInPlace(path string) bool {
+	if path == "-" || dataset.IsURI(path) {
+		return false
+	}
+	st, err := os.Stat(path)
+	return err == nil && !st.Mode().IsRegular() && !st.IsDir()
+}
+
+// writeOutputTo is writeOutput, every error naming the output.
+func writeOutputTo(ctx context.Context, path string, stdout io.Writer, write func(io.Writer) error) error {
 	if path == "-" {
 		if err := write(&positionWriter{w: interruptible(ctx, stdout)}); err != nil {
 			return fmt.Errorf("standard output: %w", err)
@@ -419,5 +457,12 @@ func write(to string, w io.Writer, tensors []tensor, opts writeOptions) error {
 	if opts.pad != nil {
 		wo.PadRagged, wo.Pad = true, *opts.pad
 	}
-	return dataset.Write(w, dataset.Format(to), tensors, wo)
+	err := dataset.Write(w, dataset.Format(to), tensors, wo)
+	if !errors.Is(err, sparse.ErrTooLarge) { // a ragged tensor padded (--pad)
+		return maxDenseError(err, opts.maxDense, "pad it", ", or write .arrow, .arrows or .parquet, which keep it ragged")
+	}
+	if opts.dense {
+		return maxDenseError(err, opts.maxDense, "write it dense", ", or leave out --dense to keep it sparse")
+	}
+	return maxDenseError(err, opts.maxDense, "write it dense", ", or write .arrow, .arrows, .parquet or .tensor, which keep it sparse")
 }

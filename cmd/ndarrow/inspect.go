@@ -63,7 +63,7 @@ func inspect(ctx context.Context, t tensor, maxDense int64, stderr io.Writer) (i
 	_, err := t.WriteValues(w, maxDense)
 	done()
 	if err != nil {
-		return inspection{}, err
+		return inspection{}, maxDenseError(err, maxDense, "hash its dense form (inspect's sha256 is of a sparse tensor's dense values)", "")
 	}
 	shape := []int64(t.Shape())
 	names := t.DimNames
@@ -114,14 +114,20 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			code = exitFail
 			continue
 		}
-		for _, err := range f.skipped {
-			fmt.Fprintf(stderr, "ndarrow inspect: %v\n", err)
-			code = exitFail
+		if f.skipUnreadable {
+			f.reportSkipped(stderr, "inspect")
+		} else {
+			for _, err := range f.skipped { // the rest inspected all the same
+				fmt.Fprintf(stderr, "ndarrow inspect: %v (--skip-unreadable leaves it out)\n", err)
+				code = exitFail
+			}
 		}
 		switch {
 		case len(f.tensors) > 0:
 		case len(f.leftOut) > 0: // not an error: the columns are named below
 			fmt.Fprintf(stderr, "ndarrow inspect: %s: no tensors: %s\n", path, noTensorForm(f.leftOut, false))
+		case f.dir && len(f.skipped) > 0: // named above
+			fmt.Fprintf(stderr, "ndarrow inspect: %s: no tensors: no tensor file of it could be read\n", path)
 		case f.dir:
 			fmt.Fprintf(stderr, "ndarrow inspect: %s: no tensors: no tensor files\n", path)
 		default:
