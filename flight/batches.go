@@ -36,7 +36,7 @@ import (
 // values by default). The answer is one Arrow IPC stream whose record batches are the
 // mini-batches in order, with the schema a DoGet of NAME sends (its fields picked); the
 // FlightData of each batch's record batch carries in its app_metadata the JSON object
-// {"cursor":"c1.…"}, the batch's cursor (table.Cursor's text), which "after" resumes after;
+// {"cursor":"c2.…"}, the batch's cursor (table.Cursor's text), which "after" resumes after;
 // after the cursor of an epoch's last batch the stream holds the schema and no batch (the
 // epoch is finished, as table.Batches says). A batch larger than the server's message limit
 // is sent as several record batches, the last one carrying the cursor.

@@ -260,7 +260,7 @@ func TestBatchesErrors(t *testing.T) {
 }
 
 // otherCursor is a cursor of a table no test serves.
-const otherCursor = "c1.0123456789abcdef.0.0.0.8.0.1.0.1"
+const otherCursor = "c2.0123456789abcdef.0.0.0.8.0.1.0.1"
 
 // first returns the first batch of seq, or its error.
 func first(seq func(func(table.Batch, error) bool)) (table.Batch, error) {

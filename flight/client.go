@@ -291,8 +291,8 @@ type Info struct {
 	Columns   []Info // a table's tensor columns, each named NAME.COLUMN as dataset names them; nil for one tensor
 	LeftOut   []dataset.LeftOut
 	// Version names what an ndarrow server serves under the name now: file-HEX for a tensor
-	// of served files (a digest of each file's identity, size and modification time, or of an
-	// object's ETag or generation), upload-N for the Nth put since the server started; the
+	// of served files (a digest of each file's identity, size, modification time and change
+	// time, or of an object's ETag or generation), upload-N for the Nth put since the server started; the
 	// parts' versions joined with "+" for a flight of several shards. Two Infos with the same
 	// Version describe the same bytes. Empty from other servers.
 	Version string

@@ -252,9 +252,10 @@ func streamBytes(src *dataset.Source) int64 {
 	return src.Bytes()
 }
 
-// stampFiles gives e the version of the files of srcs: a digest of each file's identity, size
-// and modification (dataset.File.Version: for an object, its store's ETag or generation), and
-// the latest modification time.
+// stampFiles gives e the version of the files of srcs: a digest of each file's identity, size,
+// modification time and change time (dataset.File.Version: for an object, its store's ETag or
+// generation), so that a rewrite keeping a file's size and modification time, a chmod or a
+// touch, gives another version; and the latest modification time.
 func stampFiles(e *entry, srcs ...*dataset.Source) {
 	h := sha256.New()
 	var modified time.Time

@@ -156,6 +156,7 @@ func batches(ctx context.Context, in, out string, open table.Options, cursors st
 	// What is live: the batches read ahead, the one in hand, the one written, and a take's
 	// copies (three batches' worth, as tuneCollector counts a take).
 	tuneCollectorFor(t, int64(t.ReadaheadBatches(o)+1)*o.Size, 3*o.Size, o.Columns)
+	inputLoaded(in)
 	err = writeBatches(ctx, out, cursors, t.Batches(ctx, o), stdout, func() ([]dataset.Tensor, error) {
 		if o.After == nil || left > 0 {
 			return nil, fmt.Errorf("%s: no batch to write (%d rows, batches of %d)", in, t.NumRows(), o.Size)
@@ -165,7 +166,7 @@ func batches(ctx context.Context, in, out string, open table.Options, cursors st
 			return nil, err
 		}
 		return none.Columns, nil
-	})
+	}, t.CheckUnchanged)
 	if err == nil && len(o.Columns) == 0 {
 		for _, l := range t.LeftOut {
 			fmt.Fprintf(stderr, "ndarrow batches: %s\n", l)
@@ -189,8 +190,11 @@ func epochFinished(name string, o table.BatchOptions) string {
 // cursor to the file cursors (when not "") as the batch is written. No batch at all writes
 // the schema of the tensors none returns and no batch (a finished epoch), or fails with its
 // error and writes no OUT. What seq fails with is the input's error, not the output's
-// (sourceError).
-func writeBatches(ctx context.Context, out, cursors string, seq iter.Seq2[table.Batch, error], stdout io.Writer, none func() ([]dataset.Tensor, error)) error {
+// (sourceError). check, when not nil, says whether the files the batches were read from
+// changed since they were opened (table.Table.CheckUnchanged): it is asked once every batch
+// is written, before the stream's end marker — an error leaves no OUT, and a stream on
+// standard output or a FIFO without its end — and its error stands for whatever else failed.
+func writeBatches(ctx context.Context, out, cursors string, seq iter.Seq2[table.Batch, error], stdout io.Writer, none func() ([]dataset.Tensor, error), check func() error) error {
 	var cw *bufio.Writer
 	if cursors != "" {
 		f, err := os.Create(cursors)
@@ -206,7 +210,7 @@ func writeBatches(ctx context.Context, out, cursors string, seq iter.Seq2[table.
 		mem := memory.NewGoAllocator()
 		for b, err := range seq {
 			if err != nil {
-				return sourceError{err}
+				return sourceError{checkedBy(check, err)}
 			}
 			rec, err := dataset.Batch(mem, b.Values.Columns)
 			if err != nil {
@@ -224,7 +228,7 @@ func writeBatches(ctx context.Context, out, cursors string, seq iter.Seq2[table.
 			err = sw.Write(conformed)
 			conformed.Release()
 			if err != nil {
-				return err
+				return checkedBy(check, err)
 			}
 			if cw != nil {
 				fmt.Fprintln(cw, b.Cursor)
@@ -244,6 +248,9 @@ func writeBatches(ctx context.Context, out, cursors string, seq iter.Seq2[table.
 			}
 			sw = arrowipc.NewWriter(w, arrowipc.WithSchema(rec.Schema()), arrowipc.WithAllocator(mem))
 			rec.Release()
+		}
+		if err := checkedBy(check, nil); err != nil {
+			return err // no end marker: the stream is not whole
 		}
 		return sw.Close()
 	})

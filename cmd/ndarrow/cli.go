@@ -46,7 +46,9 @@ give every row once, their sizes within one row; with --drop-last every shard gi
 batches. --cursors FILE writes, after each batch is written, its cursor (a printable token)
 on a line of FILE; --after CURSOR resumes after that batch with the same options, giving
 exactly the batches that followed it. A cursor pins the table's files: resuming after they
-changed is an error saying so. ` + unreadableHelp + `.
+changed (a chmod or touch too) is an error naming each file and what differs in it. A file
+that changes while batches reads it fails the command, naming it, and leaves no OUT.
+` + unreadableHelp + `.
 
 Batches are read ahead of the one being written, as many as --readahead SIZE of them holds
 (default 32MiB; at least one). Pages of compressed Parquet files are decompressed once, into a
@@ -77,7 +79,9 @@ of plain columns; the other formats refuse them unless --fill gives them a value
 each column's dtype. A format that cannot hold a tensor (strings in a .tensor file) fails
 naming it, or with --skip-unsupported leaves it out, named. ` + unreadableHelp + `.
 --tensor picks one tensor of an input that holds several (by the name inspect prints). OUT is
-written through a temporary file renamed at the end, so a failure leaves nothing behind. IN and
+written through a temporary file renamed at the end, so a failure leaves nothing behind; an
+input file that changes while it is read (its size, modification time or change time: an
+rsync --inplace -t, a chmod) fails the command, naming it. IN and
 OUT may be objects: ` + objectURIs + ` An object written appears only when complete.`},
 	"serve": {"[--addr HOST:PORT] [--watch=false] [--poll D] [--skip-unreadable] [--tls-cert F --tls-key F [--tls-client-ca F]] [--token T] [--location URI --shards URI,...] [--shard K/N] [--max-message-bytes N] [--memory-budget SIZE] [--page-cache SIZE] [--tfio ENDPOINT [--tfio-tensors NAME,...] [--tfio-batch-rows N]] DIR",
 		`Serve serves every tensor file of DIR over Arrow Flight, memory-mapped, each under the name

@@ -660,7 +660,7 @@ func getBatches(ctx context.Context, c *flight.Client, name, out, cursors string
 		// None after a cursor the server took: the epoch is finished.
 		finished = true
 		return c.Take(ctx, name, []int64{}, o.Columns) // the columns, of no row: the stream's schema
-	})
+	}, nil) // the server checks its files: a change under a batch is the stream's error (DataLoss)
 	if err == nil && finished {
 		fmt.Fprintf(stderr, "ndarrow get: %s\n", epochFinished(name, o))
 	}
@@ -720,13 +720,14 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseArgs(fs, "put", args, stdout, stderr, 2, 2); !ok {
 		return code
 	}
-	err := dataset.Guard(func() error { // the file may shrink while it is sent
+	err := dataset.Guard(func() (err error) { // the file may shrink while it is sent
 		f, err := load(fs.Arg(1), *input)
 		if err != nil {
 			return err
 		}
 		left := f.leftOut
 		defer f.Release()
+		defer func() { err = sentWhole(f, err) }()
 		tensors, err := selectTensor(f, *pick)
 		if err != nil {
 			return err
@@ -775,6 +776,20 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		})
 	})
 	return finishCommand(ctx, stderr, "put", err)
+}
+
+// sentWhole returns err, the error of an upload of in's tensors, or, when a file of in was
+// modified while it was sent (input.checked), an error saying so: the server then holds what
+// was sent, which may mix two versions of the file, and the file is to be put again.
+func sentWhole(in *input, err error) error {
+	cerr := in.checked(nil)
+	switch {
+	case cerr == nil:
+		return err
+	case err == nil:
+		return fmt.Errorf("%w: the server holds what was sent, which may mix two versions: put it again", cerr)
+	}
+	return cerr
 }
 
 // tableOf returns the name of the table tensors are the columns of — two or more, each named

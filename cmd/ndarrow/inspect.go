@@ -133,6 +133,10 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		default:
 			fmt.Fprintf(stderr, "ndarrow inspect: %s: no tensors: none of its columns is a tensor\n", path)
 		}
+		// What is printed of the file waits for its check: the hashes of a file that changed
+		// while they were computed may be of two versions, and are not printed.
+		var emit []func()
+		reported := false // a change of the file, said already
 		for _, t := range f.tensors {
 			var line inspection
 			err := dataset.Guard(func() error { // hashing reads the values: the file may shrink
@@ -147,7 +151,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			switch {
 			case errors.As(err, &changed):
 				fmt.Fprintf(stderr, "ndarrow inspect: %v\n", err) // it names the file
-				code = exitFail
+				code, reported = exitFail, true
 				continue
 			case err != nil:
 				fmt.Fprintf(stderr, "ndarrow inspect: %s: %s: %v\n", path, t.Name, err)
@@ -155,22 +159,34 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 				continue
 			}
 			if *asJSON {
-				_ = enc.Encode(line)
+				emit = append(emit, func() { _ = enc.Encode(line) })
 				continue
 			}
-			if !header {
-				fmt.Fprintln(table, "NAME\tKIND\tDTYPE\tSHAPE\tNNZ\tNULLS\tDIM NAMES\tSHA256")
-				header = true
-			}
-			fmt.Fprintf(table, "%s\t%s\t%s\t%v\t%d\t%d\t%s\t%.16s…\n", line.Name, line.Kind, line.DType, t.Shape(),
-				line.NNZ, line.Nulls, strings.Join(line.DimNames, ","), line.SHA256)
+			emit = append(emit, func() {
+				if !header {
+					fmt.Fprintln(table, "NAME\tKIND\tDTYPE\tSHAPE\tNNZ\tNULLS\tDIM NAMES\tSHA256")
+					header = true
+				}
+				fmt.Fprintf(table, "%s\t%s\t%s\t%v\t%d\t%d\t%s\t%.16s…\n", line.Name, line.Kind, line.DType, t.Shape(),
+					line.NNZ, line.Nulls, strings.Join(line.DimNames, ","), line.SHA256)
+			})
 		}
 		for _, l := range f.leftOut {
 			if *asJSON {
-				_ = enc.Encode(leftOutLine{Name: l.Name, Column: l.Column, LeftOut: l.Type, Why: l.Why})
+				emit = append(emit, func() { _ = enc.Encode(leftOutLine{Name: l.Name, Column: l.Column, LeftOut: l.Type, Why: l.Why}) })
 				continue
 			}
-			leftOut = append(leftOut, l)
+			emit = append(emit, func() { leftOut = append(leftOut, l) })
+		}
+		if err := f.checked(nil); err != nil {
+			if !reported {
+				fmt.Fprintf(stderr, "ndarrow inspect: %v\n", err) // it names the file and what differs
+			}
+			code = exitFail
+		} else {
+			for _, e := range emit {
+				e()
+			}
 		}
 		f.Release()
 	}

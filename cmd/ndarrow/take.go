@@ -138,10 +138,11 @@ func take(ctx context.Context, in, out, to string, open table.Options, rows []in
 			fmt.Fprintf(stderr, "ndarrow take: warning: %s: a TFRecord file has no row index: all its records were read to take the rows (Parquet and Arrow files are read only where the rows are: convert it once for random access)\n", displayName(f))
 		}
 	}
+	inputLoaded(in)
 	tuneCollector(t, int64(len(rows)), cols)
 	got, err := t.Take(ctx, rows, cols)
 	if err != nil {
-		return err
+		return checkedBy(t.CheckUnchanged, err)
 	}
 	tensors, err := filled(got.Columns, opts.fill)
 	if err != nil {
@@ -153,7 +154,9 @@ func take(ctx context.Context, in, out, to string, open table.Options, rows []in
 				return err
 			}
 		}
-		return write(format, w, tensors, opts.forOutput(out))
+		// The rows are copies, read at Take: the check is that Take's reads were of one
+		// version of every file, made before OUT is renamed into place.
+		return checkedBy(t.CheckUnchanged, write(format, w, tensors, opts.forOutput(out)))
 	})
 	if err == nil && len(cols) == 0 {
 		for _, l := range t.LeftOut {

@@ -29,10 +29,30 @@ type input struct {
 	// each named (readOptions.skipUnreadable).
 	skipUnreadable bool
 	release        func()
+	check          func() error // the error of a file of the input modified since it was read, or nil (nil: standard input)
 }
 
 // Release drops the input's mappings; its tensors must not be used afterwards.
 func (in *input) Release() { in.release() }
+
+// checked returns the error naming the first of the input's files that was modified since it
+// was read — its size, modification time or change time differs (dataset.File.CheckUnchanged)
+// — when one was, else err: a command checks its input once it has read and written all of
+// it, before it takes what it wrote as whole (an output renamed into place, exit status 0),
+// and the change also stands for whatever failed meanwhile. An object's every read is of the
+// version first seen.
+func (in *input) checked(err error) error { return checkedBy(in.check, err) }
+
+// checkedBy returns what check returns — the error of an input file modified since it was
+// read — when it is not nil, else err (check nil: err).
+func checkedBy(check func() error, err error) error {
+	if check != nil {
+		if cerr := check(); cerr != nil {
+			return cerr
+		}
+	}
+	return err
+}
 
 // readOptions say how to read an input: as a TFRecord file compressed so (none, gzip, zlib)
 // when compression is not empty; its Examples by the feature spec in the JSON file spec (see
@@ -81,8 +101,9 @@ func load(path string, o readOptions) (*input, error) {
 }
 
 // inputLoaded is called with each input path once its tensors are read (views of its
-// mapping, values not yet touched): the test seam where tests change the file under a
-// command.
+// mapping, values not yet touched), or once the table or Parquet stream a command reads is
+// opened (batches, take, convert --to arrows from a file's pages): the test seam where tests
+// change the file under a command.
 var inputLoaded = func(path string) {}
 
 // stdinName is how standard input is named: its tensors are named after it, stdin.NAME …
@@ -151,7 +172,7 @@ func loadInput(path string, o readOptions) (*input, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &input{path: path, tensors: f.Tensors, release: f.Release}, nil
+		return &input{path: path, tensors: f.Tensors, release: f.Release, check: f.CheckUnchanged}, nil
 	}
 	if err == nil && st.IsDir() {
 		d, err := dataset.OpenDir(path, limits.Limits{})
@@ -164,7 +185,7 @@ func loadInput(path string, o readOptions) (*input, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &input{path: path, tensors: f.Tensors, leftOut: f.LeftOut, release: f.Release}, nil
+	return &input{path: path, tensors: f.Tensors, leftOut: f.LeftOut, release: f.Release, check: f.CheckUnchanged}, nil
 }
 
 // loadExamples reads the Examples of the TFRecord file at path ("-": standard input) by the
@@ -199,7 +220,7 @@ func loadExamples(path string, o readOptions) (*input, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &input{path: path, tensors: f.Tensors, leftOut: f.LeftOut, release: f.Release}, nil
+	return &input{path: path, tensors: f.Tensors, leftOut: f.LeftOut, release: f.Release, check: f.CheckUnchanged}, nil
 }
 
 // loadObjects reads the tensors of the object uri names or, when it names a prefix (it ends
@@ -209,7 +230,7 @@ func loadObjects(uri string) (*input, error) {
 	if !strings.HasSuffix(uri, "/") {
 		f, err := dataset.Open(uri, limits.Limits{})
 		if err == nil {
-			return &input{path: f.Path, tensors: f.Tensors, leftOut: f.LeftOut, release: f.Release}, nil
+			return &input{path: f.Path, tensors: f.Tensors, leftOut: f.LeftOut, release: f.Release, check: f.CheckUnchanged}, nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
@@ -232,7 +253,7 @@ func loadObjects(uri string) (*input, error) {
 
 // dirInput returns the input of the directory (or prefix) at path that d holds.
 func dirInput(path string, d *dataset.Dir) *input {
-	return &input{path: path, dir: true, tensors: d.Tensors, leftOut: d.LeftOut, skipped: d.Skipped, release: d.Release}
+	return &input{path: path, dir: true, tensors: d.Tensors, leftOut: d.LeftOut, skipped: d.Skipped, release: d.Release, check: d.CheckUnchanged}
 }
 
 // whole returns an error when a directory input left files out: convert and put take all of a
