@@ -462,6 +462,17 @@ func (s *Source) UsePageCache(c *PageCache) {
 	}
 }
 
+// ReadsPages reports whether a page cache would serve the Source's reads by rows: it has
+// parts of mapped Parquet files (see UsePageCache).
+func (s *Source) ReadsPages() bool {
+	for _, p := range s.parts {
+		if p.readers != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // pooledReaders is the most readers a pool keeps of one set of columns.
 const pooledReaders = 8
 

@@ -103,8 +103,9 @@ type Options struct {
 	// PageCache, when set, keeps the pages of served compressed Parquet files that takes and
 	// mini-batches decompress (and the columns they decode whole), so that each is decoded
 	// once, not once per request or batch that needs it (see dataset.PageCache; its pages
-	// are file-backed, outside MemoryBudget). It stays the caller's: close it after the
-	// server has stopped.
+	// are file-backed, outside MemoryBudget; a served file's old version's are dropped once
+	// a Rescan replaced it and no request reads it). It stays the caller's: close it after
+	// the server has stopped.
 	PageCache *dataset.PageCache
 	// MemoryBudget bounds the memory the server holds for its clients' data: what DoGets and
 	// data URLs hold decoding (Parquet row groups, estimated as dataset.Source.DecodeBytes

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/internal/childtest"
 	"github.com/ndarrow/ndarrow/table"
 )
 
@@ -280,7 +281,7 @@ func TestBatchesRemaining(t *testing.T) {
 func TestBatchesWithAPageCache(t *testing.T) {
 	paths := writeFiles(t, t.TempDir())
 	o := table.BatchOptions{Size: 7, Shuffle: true, Seed: 5}
-	plain, err := table.Open(paths["zstd.parquet"], table.Options{})
+	plain, err := table.Open(paths["zstd.parquet"], table.Options{NoPageCache: true})
 	require.NoError(t, err)
 	defer plain.Release()
 	want := collect(t, plain, o)
@@ -316,6 +317,137 @@ func TestBatchesWithAPageCache(t *testing.T) {
 		cached.Release()
 		require.NoError(t, cache.Close())
 	}
+}
+
+// TestOpenKeepsPagesByDefault: table.Open of compressed Parquet makes a page cache of its own,
+// as dataset.NewDefaultPageCache makes it, which a shuffled epoch reads pages again from and
+// Release closes; Options turn it off, size it, or share one — left open, the table's pages
+// dropped — and a table of no Parquet file gets none.
+func TestOpenKeepsPagesByDefault(t *testing.T) {
+	paths := writeFiles(t, t.TempDir())
+	o := table.BatchOptions{Size: 7, Shuffle: true, Seed: 5}
+	plain, err := table.Open(paths["zstd.parquet"], table.Options{NoPageCache: true})
+	require.NoError(t, err)
+	defer plain.Release()
+	assert.Nil(t, plain.PageCache(), "turned off")
+	assert.NoError(t, plain.PageCacheErr)
+	want := collect(t, plain, o)
+
+	tab, err := table.Open(paths["zstd.parquet"], table.Options{})
+	require.NoError(t, err)
+	if runtime.GOOS != "linux" {
+		assert.ErrorIs(t, tab.PageCacheErr, dataset.ErrNoPageCache, "no page cache, said")
+		tab.Release()
+		t.Skip("page caches are made on Linux only")
+	}
+	c := tab.PageCache()
+	require.NotNil(t, c, "made by default: %v", tab.PageCacheErr)
+	if tab.PageCacheErr != nil { // under an address-space limit, which the rule says
+		assert.ErrorIs(t, tab.PageCacheErr, dataset.ErrSmallPageCache)
+	}
+	def, err := dataset.NewDefaultPageCache("")
+	require.NoError(t, err)
+	assert.Equal(t, def.Stats().Cap, c.Stats().Cap, "sized as NewDefaultPageCache sizes")
+	require.NoError(t, def.Close())
+	got := collect(t, tab, o)
+	require.Len(t, got, len(want))
+	for i := range want {
+		assert.Equal(t, want[i].Rows, got[i].Rows, "batch %d", i)
+	}
+	st := c.Stats()
+	assert.Positive(t, st.Pages)
+	assert.Greater(t, st.Hits, st.Pages, "pages read again from the cache")
+	tab.Release()
+	assert.Zero(t, c.Stats().Bytes, "closed with the table: its pages dropped")
+	assert.Zero(t, c.Stats().DiskBytes, "and its scratch file given back")
+	assert.Nil(t, tab.PageCache())
+
+	sized, err := table.Open(paths["zstd.parquet"], table.Options{PageCacheSize: 3 << 20})
+	require.NoError(t, err)
+	assert.Equal(t, int64(3<<20), sized.PageCache().Stats().Cap)
+	sized.Release()
+	_, err = table.Open(paths["zstd.parquet"], table.Options{PageCacheSize: -1})
+	require.Error(t, err, "a size that cannot be had fails Open")
+
+	shared, err := dataset.NewPageCache(t.TempDir(), 64<<20)
+	require.NoError(t, err)
+	defer shared.Close()
+	a, err := table.Open(paths["zstd.parquet"], table.Options{PageCache: shared})
+	require.NoError(t, err)
+	assert.Same(t, shared, a.PageCache())
+	collect(t, a, o)
+	require.Positive(t, shared.Stats().Bytes)
+	a.Release()
+	assert.Zero(t, shared.Stats().Bytes, "the released table's pages dropped")
+	b, err := table.Open(paths["zstd.parquet"], table.Options{PageCache: shared})
+	require.NoError(t, err)
+	collect(t, b, o)
+	assert.Positive(t, shared.Stats().Pages, "still open: the caller's")
+	b.Release()
+
+	arrow, err := table.Open(paths["batches.arrow"], table.Options{})
+	require.NoError(t, err)
+	defer arrow.Release()
+	assert.Nil(t, arrow.PageCache(), "no Parquet file: no page cache")
+	assert.NoError(t, arrow.PageCacheErr)
+}
+
+// TestOpenUnderAnAddressSpaceLimit: under ulimit -v (RLIMIT_AS), the page cache table.Open
+// makes takes a quarter of the address space the limit leaves and PageCacheErr says so; where
+// that is too little there is none, and PageCacheErr says why; the batches are the same. In
+// child processes: the limit is the process's. Not under the race detector, whose shadow
+// memory needs the address space a limit takes away.
+func TestOpenUnderAnAddressSpaceLimit(t *testing.T) {
+	if runtime.GOOS != "linux" || childtest.RaceEnabled {
+		t.Skip("needs an address-space limit: Linux, without the race detector")
+	}
+	childtest.Run(t, "TestOpenUnderAnAddressSpaceLimitSmallerChild", 2<<30)
+	childtest.Run(t, "TestOpenUnderAnAddressSpaceLimitNoneChild", 200<<20)
+}
+
+func TestOpenUnderAnAddressSpaceLimitSmallerChild(t *testing.T) {
+	if !childtest.Child(t) {
+		t.Skip("run by TestOpenUnderAnAddressSpaceLimit")
+	}
+	tab := openUnderLimit(t)
+	defer tab.Release()
+	require.ErrorIs(t, tab.PageCacheErr, dataset.ErrSmallPageCache)
+	assert.Contains(t, tab.PageCacheErr.Error(), "ulimit -v")
+	require.NotNil(t, tab.PageCache())
+	assert.Less(t, tab.PageCache().Stats().Cap, int64(1<<30), "a quarter of less than 2 GiB")
+	assert.Positive(t, tab.PageCache().Stats().Pages, "pages kept")
+	t.Logf("child: %v", tab.PageCacheErr)
+}
+
+func TestOpenUnderAnAddressSpaceLimitNoneChild(t *testing.T) {
+	if !childtest.Child(t) {
+		t.Skip("run by TestOpenUnderAnAddressSpaceLimit")
+	}
+	tab := openUnderLimit(t)
+	defer tab.Release()
+	require.ErrorIs(t, tab.PageCacheErr, dataset.ErrNoPageCache)
+	assert.Contains(t, tab.PageCacheErr.Error(), "the address-space limit (ulimit -v")
+	assert.Nil(t, tab.PageCache())
+	t.Logf("child: %v", tab.PageCacheErr)
+}
+
+// openUnderLimit opens a ZSTD Parquet table with Open's defaults and checks its shuffled
+// batches are those of the table without a page cache.
+func openUnderLimit(t *testing.T) *table.Table {
+	paths := writeFiles(t, t.TempDir())
+	o := table.BatchOptions{Size: 7, Shuffle: true, Seed: 5}
+	plain, err := table.Open(paths["zstd.parquet"], table.Options{NoPageCache: true})
+	require.NoError(t, err)
+	defer plain.Release()
+	want := collect(t, plain, o)
+	tab, err := table.Open(paths["zstd.parquet"], table.Options{})
+	require.NoError(t, err)
+	got := collect(t, tab, o)
+	require.Len(t, got, len(want))
+	for i := range want {
+		assert.Equal(t, want[i].Rows, got[i].Rows, "batch %d", i)
+	}
+	return tab
 }
 
 // TestShardBounds: the shards Batches takes are those a cursor's text holds, checked in one

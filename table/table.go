@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/limits"
@@ -44,12 +45,21 @@ const minPieceRows = 256
 type Table struct {
 	Name    string            // as dataset names it: a file's base name, a directory table's name
 	LeftOut []dataset.LeftOut // the columns that have no tensor form, which Take leaves out
+	// PageCacheErr says why the page cache Open makes by default is smaller than
+	// dataset.DefaultPageCacheSize for want of address space (wrapping
+	// dataset.ErrSmallPageCache), or why there is none (wrapping dataset.ErrNoPageCache: each
+	// compressed page is then decompressed for each take or batch that needs it); nil when it
+	// is as the default says, or when the caller gave one or none (Options).
+	PageCacheErr error
+
 	columns []*dataset.Source // in the table's order
 	names   []string          // each column's name
 	first   []int64           // the table row of each fragment's first row; one more: the rows
 	skipped []*dataset.SkippedFile
 	dir     *dataset.Dir // released with the Table when Open made it
 	lim     limits.Limits
+	pages   *dataset.PageCache                // the page cache Open made, closed with the Table
+	used    atomic.Pointer[dataset.PageCache] // the page cache the reads use (UsePageCache)
 }
 
 // Options are what Open takes.
@@ -61,9 +71,18 @@ type Options struct {
 	// Take copies at most MaxCopySize bytes of rows.
 	Limits limits.Limits
 	// PageCache, when set, keeps the pages of compressed Parquet files that Take and Batches
-	// decompress, so that each is decompressed once (see UsePageCache). It stays the
-	// caller's: close it after releasing the Table.
+	// decompress, so that each is decompressed once (see UsePageCache): a cache shared with
+	// other tables, say. It stays the caller's: close it after releasing the Table. When nil,
+	// Open makes one of its own for a table of Parquet files, closed with Release: of
+	// PageCacheSize bytes in os.TempDir(), or when that is 0 as dataset.NewDefaultPageCache
+	// makes it (PageCacheErr says why it is smaller, or missing).
 	PageCache *dataset.PageCache
+	// PageCacheSize is the most bytes of the page cache Open makes (0: the default size); one
+	// that cannot be made fails Open.
+	PageCacheSize int64
+	// NoPageCache has Open make no page cache: each compressed page is decompressed for each
+	// take or batch that needs it (a table read once, or by single takes, loses nothing).
+	NoPageCache bool
 	// SkipUnreadable opens a table some of whose files cannot be read (or do not join, or
 	// share a base name: dataset.SkippedFile) without them, its rows those of the files
 	// read, each file left out named by Skipped; without it such a table is an error naming
@@ -92,8 +111,38 @@ func Open(path string, o Options) (*Table, error) {
 		return nil, err
 	}
 	t.dir = d
-	t.UsePageCache(o.PageCache)
+	if err := t.openPageCache(o); err != nil {
+		t.Release()
+		return nil, err
+	}
 	return t, nil
+}
+
+// openPageCache has the table use the page cache o asks for: o's own, one Open makes, or
+// none.
+func (t *Table) openPageCache(o Options) error {
+	switch {
+	case o.PageCache != nil:
+		t.UsePageCache(o.PageCache)
+		return nil
+	case o.NoPageCache || !slices.ContainsFunc(t.columns, (*dataset.Source).ReadsPages):
+		return nil
+	case o.PageCacheSize != 0:
+		c, err := dataset.NewPageCache("", o.PageCacheSize)
+		if err != nil {
+			return fmt.Errorf("table: a page cache of %d bytes: %w", o.PageCacheSize, err)
+		}
+		t.pages = c
+	default:
+		c, err := dataset.NewDefaultPageCache("")
+		if err != nil {
+			t.PageCacheErr = err
+			return nil
+		}
+		t.pages, t.PageCacheErr = c, c.Reduced()
+	}
+	t.UsePageCache(t.pages)
+	return nil
 }
 
 // UsePageCache has the table's reads keep the pages of its compressed Parquet files that
@@ -102,10 +151,15 @@ func Open(path string, o Options) (*Table, error) {
 // batch that touches it. nil keeps none. Call it before reading; c must stay open while the
 // table is read.
 func (t *Table) UsePageCache(c *dataset.PageCache) {
+	t.used.Store(c)
 	for _, src := range t.columns {
 		src.UsePageCache(c)
 	}
 }
+
+// PageCache returns the page cache the table's reads use — the one Options gave, the one Open
+// made (closed with Release), or UsePageCache's — nil when none.
+func (t *Table) PageCache() *dataset.PageCache { return t.used.Load() }
 
 // noTable is the error of a table none of whose files could be read: the first file's error
 // (naming it), and how many more there are; it is ErrNoTable too.
@@ -152,9 +206,10 @@ func tableOf(src *dataset.Source) string {
 
 // FromDir returns the table of a directory ScanDir scanned that o.Table names (see Names) —
 // or, when o.Table is "", the only one, or the one named after the path — within d's limits
-// (o.Limits and o.PageCache are Open's); d must stay retained while the Table is used. When
-// no table is named, the tables of the files that could not be read count among those to
-// choose from, so that an unreadable file is never passed over for another table in silence.
+// (o.Limits and the page cache options are Open's); d must stay retained while the Table is
+// used. When no table is named, the tables of the files that could not be read count among
+// those to choose from, so that an unreadable file is never passed over for another table in
+// silence.
 // Its columns must hold rows in the same fragments, or it fails with an error wrapping
 // ErrNotAligned naming the column that does not.
 //
@@ -315,11 +370,17 @@ func (t *Table) Locate(row int64) (frag int, local int64) {
 	return frag, row - t.first[frag]
 }
 
-// Release releases the files of a Table Open opened; a Table from FromDir leaves its Dir alone.
+// Release releases the files of a Table Open opened, and closes the page cache Open made; a
+// Table from FromDir leaves its Dir alone.
 func (t *Table) Release() {
 	if t.dir != nil {
-		t.dir.Release()
+		t.dir.Release() // the pages kept of its files dropped with them
 		t.dir = nil
+	}
+	if t.pages != nil {
+		t.used.CompareAndSwap(t.pages, nil)
+		_ = t.pages.Close() // a scratch file without a name: nothing to report
+		t.pages = nil
 	}
 }
 

@@ -30,7 +30,7 @@ func runBatches(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	readahead := byteSize(table.DefaultReadahead)
 	fs.Var(&readahead, "readahead", "read batches ahead of the one written, as many as `SIZE` holds (at least one)")
 	pageCache := byteSize(-1)
-	fs.Var(&pageCache, "page-cache", "decompress each page of compressed Parquet files once, into a scratch file in TMPDIR of at most `SIZE` (default 16GiB, or half its free space if less; 0: none)")
+	fs.Var(&pageCache, "page-cache", "decompress each page of compressed Parquet files once, into a scratch file in TMPDIR of at most `SIZE` (default 16GiB, or half its free space if less, under ulimit -v a quarter of the address space it leaves; said on stderr when smaller so, or none; 0: none)")
 	if code, ok := parseArgs(fs, "batches", args, stdout, stderr, 2, 2); !ok {
 		return code
 	}
@@ -134,6 +134,15 @@ func batches(ctx context.Context, in, out string, open table.Options, cursors st
 	if err := checkOutput(out); err != nil {
 		return err
 	}
+	open.NoPageCache = pageCache == 0 // by default, Open's (dataset.NewDefaultPageCache)
+	if pageCache > 0 {
+		c, err := newPageCache(pageCache, "batches", stderr)
+		if err != nil {
+			return err
+		}
+		defer c.Close() // after the table's release
+		open.PageCache = c
+	}
 	t, err := openTable(in, open, "batches", stderr)
 	if err != nil {
 		return err
@@ -143,12 +152,7 @@ func batches(ctx context.Context, in, out string, open table.Options, cursors st
 	if err != nil {
 		return err
 	}
-	if c, err := newPageCache(pageCache); err != nil {
-		return err
-	} else if c != nil {
-		defer c.Close()
-		t.UsePageCache(c)
-	}
+	reportPageCache(stderr, "batches", t.PageCacheErr)
 	// What is live: the batches read ahead, the one in hand, the one written, and a take's
 	// copies (three batches' worth, as tuneCollector counts a take).
 	tuneCollectorFor(t, int64(t.ReadaheadBatches(o)+1)*o.Size, 3*o.Size, o.Columns)
@@ -252,29 +256,39 @@ func writeBatches(ctx context.Context, out, cursors string, seq iter.Seq2[table.
 	})
 }
 
-// defaultPageCache is the most bytes of pages --page-cache keeps by default (less when the
-// scratch directory has less than twice as much free space).
-const defaultPageCache = 16 << 30
-
-// newPageCache returns the page cache of at most size bytes (-1: the default, nil where the
-// scratch directory has no room; 0: nil) in TMPDIR. A size asked for that cannot be had is an
-// error.
-func newPageCache(size int64) (*dataset.PageCache, error) {
-	asked := size >= 0
-	if !asked {
-		size = min(defaultPageCache, dataset.FreeSpace(os.TempDir())/2)
+// newPageCache returns the page cache of at most size bytes that --page-cache asks for: for
+// -1 (the flag not given) the default one (dataset.NewDefaultPageCache, as table.Open makes
+// it), said on stderr when it is smaller than the default or missing; for 0, nil. A size asked
+// for that cannot be had is an error.
+func newPageCache(size int64, command string, stderr io.Writer) (*dataset.PageCache, error) {
+	switch {
+	case size == 0:
+		return nil, nil
+	case size > 0:
+		c, err := dataset.NewPageCache("", size)
+		if err != nil {
+			return nil, fmt.Errorf("--page-cache: %w", err)
+		}
+		return c, nil
 	}
-	if size <= 0 {
+	c, err := dataset.NewDefaultPageCache("")
+	if err != nil {
+		reportPageCache(stderr, command, err)
 		return nil, nil
 	}
-	c, err := dataset.NewPageCache("", size)
-	if err != nil && asked {
-		return nil, fmt.Errorf("--page-cache: %w", err)
-	}
-	if err != nil {
-		return nil, nil // no cache: every page decompressed as each batch needs it
-	}
+	reportPageCache(stderr, command, c.Reduced())
 	return c, nil
+}
+
+// reportPageCache says on stderr why the default page cache is smaller than the default, or
+// why there is none (err, nil when neither).
+func reportPageCache(stderr io.Writer, command string, err error) {
+	switch {
+	case errors.Is(err, dataset.ErrNoPageCache):
+		fmt.Fprintf(stderr, "ndarrow %s: warning: %v: each compressed page is decompressed again for each read that needs it (--page-cache SIZE asks for one)\n", command, err)
+	case err != nil:
+		fmt.Fprintf(stderr, "ndarrow %s: warning: %v (--page-cache SIZE asks for a size)\n", command, err)
+	}
 }
 
 // byteSize is a flag's size in bytes: a number, or a number followed by KiB, MiB, GiB or TiB

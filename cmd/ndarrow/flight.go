@@ -103,7 +103,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.DurationVar(&lim.idle, "idle-timeout", flight.DefaultIdleTimeout, "how long a connection may stay without a call before it is closed")
 	fs.IntVar(&lim.conns, "max-connections", flight.DefaultMaxConnections, "the most connections held at once; more are closed as they come")
 	lim.pageCache = -1
-	fs.Var(&lim.pageCache, "page-cache", "decode each page of served compressed Parquet files that takes and mini-batches read once, into a scratch file in TMPDIR of at most `SIZE` (default 16GiB, or half its free space if less; 0: none)")
+	fs.Var(&lim.pageCache, "page-cache", "decode each page of served compressed Parquet files that takes and mini-batches read once, into a scratch file in TMPDIR of at most `SIZE` (default 16GiB, or half its free space if less, under ulimit -v a quarter of the address space it leaves; said on stderr when smaller so, or none; 0: none); a file's pages are dropped once its version is no longer served")
 	tf := addTLSFlags(fs, true)
 	var tfi tfioFlags
 	fs.StringVar(&tfi.endpoint, "tfio", "", "also stream the tensors to tensorflow-io's ArrowStreamDataset on tcp://A.B.C.D:PORT or unix://PATH")
@@ -184,7 +184,7 @@ func serve(ctx context.Context, dir, addr, location, shards string, shareK, shar
 	}
 	// The page cache is not closed: a handler cut off by a shutdown that did not end in time
 	// may still read it. Its file has no name; the process gives it back as it ends.
-	if opts.PageCache, err = newPageCache(int64(lim.pageCache)); err != nil {
+	if opts.PageCache, err = newPageCache(int64(lim.pageCache), "serve", stderr); err != nil {
 		return err
 	}
 	if shards != "" {

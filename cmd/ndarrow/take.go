@@ -127,6 +127,7 @@ func take(ctx context.Context, in, out, to string, open table.Options, rows []in
 	if err != nil {
 		return err
 	}
+	open.NoPageCache = true // one take decompresses each page once
 	t, err := openTable(in, open, "take", stderr)
 	if err != nil {
 		return err

@@ -38,6 +38,8 @@ type Mapping struct {
 	file *os.File
 	// reserved says the mapping is Reserve's: pages committed one range at a time.
 	reserved bool
+	// atRelease are what runs at the last Release (AtRelease).
+	atRelease releaseHooks
 }
 
 // ErrNotRegular reports a path that is not a regular file: a directory, a device, a pipe.
@@ -225,6 +227,7 @@ func (m *Mapping) Retain() { m.refs.Add(1) }
 func (m *Mapping) Release() {
 	switch n := m.refs.Add(-1); {
 	case n == 0:
+		m.atRelease.run()
 		if m.unmap != nil {
 			live.remove(m)
 			_ = m.unmap(m.bytes)
