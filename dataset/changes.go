@@ -4,14 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
+	"maps"
+	"slices"
 
+	"github.com/ndarrow/ndarrow/internal/fileid"
 	"github.com/ndarrow/ndarrow/internal/mmap"
 )
 
 // ErrFileChanged reports a file that changed while its mapping was read: it shrank under the
 // mapping (whose pages past the new end have no bytes), or it was modified in place while a
-// reader that must see one version of it was reading.
+// reader that must see one version of it was reading (its size, modification time or change
+// time differs: CheckUnchanged).
 var ErrFileChanged = mmap.ErrChanged
 
 // FileError is an error about one file of a dataset: it could not be read, or it changed while
@@ -48,37 +51,57 @@ func Guard(f func() error) error {
 }
 
 // sameVersion reports whether the file info now describes the same file as was, unchanged:
-// the same file (device and inode), size and modification time (to the nanosecond, as the
-// file system keeps it); for an object, the same URI, version and size.
+// the same file (device and inode), size, modification time and change time (to the
+// nanosecond, as the file system keeps them: fileid.Compare); for an object, the same URI,
+// version and size. A change of the change time alone — a chmod, a touch, a rename, a link
+// made, or a write that kept the size and set the modification time back (rsync --inplace -t)
+// — is a new version: what it did to the bytes cannot be told.
 func sameVersion(was, now fs.FileInfo) bool {
 	if w, ok := was.(objectInfo); ok {
 		n, ok := now.(objectInfo)
 		return ok && w.obj.URI == n.obj.URI && w.obj.Version == n.obj.Version && w.obj.Size == n.obj.Size
 	}
-	return was != nil && now != nil && os.SameFile(was, now) && was.Size() == now.Size() && was.ModTime().Equal(now.ModTime())
+	return was != nil && now != nil && fileid.Compare(was, now) == 0
 }
 
-// modifiedInPlace reports whether the file f maps was modified in place since it was mapped:
-// the file itself — not what its path names now — has another size or modification time
-// (mmap.Mapping.Unchanged). A file replaced (renamed over) or removed and not written to is
-// not: its contents stay whole under the mapping; one written to and then replaced or
-// removed is. An object's reads are checked against the version listed instead.
-func (f *File) modifiedInPlace() bool { return !f.mapping.Unchanged() }
+// changedInPlace returns the *FileError of the file f maps when it was modified since it was
+// mapped — the file itself, not what its path names now, has another size, modification time
+// or change time (mmap.Mapping.Changes) — with what says what the error is about ("NAME: "
+// for a Source's, or ""), else nil. A file replaced (renamed over) or removed and not written
+// to is unchanged: its contents stay whole under the mapping; one written to and then replaced
+// or removed is changed, unless the write kept its size and modification time (see
+// mmap.Mapping.Changes). An object's reads are checked against the version listed instead.
+func (f *File) changedInPlace(what string) error {
+	if c := f.mapping.Changes(); c != 0 {
+		return &FileError{Path: f.Path, Err: fmt.Errorf("%s%w: %v", what, ErrFileChanged, c)}
+	}
+	return nil
+}
+
+// CheckUnchanged returns a *FileError wrapping ErrFileChanged, naming the file and what
+// differs, when the file f mapped was modified since it was opened (see Source.CheckUnchanged),
+// else nil. A reader that wrote or sent f's tensors calls it once done, before it tells anyone
+// the end: what it read then came from one version of the file. An object's every read is of
+// the version first seen: nil.
+func (f *File) CheckUnchanged() error { return f.changedInPlace("") }
 
 // CheckUnchanged returns a *FileError wrapping ErrFileChanged for the first file of the
-// Source's chunks that was modified in place (truncated, overwritten, appended to) since it
-// was opened, or nil. It looks at each file mapped, through the descriptor its mapping keeps,
-// whatever its path names now: a file written to and then replaced by a rename or removed is
-// changed; one only replaced or removed is not, the mapping keeping its old contents whole. A
-// reader that sent or copied the Source calls it once it has read every chunk, before it
-// tells its client the end: what it read then came from one version of every file. A write
-// that keeps the size within the file system's timestamp tick may not be seen (see
-// mmap.Mapping.Unchanged); a mapping past the descriptor budget (mmap.Open) whose path
-// names another file, or none, counts as changed.
+// Source's chunks that was modified (truncated, overwritten, appended to, or its change time
+// stamped) since it was opened, naming it and what differs ("its change time differs (…)"),
+// or nil. It looks at each file mapped, through the descriptor its mapping keeps, whatever its
+// path names now: a file written to and then replaced by a rename or removed is changed; one
+// only replaced or removed is not, the mapping keeping its old contents whole. A reader that
+// sent or copied the Source calls it once it has read every chunk, before it tells its client
+// the end: what it read then came from one version of every file. A change of the change time
+// alone counts — a chmod, touch or rename of the file cannot be told from a write that kept
+// its size and modification time (rsync --inplace -t) — unless a link of the file was made or
+// removed since (see mmap.Mapping.Changes). A write within the file system's timestamp tick
+// may not be seen; a mapping past the descriptor budget (mmap.Open) whose path names another
+// file, or none, counts as changed.
 func (s *Source) CheckUnchanged() error {
 	for _, p := range s.parts {
-		if p.file.modifiedInPlace() {
-			return &FileError{Path: p.file.Path, Err: fmt.Errorf("%s: %w (modified in place)", s.Name, ErrFileChanged)}
+		if err := p.file.changedInPlace(s.Name + ": "); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -117,4 +140,10 @@ func (d *Dir) CheckUnchanged() error {
 		}
 	}
 	return nil
+}
+
+// Paths returns the path (or URI) of every file the scan of the directory found, in path
+// order: those it read, those it could not read (Skipped) and those that hold no tensors.
+func (d *Dir) Paths() []string {
+	return slices.Sorted(maps.Keys(d.scans))
 }

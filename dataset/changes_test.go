@@ -13,9 +13,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/internal/fileid"
+	"github.com/ndarrow/ndarrow/internal/fileid/fileidtest"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/npy"
+	"github.com/ndarrow/ndarrow/parquet"
 )
 
 // writeNpy writes a float32 .npy file of rows×256 values, all v, at path (through a rename,
@@ -164,20 +167,27 @@ func npyOf(t *testing.T, rows int64, v float32) []byte {
 
 // TestCheckUnchangedFollowsTheFile: CheckUnchanged looks at the file a Source mapped, not at
 // what its path names when it is called: a file rewritten in place is changed whether it is
-// then replaced by a rename, removed or left alone, and the error names it; one replaced or
-// removed without an in-place write is unchanged, and its Source reads the old values whole.
+// then replaced by a rename, removed or left alone, and so is one rewritten keeping its size
+// and modification time (rsync --inplace -t), or made read-only; the error names the file and
+// what differs. One replaced or removed without an in-place write is unchanged, although
+// losing its name stamped its change time, and its Source reads the old values whole.
 func TestCheckUnchangedFollowsTheFile(t *testing.T) {
+	const written = "its modification time and change time differ (written to, or touched)"
+	const writtenUnlinked = "its modification time differs (written to, or touched)" // its change time stamped by the unlink too
+	const stamped = "its change time differs (a write that kept its size and modification time, as rsync --inplace -t leaves it, or a chmod, chown, touch or rename)"
 	for _, tc := range []struct {
-		name            string
-		inPlace         bool
-		then            string // "renamed over", "removed" or ""
-		wantFileChanged bool
+		name    string
+		inPlace string // "rewritten", "rewritten keeping its size and times", "made read-only" or ""
+		then    string // "renamed over", "removed" or ""
+		says    string // what the error says differs; "" for no error
 	}{
-		{"rewritten in place, then replaced by a rename", true, "renamed over", true},
-		{"rewritten in place, then removed", true, "removed", true},
-		{"rewritten in place and left alone", true, "", true},
-		{"replaced by a rename", false, "renamed over", false},
-		{"removed", false, "removed", false},
+		{"rewritten in place, then replaced by a rename", "rewritten", "renamed over", writtenUnlinked},
+		{"rewritten in place, then removed", "rewritten", "removed", writtenUnlinked},
+		{"rewritten in place and left alone", "rewritten", "", written},
+		{"rewritten keeping its size and times", "rewritten keeping its size and times", "", stamped},
+		{"made read-only", "made read-only", "", stamped},
+		{"replaced by a rename", "", "renamed over", ""},
+		{"removed", "", "removed", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -191,8 +201,13 @@ func TestCheckUnchangedFollowsTheFile(t *testing.T) {
 			src := source(t, d, "a")
 			require.NoError(t, src.CheckUnchanged())
 
-			if tc.inPlace {
+			switch tc.inPlace {
+			case "rewritten":
 				require.NoError(t, os.WriteFile(a, npyOf(t, 64, 2), 0o644)) // the same size
+			case "rewritten keeping its size and times":
+				fileidtest.RewriteKeepingTimes(t, a, npyOf(t, 64, 2))
+			case "made read-only":
+				fileidtest.Stamped(t, a, func() error { return os.Chmod(a, 0o444) })
 			}
 			switch tc.then {
 			case "renamed over":
@@ -202,7 +217,7 @@ func TestCheckUnchangedFollowsTheFile(t *testing.T) {
 			}
 
 			err = src.CheckUnchanged()
-			if !tc.wantFileChanged {
+			if tc.says == "" {
 				require.NoError(t, err)
 				got, err := src.Read(context.Background())
 				require.NoError(t, err)
@@ -213,9 +228,90 @@ func TestCheckUnchangedFollowsTheFile(t *testing.T) {
 			var fe *dataset.FileError
 			require.ErrorAs(t, err, &fe)
 			assert.Equal(t, a, fe.Path)
-			assert.Equal(t, a+": a: file changed while being read (modified in place)", err.Error(), "the file named once")
+			assert.Equal(t, a+": a: file changed while being read: "+tc.says, err.Error(), "the file named once, and what differs")
 		})
 	}
+}
+
+// TestRescanSeesAChangeOfTheChangeTime: a file rewritten keeping its size and modification
+// time (rsync --inplace -t) is a new version — another File.Version, a Source of its own, its
+// new values read — and so is one only made read-only (what became of its bytes cannot be
+// told); the file opened alone (Open) says so at CheckUnchanged, as a Parquet stream of it
+// does.
+func TestRescanSeesAChangeOfTheChangeTime(t *testing.T) {
+	for _, change := range []string{"rewritten keeping its size and times", "made read-only"} {
+		t.Run(change, func(t *testing.T) {
+			dir := t.TempDir()
+			a := filepath.Join(dir, "a.npy")
+			writeNpy(t, a, 64, 1)
+			p := filepath.Join(dir, "t.parquet")
+			ts := []dataset.Tensor{{Name: "x", Column: "x", Dense: ndarray.Full[int64](1, 4096)}}
+			require.NoError(t, dataset.Save(p, ts, dataset.WriteOptions{ParquetCompression: parquet.Uncompressed}))
+			d0, err := dataset.ScanDir(dir, limits.Limits{})
+			require.NoError(t, err)
+			defer d0.Release()
+			f, err := dataset.Open(a, limits.Limits{})
+			require.NoError(t, err)
+			defer f.Release()
+			stream := dataset.OpenParquetStream(p, limits.Limits{})
+			require.NotNil(t, stream)
+			defer stream.Close()
+			versions, _ := source(t, d0, "a").Versions()
+			require.NoError(t, f.CheckUnchanged())
+			require.NoError(t, stream.CheckUnchanged())
+
+			ts[0].Dense = ndarray.Full[int64](2, 4096)
+			var pb bytes.Buffer
+			require.NoError(t, dataset.Write(&pb, dataset.FormatParquet, ts, dataset.WriteOptions{ParquetCompression: parquet.Uncompressed}))
+			switch change {
+			case "made read-only":
+				for _, path := range []string{a, p} {
+					fileidtest.Stamped(t, path, func() error { return os.Chmod(path, 0o444) })
+				}
+			default:
+				fileidtest.RewriteKeepingTimes(t, a, npyOf(t, 64, 2))
+				fileidtest.RewriteKeepingTimes(t, p, pb.Bytes())
+			}
+
+			d1, err := d0.Rescan()
+			require.NoError(t, err)
+			defer d1.Release()
+			src := source(t, d1, "a")
+			assert.False(t, source(t, d0, "a").SameAs(src), "opened again")
+			again, _ := src.Versions()
+			assert.NotEqual(t, versions, again)
+			got, err := src.Read(t.Context())
+			require.NoError(t, err)
+			want := float32(2)
+			if change == "made read-only" {
+				want = 1
+			}
+			requireAll(t, got, 64, want)
+
+			for _, err := range []error{f.CheckUnchanged(), stream.CheckUnchanged()} {
+				require.ErrorIs(t, err, dataset.ErrFileChanged)
+				var fe *dataset.FileError
+				require.ErrorAs(t, err, &fe)
+				assert.Equal(t, fe.Path+": file changed while being read: its change time differs (a write that kept its size and modification time, as rsync --inplace -t leaves it, or a chmod, chown, touch or rename)", err.Error())
+			}
+		})
+	}
+}
+
+// TestIdentityNamesEachAttribute: a file's Identity is its path, device and inode, size,
+// modification and change times as a stat says them, and its Version spells them out.
+func TestIdentityNamesEachAttribute(t *testing.T) {
+	a := filepath.Join(t.TempDir(), "a.npy")
+	writeNpy(t, a, 4, 1)
+	f, err := dataset.Open(a, limits.Limits{})
+	require.NoError(t, err)
+	defer f.Release()
+	st, err := os.Stat(a)
+	require.NoError(t, err)
+	id := f.Identity()
+	dev, ino := fileid.DevIno(st)
+	assert.Equal(t, dataset.Identity{Path: a, Device: dev, Inode: ino, Size: st.Size(), Modified: st.ModTime(), Changed: fileid.ChangeTimeOf(st)}, id)
+	assert.Equal(t, fmt.Sprintf("%s\x00%d\x00%d\x00%d\x00%d\x00%d", a, dev, ino, st.Size(), st.ModTime().UnixNano(), fileid.ChangeTimeOf(st).UnixNano()), f.Version())
 }
 
 // requireAll requires t to be rows×256 float32 values, every one v.

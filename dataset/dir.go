@@ -26,16 +26,26 @@ import (
 // the parts of a table written by Spark, Ray or DuckDB (part-0.parquet, part-1.parquet, …,
 // in Hive-style key=value folders or not) give one tensor per column. Hive-style folders
 // (key=value) name no table: files under the directory's own key=value folders belong to the
-// table the directory is, named after it. The files directly in the directory are one table
-// too, named after it, when they are its parts: two or more Parquet or Arrow files named as
-// writers of datasets name parts (part-…, data_…), with the same columns — the directory
-// pyarrow.dataset reads as one. Tensors of the same name are concatenated, rows of each file
-// after the rows of the files before it in path order.
+// table the directory is, named after it. The files directly in the directory that are named
+// as writers of datasets name parts (part-…, data_…, NAME-NNNNN-of-NNNNN.…: isPartName) and
+// are Parquet, Arrow or TFRecord files are the parts of that table too, however many there
+// are — one part or a hundred, the table has the directory's name — the directory
+// pyarrow.dataset reads as one; the directory's other files keep their own names. Tensors of
+// the same name are concatenated, rows of each file after the rows of the files before it in
+// path order.
+//
+// Two files of one folder whose names differ only in their extension (t.parquet and t.arrow,
+// x.tfrecord and x.tfrecord.gz, x.npy and x.npz: BaseName) are never joined, nor served
+// under one name: both are left out, each a SkippedFile naming the other (ErrSameBaseName),
+// in a subdirectory's table as in the directory's own files.
 type Dir struct {
 	Path    string
 	Sources []*Source // one per name, in the order the names first appear in path order
 	Tensors []Tensor  // OpenDir only: each Source read whole, in the same order
-	Skipped []error   // one per file that could not be read and per part that could not be joined
+	// Skipped holds, once each, every file (and folder) left out: one that could not be read,
+	// a part that does not join its table, two files of one base name. Each is a
+	// *SkippedFile, which names the file and the table its tensors would have been part of.
+	Skipped []error
 	LeftOut []LeftOut // the columns of its tables that have no tensor form, once each, named as a tensor of them would be
 	files   []*File
 	scans   map[string]*fileScan // by path: what each file under Path gave, for Rescan
@@ -57,9 +67,13 @@ type fileScan struct {
 // are not tensor files), memory-mapped, in path order, and describes the tensors of each name
 // as one Source whose chunks are the parts in path order. A Parquet file's footer is checked
 // and its values left to be read chunk by chunk, one row group at a time; any other file is
-// read as Open reads it. Chunks are read within lim. A file that fails to open, and a part
-// whose kind, dtype or cell shape differs from the first part's, is left out and reported in
-// Skipped, one error each naming the file. ScanDir fails only when dir cannot be listed.
+// read as Open reads it. Chunks are read within lim. A file that fails to open (a file
+// whose extension names a format but that holds no tensors, an empty part-3.parquet, among
+// them), a part one of whose columns differs in kind, dtype or cell shape from the first
+// part's (left out whole: its table's columns keep the same parts), two files of one folder
+// whose names differ only in their extension (see Dir), and a folder that cannot be listed,
+// are left out and reported in Skipped, one *SkippedFile each naming the file and its table
+// (SkippedOf gives a table's). ScanDir fails only when dir cannot be listed.
 //
 // dir may be a prefix of objects (IsURI: s3://BUCKET/PREFIX, gs://BUCKET/PREFIX), listed
 // and read as a directory: a Parquet object's footer is fetched and each row group's column
@@ -107,11 +121,10 @@ const scansInFlight = 8
 // directory one at a time.
 func scanDir(ctx context.Context, dir string, lim limits.Limits, prev map[string]*fileScan) (*Dir, error) {
 	d := &Dir{Path: dir, scans: map[string]*fileScan{}, lim: lim}
-	entries, skipped, err := walk(ctx, dir)
+	entries, folders, err := walk(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
-	d.Skipped = append(d.Skipped, skipped...)
 	order := make([]*fileScan, len(entries))
 	budget := newObjectBudget(len(entries), lim.MaxCopySize)
 	slots := make(chan struct{}, scansInFlight)
@@ -152,30 +165,69 @@ func scanDir(ctx context.Context, dir string, lim limits.Limits, prev map[string
 		}
 		d.scans[entries[i].path] = sc
 	}
-	partsOf := rootTable(dir, order)
+	partsOf := rootTable(dir, entries, order)
+	tableOf := func(path string) string { // the table of the file at path
+		switch name := tableName(dir, path); {
+		case name != "":
+			return name
+		case partsOf != "" && isRootPart(dir, path, d.scans[path]):
+			return partsOf
+		}
+		return BaseName(path)
+	}
+	for _, f := range folders {
+		d.Skipped = append(d.Skipped, &SkippedFile{Path: f.path, Table: tableOf(filepath.Join(f.path, "_")), Err: f.err})
+	}
+	sameName := sameBaseNames(entries, order)
 	byName := map[string]*Source{}
 	firstPath := map[string]string{}
 	leftOut := map[string]bool{}
-	for _, sc := range order {
+	for i, sc := range order {
+		path := entries[i].path
+		skip := func(err error) {
+			d.Skipped = append(d.Skipped, &SkippedFile{Path: path, Table: tableOf(path), Err: err})
+		}
+		if others, ok := sameName[i]; ok {
+			skip(fmt.Errorf("%s: %s beside it: %w: neither is read (rename or move one)", path, strings.Join(others, ", "), ErrSameBaseName))
+			continue
+		}
 		if sc.err != nil {
-			d.Skipped = append(d.Skipped, sc.err)
+			skip(sc.err)
 		}
-		if sc.file != nil {
-			for _, l := range sc.file.LeftOut {
-				if partsOf != "" && filepath.Dir(sc.file.Path) == filepath.Clean(dir) {
-					l.Name = partsOf + "." + l.Column
-				}
-				if !leftOut[l.Name] {
-					leftOut[l.Name] = true
-					d.LeftOut = append(d.LeftOut, l)
-				}
-			}
+		if sc.file == nil {
+			continue
 		}
-		for _, src := range sc.sources {
-			path := src.parts[0].file.Path
-			if partsOf != "" && sc.file != nil && filepath.Dir(path) == filepath.Clean(dir) {
+		root := partsOf != "" && isRootPart(dir, path, sc)
+		// The file's Sources, under the names of its table, join the parts before them all or
+		// none: a part whose one column does not join is left out whole, so that the columns of
+		// its table keep the same parts.
+		sources := make([]*Source, len(sc.sources))
+		var why error
+		for k, src := range sc.sources {
+			if root {
 				src = src.renamed(partsOf, partsOf+"."+src.Column)
 			}
+			sources[k] = src
+			if first, seen := byName[src.Name]; seen && why == nil {
+				if err := joinable(first.desc, src.desc); err != nil {
+					why = fmt.Errorf("%s: %s does not join the part in %s: %w", path, src.Name, firstPath[src.Name], err)
+				}
+			}
+		}
+		if why != nil {
+			skip(why)
+			continue
+		}
+		for _, l := range sc.file.LeftOut {
+			if root {
+				l.Name = partsOf + "." + l.Column
+			}
+			if !leftOut[l.Name] {
+				leftOut[l.Name] = true
+				d.LeftOut = append(d.LeftOut, l)
+			}
+		}
+		for _, src := range sources {
 			first, seen := byName[src.Name]
 			if !seen {
 				first = src.clone()
@@ -183,8 +235,8 @@ func scanDir(ctx context.Context, dir string, lim limits.Limits, prev map[string
 				d.Sources = append(d.Sources, first)
 				continue
 			}
-			if err := first.join(src); err != nil {
-				d.Skipped = append(d.Skipped, fmt.Errorf("%s: %s does not join the part in %s: %w", path, src.Name, firstPath[src.Name], err))
+			if err := first.join(src); err != nil { // joinable said it joins
+				return nil, fmt.Errorf("dataset: %s: %w", path, err)
 			}
 		}
 	}
@@ -197,11 +249,17 @@ type entry struct {
 	info fs.FileInfo
 }
 
+// folderError is a folder of a directory dataset that could not be listed, and why.
+type folderError struct {
+	path string
+	err  error
+}
+
 // walk lists the regular files under dir, recursively, in path order, leaving out names
 // starting with "." or "_" (and what is under such folders) and not following symbolic links;
 // skipped says which subdirectories could not be listed. dir may be a prefix of objects
 // (IsURI): its objects are listed, with the same rules for the parts of their keys under it.
-func walk(ctx context.Context, dir string) (entries []entry, skipped []error, err error) {
+func walk(ctx context.Context, dir string) (entries []entry, skipped []folderError, err error) {
 	if IsURI(dir) {
 		return walkObjects(ctx, dir)
 	}
@@ -213,7 +271,7 @@ func walk(ctx context.Context, dir string) (entries []entry, skipped []error, er
 			if path == dir {
 				return err
 			}
-			skipped = append(skipped, err)
+			skipped = append(skipped, folderError{path, err})
 			return nil
 		}
 		if path == dir {
@@ -244,46 +302,81 @@ func isHidden(name string) bool {
 	return strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")
 }
 
-// rootTable returns the name of the table the files directly in dir are the parts of, or ""
-// when they are not one table: two or more, every one a Parquet, Arrow IPC or TFRecord file
-// whose name says it is a part (isPartName: part-0.parquet, part-00001-….snappy.parquet,
-// data_0.parquet, train-00003-of-00128.tfrecord), all with the same columns — the directory
-// pyarrow.dataset, Spark, DuckDB, TensorFlow's sharded writers and Beam write. The table is
-// named after dir.
-func rootTable(dir string, scans []*fileScan) string {
-	var parts []*fileScan
-	for _, sc := range scans {
-		if sc.file != nil && filepath.Dir(sc.file.Path) == filepath.Clean(dir) {
-			parts = append(parts, sc)
+// rootTable returns the name of the table the files directly in dir are the parts of — dir's
+// own name (dirName) when one or more of them is a part (isRootPart: part-0.parquet,
+// part-00001-….snappy.parquet, data_0.parquet, train-00003-of-00128.tfrecord), whatever
+// their count, so that a table keeps its name as parts come and go — or "" when none is: the
+// directory pyarrow.dataset, Spark, DuckDB, TensorFlow's sharded writers and Beam write. A
+// part that cannot be read counts too: the table it belongs to is the same.
+func rootTable(dir string, entries []entry, scans []*fileScan) string {
+	for i, e := range entries {
+		if isRootPart(dir, e.path, scans[i]) {
+			return dirName(dir)
 		}
 	}
-	if len(parts) < 2 {
-		return ""
+	return ""
+}
+
+// isRootPart reports whether the file at path, which sc scanned, is a part of the table of
+// the directory dir's own files: it is directly in dir, is named as a part (isPartName) and is
+// a Parquet, Arrow IPC or TFRecord file — as its extension says, or, for a name that says no
+// format, as its bytes said when it was read.
+func isRootPart(dir, path string, sc *fileScan) bool {
+	if filepath.Dir(path) != filepath.Clean(dir) || !isPartName(filepath.Base(withoutQuery(path))) {
+		return false
 	}
-	columns := func(sc *fileScan) string {
-		cols := make([]string, len(sc.sources))
-		for i, src := range sc.sources {
-			cols[i] = src.Column
-		}
-		slices.Sort(cols)
-		return strings.Join(cols, "\x00")
+	format, err := FormatOf(withoutQuery(path))
+	if err != nil && sc != nil && sc.file != nil {
+		format, err = sc.format, nil
 	}
-	want := columns(parts[0])
-	for _, sc := range parts {
-		switch sc.format {
-		case FormatParquet, FormatArrow, FormatArrows, FormatTFRecord:
-		default:
-			return ""
-		}
-		if !isPartName(filepath.Base(sc.file.Path)) || columns(sc) != want || want == "" {
-			return ""
-		}
-	}
-	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return ""
+		return false
 	}
-	return filepath.Base(abs)
+	switch format {
+	case FormatParquet, FormatArrow, FormatArrows, FormatTFRecord:
+		return true
+	}
+	return false
+}
+
+// dirName is the name of the directory (or prefix) dir: the last element of its absolute path
+// ("train" for "." in train/), or of the prefix.
+func dirName(dir string) string {
+	if !IsURI(dir) {
+		if abs, err := filepath.Abs(dir); err == nil {
+			return filepath.Base(abs)
+		}
+	}
+	return filepath.Base(filepath.Clean(withoutQuery(dir)))
+}
+
+// sameBaseNames returns, by index in entries, the tensor files (those scans read, or failed
+// to) that share their folder and their BaseName with another — t.parquet and t.arrow,
+// x.tfrecord and x.tfrecord.gz, x.npy and x.npz — each with the names of the others.
+func sameBaseNames(entries []entry, scans []*fileScan) map[int][]string {
+	type key struct{ folder, base string }
+	groups := map[key][]int{}
+	for i, e := range entries {
+		if sc := scans[i]; sc.file == nil && sc.err == nil {
+			continue // not a tensor file
+		}
+		k := key{filepath.Dir(withoutQuery(e.path)), BaseName(e.path)}
+		groups[k] = append(groups[k], i)
+	}
+	out := map[int][]string{}
+	for _, group := range groups {
+		if len(group) < 2 {
+			continue
+		}
+		for _, i := range group {
+			for _, j := range group {
+				if j != i {
+					out[i] = append(out[i], filepath.Base(withoutQuery(entries[j].path)))
+				}
+			}
+		}
+	}
+	return out
 }
 
 // isPartName reports whether a file name is one a writer of datasets gives its parts: it
@@ -314,16 +407,21 @@ func objectMost(e entry, lim limits.Limits) int64 {
 	return e.info.Size()
 }
 
-// scanFile opens the file at path, under dir, whose directory entry said info.
+// scanFile opens the file at path, under dir, whose directory entry said info. A file that
+// holds no tensors is not a tensor file, unless its extension names a format (an empty
+// part-3.parquet, say): then it is one that cannot be read.
 func scanFile(ctx context.Context, dir, path string, info fs.FileInfo, lim limits.Limits, budget *objectShare) *fileScan {
 	base := tableName(dir, path)
 	if base == "" {
 		base = BaseName(path)
 	}
 	f, sources, format, err := scanNamed(ctx, path, info, base, lim, budget)
+	_, named := FormatOf(withoutQuery(path))
 	switch {
-	case errors.Is(err, ErrNotTensors):
+	case errors.Is(err, ErrNotTensors) && named != nil: // README.md, a .bin of raw bytes
 		return &fileScan{info: info}
+	case errors.Is(err, ErrNotTensors): // t.parquet, empty or not Parquet: a tensor file by its name, unreadable
+		return &fileScan{info: info, err: err}
 	case err != nil:
 		return &fileScan{info: info, err: err}
 	}
@@ -337,7 +435,8 @@ func scanFile(ctx context.Context, dir, path string, info fs.FileInfo, lim limit
 // (Source.Read), within lim: a tensor of one part of a file other than Parquet views its
 // file's mapping; a joined one, and a Parquet column, is a copy, of at most lim.MaxCopySize
 // bytes. A Source that cannot be read, or would copy more, is left out of both Sources and
-// Tensors and reported in Skipped. OpenDir fails only when dir cannot be listed.
+// Tensors and reported in Skipped (a SkippedFile naming its file, or its first file, and its
+// table). OpenDir fails only when dir cannot be listed.
 //
 // Release the Dir when the tensors are no longer used (a user that outlives it retains the
 // Source).
@@ -350,7 +449,18 @@ func OpenDir(dir string, lim limits.Limits) (*Dir, error) {
 	for _, src := range d.Sources {
 		t, err := src.Read(context.Background())
 		if err != nil {
-			d.Skipped = append(d.Skipped, err)
+			sf := &SkippedFile{Path: d.Path, Table: src.Table, Err: err}
+			if sf.Table == "" {
+				sf.Table = src.Name
+			}
+			var fe *FileError
+			switch files := src.Files(); {
+			case errors.As(err, &fe):
+				sf.Path = fe.Path
+			case len(files) > 0:
+				sf.Path = files[0]
+			}
+			d.Skipped = append(d.Skipped, sf)
 			continue
 		}
 		sources = append(sources, src)
@@ -415,7 +525,7 @@ func tableName(dir, path string) string {
 			return f
 		}
 	}
-	return filepath.Base(filepath.Clean(dir))
+	return dirName(dir)
 }
 
 // isHivePartition reports whether a folder name is a Hive-style partition, key=value.

@@ -23,7 +23,10 @@ type Listed struct {
 // objects under a prefix (the same rules for their keys), or the file or object path names.
 // skipped says which subdirectories could not be listed.
 func List(ctx context.Context, path string) (files []Listed, skipped []error, err error) {
-	entries, skipped, err := walk(ctx, path)
+	entries, folders, err := walk(ctx, path)
+	for _, f := range folders {
+		skipped = append(skipped, f.err)
+	}
 	if err != nil {
 		return nil, skipped, err
 	}

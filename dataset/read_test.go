@@ -460,20 +460,22 @@ func TestNpzArchives(t *testing.T) {
 }
 
 // TestOpenDir reads a directory as one dataset: tensor files in name order under their
-// names, other files left alone, unreadable files and parts that do not join (a name given
-// twice with another dtype) reported in Skipped, each tensor's file retained beyond the Dir's
-// Release.
+// names, other files left alone, unreadable files and parts that do not join (a part of a
+// table of another dtype) reported in Skipped, each a SkippedFile naming its file and its
+// table, each tensor's file retained beyond the Dir's Release.
 func TestOpenDir(t *testing.T) {
 	dir := t.TempDir()
 	put := func(name, src string) {
 		b, err := os.ReadFile(src)
 		require.NoError(t, err)
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))
 	}
 	put("a.npy", "../npy/testdata/numpy/i64_vector.npy")
-	put("a.tensor", "../ipc/testdata/arrow-cpp-17/dense_float_7.tensor") // also named a
 	put("b.npz", "../npy/testdata/numpy-npz/positional.npz")
 	put("c.npy", "../npy/testdata/numpy/object_refuse.npy")
+	put("t/0.npy", "../npy/testdata/numpy/i64_vector.npy")
+	put("t/1.tensor", "../ipc/testdata/arrow-cpp-17/dense_float_7.tensor") // a part of t too
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "readme.md"), []byte("# data\n"), 0o644))
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "nested"), 0o755))
 
@@ -483,14 +485,20 @@ func TestOpenDir(t *testing.T) {
 	for _, x := range d.Tensors {
 		names = append(names, x.Name)
 	}
-	assert.Equal(t, []string{"a", "b.arr_0", "b.arr_1"}, names)
+	assert.Equal(t, []string{"a", "b.arr_0", "b.arr_1", "t"}, names)
 	require.Len(t, d.Skipped, 2, "in path order")
-	assert.ErrorContains(t, d.Skipped[0], filepath.Join(dir, "a.tensor")+": a does not join the part in "+filepath.Join(dir, "a.npy"))
-	assert.ErrorIs(t, d.Skipped[0], ndarray.ErrDType)
-	assert.ErrorIs(t, d.Skipped[1], npy.ErrUnsupported)
-	assert.ErrorContains(t, d.Skipped[1], "c.npy")
+	assert.ErrorIs(t, d.Skipped[0], npy.ErrUnsupported)
+	assert.ErrorContains(t, d.Skipped[0], "c.npy")
+	assert.ErrorContains(t, d.Skipped[1], filepath.Join(dir, "t", "1.tensor")+": t does not join the part in "+filepath.Join(dir, "t", "0.npy"))
+	assert.ErrorIs(t, d.Skipped[1], ndarray.ErrDType)
+	var sf *dataset.SkippedFile
+	require.ErrorAs(t, d.Skipped[1], &sf)
+	assert.Equal(t, dataset.SkippedFile{Path: filepath.Join(dir, "t", "1.tensor"), Table: "t", Err: sf.Err}, *sf)
+	for _, err := range d.Skipped {
+		assert.ErrorIs(t, err, dataset.ErrUnreadable)
+	}
 
-	require.Len(t, d.Sources, 3)
+	require.Len(t, d.Sources, 4)
 	src := d.Sources[2]
 	assert.Equal(t, "b.arr_1", src.Name)
 	src.Retain()

@@ -520,7 +520,7 @@ func (o objectInfo) Sys() any           { return o.obj.Info }
 
 // walkObjects lists the objects under the prefix dir (a directory: dir/…), as walk lists
 // files.
-func walkObjects(ctx context.Context, dir string) ([]entry, []error, error) {
+func walkObjects(ctx context.Context, dir string) ([]entry, []folderError, error) {
 	objs, err := objstore.List(ctx, dir)
 	if errors.Is(err, objstore.ErrNotListable) && !strings.HasSuffix(withoutQuery(dir), "/") {
 		objs, err = nil, nil // an http(s) URL: no prefix to list, so one object

@@ -195,14 +195,15 @@ func (s *Source) Shape() ndarray.Shape {
 func (s *Source) Rows() int64 { return s.rows }
 
 // Bytes returns the memory the tensor's values take (as Concat would hold them), or -1 when
-// that is not known before the values are read: a ragged column of a Parquet file.
+// that is not known before the values are read: a ragged or string column of a Parquet file
+// (or of an Arrow IPC file read by its batches), whose values' lengths only reading tells.
 func (s *Source) Bytes() int64 {
 	total := int64(0)
 	for _, p := range s.parts {
 		switch {
 		case p.resident != nil:
 			total += tensorBytes(*p.resident)
-		case s.desc.Dense != nil:
+		case s.desc.Dense != nil && s.desc.DType() != ndarray.String:
 			rows := int64(0)
 			for _, n := range p.rowRows {
 				rows += n

@@ -1,11 +1,13 @@
 package dataset
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/ndarrow/ndarrow/internal/mmap"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/parquet"
 )
@@ -57,6 +59,21 @@ func (s *ParquetStream) Write(w io.Writer, o parquet.StreamOptions) error {
 	o.OnlyFromFile = true
 	if err := s.r.WriteArrowStream(w, o); err != nil {
 		return fmt.Errorf("%s: %w", s.path, err)
+	}
+	return nil
+}
+
+// CheckUnchanged returns a *FileError wrapping ErrFileChanged, naming the file and what
+// differs, when the file was modified since OpenParquetStream mapped it (see
+// Source.CheckUnchanged), else nil. Call it once Write is done, before the stream is taken as
+// whole (an output renamed into place, a success reported): a file rewritten in place under
+// Write may have given the stream pages of two versions.
+func (s *ParquetStream) CheckUnchanged() error {
+	var changed *mmap.ChangedError
+	if err := s.r.CheckUnchanged(); errors.As(err, &changed) {
+		return &FileError{Path: s.path, Err: fmt.Errorf("%w: %v", ErrFileChanged, changed.Changes)}
+	} else if err != nil {
+		return err
 	}
 	return nil
 }

@@ -49,7 +49,12 @@ func (f *File) Table() (*Table, error) { return TableOf(BaseName(f.Path), f.Tens
 
 // Table returns the tensors of the directory's table named name (its tensors NAME.COLUMN: a
 // subdirectory's, or the parts' of a directory that is one table) as one table (see TableOf).
+// A table a file of which was left out (SkippedOf) fails with the error of UnreadableParts,
+// naming the file: its tensors in d.Tensors hold the other parts' rows only.
 func (d *Dir) Table(name string) (*Table, error) {
+	if skipped := d.SkippedOf(name); len(skipped) > 0 {
+		return nil, UnreadableParts(name, skipped)
+	}
 	var cols []Tensor
 	for _, t := range d.Tensors {
 		if strings.HasPrefix(t.Name, name+".") {

@@ -429,7 +429,8 @@ func TestSourcesOfTables(t *testing.T) {
 // TestEveryPlainDTypeRoundTrips: a table of one plain column of every dtype — bool, each
 // integer width, float16, float32, float64, text and bytes — keeps its names, order, dtypes
 // and values through Arrow IPC files and streams, Parquet and .npz (which holds strings as
-// NumPy's |S and <U), as ndarrow writes and reads them.
+// NumPy's |S and <U), as ndarrow writes and reads them; text stays text (utf8) and bytes
+// bytes (binary, Tensor.Bytes) — bytes that are valid UTF-8 too.
 func TestEveryPlainDTypeRoundTrips(t *testing.T) {
 	const rows = 5
 	var tensors []dataset.Tensor
@@ -445,17 +446,26 @@ func TestEveryPlainDTypeRoundTrips(t *testing.T) {
 	}
 	text := ndarray.Must(ndarray.FromSlice([]string{"a", "ü", "", "dd", "e"}, rows))
 	raw := ndarray.Must(ndarray.FromSlice([]string{"\x00\xff", "", "ab", "\xfe", "z"}, rows))
+	ascii := ndarray.Must(ndarray.FromSlice([]string{"ab", "", "c", "dd", "e"}, rows))
 	tensors = append(tensors, dataset.Tensor{Name: "t.text", Column: "text", Dense: text},
-		dataset.Tensor{Name: "t.raw", Column: "raw", Dense: raw, Bytes: true})
+		dataset.Tensor{Name: "t.raw", Column: "raw", Dense: raw, Bytes: true},
+		dataset.Tensor{Name: "t.ascii", Column: "ascii", Dense: ascii, Bytes: true})
+	arrowTypes := map[string]arrow.Type{"text": arrow.STRING, "raw": arrow.BINARY, "ascii": arrow.BINARY}
 	for _, format := range []dataset.Format{dataset.FormatArrow, dataset.FormatArrows, dataset.FormatParquet, dataset.FormatNpz} {
 		b := written(t, format, tensors)
 		got, _, err := dataset.Read(b, "t", limits.Limits{})
 		require.NoError(t, err, format)
 		require.Len(t, got, len(tensors), format)
+		batch, err := dataset.Batch(memory.NewGoAllocator(), got)
+		require.NoError(t, err, format)
 		for i, want := range tensors {
 			what := fmt.Sprintf("%v: %s", format, want.Column)
 			assert.Equal(t, want.Column, got[i].Column, what)
 			assert.Equal(t, want.DType(), got[i].DType(), what)
+			assert.Equal(t, want.Bytes, got[i].Bytes, "%s: text or bytes", what)
+			if id, ok := arrowTypes[want.Column]; ok {
+				assert.Equal(t, id, batch.Schema().Field(i).Type.ID(), "%s: as Arrow: %v", what, batch.Schema().Field(i).Type)
+			}
 			assert.Equal(t, ndarray.Shape{rows}, got[i].Shape(), what)
 			var a, b bytes.Buffer
 			_, err := want.WriteValues(&a, 0)
@@ -464,5 +474,6 @@ func TestEveryPlainDTypeRoundTrips(t *testing.T) {
 			require.NoError(t, err, what)
 			assert.Equal(t, a.Bytes(), b.Bytes(), what)
 		}
+		batch.Release()
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/ndarrow/ndarrow/internal/fileid"
 	"github.com/ndarrow/ndarrow/internal/objstore"
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/limits"
@@ -461,6 +462,17 @@ func (s *Source) UsePageCache(c *PageCache) {
 	}
 }
 
+// ReadsPages reports whether a page cache would serve the Source's reads by rows: it has
+// parts of mapped Parquet files (see UsePageCache).
+func (s *Source) ReadsPages() bool {
+	for _, p := range s.parts {
+		if p.readers != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // pooledReaders is the most readers a pool keeps of one set of columns.
 const pooledReaders = 8
 
@@ -640,21 +652,49 @@ func (s *Source) npyRows(ctx context.Context, p sourcePart, i int, rows []int64)
 }
 
 // Version returns what identifies the version of the file f read, as a string: of a file, its
-// path, device and inode, size and modification time (to the nanosecond); of an object, its
-// URI, size and the store's version (ETag or generation). Two reads of one path that give the
-// same Version read the same bytes, as far as the file system or store can tell (see
-// ScanDir's Rescan).
+// path, device and inode, size, modification time and change time (to the nanosecond); of an
+// object, its URI, size and the store's version (ETag or generation). Two reads of one path
+// that give the same Version read the same bytes, as far as the file system or store can tell
+// (see ScanDir's Rescan); a chmod or touch of a file gives it another Version, as a write does.
 func (f *File) Version() string {
-	if f.remote != nil {
-		o := f.remote.Object()
-		return fmt.Sprintf("%s\x00%d\x00%s", o.URI.String(), o.Size, o.Version)
+	id := f.Identity()
+	if id.Object {
+		return fmt.Sprintf("%s\x00%d\x00%s", id.Path, id.Size, id.Version)
 	}
-	info := f.mapping.Info()
-	if info == nil {
+	if f.mapping.Info() == nil {
 		return f.Path
 	}
-	dev, ino := fileID(info)
-	return fmt.Sprintf("%s\x00%d\x00%d\x00%d\x00%d", f.Path, dev, ino, info.Size(), info.ModTime().UnixNano())
+	return fmt.Sprintf("%s\x00%d\x00%d\x00%d\x00%d\x00%d", id.Path, id.Device, id.Inode, id.Size, id.Modified.UnixNano(), id.Changed.UnixNano())
+}
+
+// Identity is what tells a version of a file from another, attribute by attribute, as the
+// file system or store gave it when the file was opened: two versions of one path differ in
+// at least one of Device and Inode (or Version), Size, Modified and Changed.
+type Identity struct {
+	Path   string // the file's path, as opened, or the object's URI
+	Object bool   // an object in a store, not a file
+	// Device and Inode tell one file from another put at its path (zeros for an object, and
+	// where the platform does not say).
+	Device, Inode uint64
+	Version       string // an object's version, its ETag or generation, which tells one object from another put under its key
+	Size          int64
+	Modified      time.Time // the modification time; an object's as the store listed it (zero when it said none)
+	Changed       time.Time // a file's change time (ctime); zero for an object and where the platform keeps none
+}
+
+// Identity returns the identity of the version of the file f read (see Version, which it
+// spells out).
+func (f *File) Identity() Identity {
+	if f.remote != nil {
+		o := f.remote.Object()
+		return Identity{Path: o.URI.String(), Object: true, Version: o.Version, Size: o.Size, Modified: o.ModTime}
+	}
+	id := Identity{Path: f.Path}
+	if info := f.mapping.Info(); info != nil {
+		id.Device, id.Inode = fileid.DevIno(info)
+		id.Size, id.Modified, id.Changed = info.Size(), info.ModTime(), fileid.ChangeTimeOf(info)
+	}
+	return id
 }
 
 // Modified returns when the file f read was last modified: the file's modification time, or
@@ -691,6 +731,16 @@ func (s *Source) Versions() (versions []string, chunks []int) {
 		versions, chunks = append(versions, p.file.Version()), append(chunks, n)
 	}
 	return versions, chunks
+}
+
+// Identities returns the Identity of the file of each of the Source's parts, in order (as
+// Versions and Paths give them).
+func (s *Source) Identities() []Identity {
+	out := make([]Identity, len(s.parts))
+	for i, p := range s.parts {
+		out[i] = p.file.Identity()
+	}
+	return out
 }
 
 // Paths returns the path (or URI) of the file of each of the Source's parts, in order.

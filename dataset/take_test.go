@@ -177,25 +177,47 @@ func TestObjectParquetTakeFetchesRows(t *testing.T) {
 	assert.LessOrEqual(t, fetched, int64(len(rows))*64<<10+1<<20, "bytes fetched")
 	assert.LessOrEqual(t, requests, int64(4*len(rows)), "requests")
 	t.Logf("%d rows: %d bytes, %d requests", len(rows), fetched, requests)
-	var labels []int64
-	for _, tn := range got {
-		if tn.Column == "label" {
-			l, err := DenseOf[int64](tn)
-			require.NoError(t, err)
-			labels = append(labels, l.Ravel()...)
-		}
-	}
-	assert.Equal(t, rows, labels)
-	emb := got[0]
-	e, err := DenseOf[float32](emb)
-	require.NoError(t, err)
-	assert.Equal(t, float32((3*256)%9973), e.Get(0, 0))
+	requireEmbRows(t, got, rows)
 
-	// The page index is fetched once: the same take again fetches only the rows' pages.
-	again, requestsAgain, _ := objectTake(t, d, rows)
+	// The page index is fetched once: the same take again fetches only the rows' pages, and
+	// gives the same rows.
+	again, requestsAgain, gotAgain := objectTake(t, d, rows)
 	t.Logf("again: %d bytes, %d requests", again, requestsAgain)
 	assert.Less(t, again, fetched, "no page index the second time")
 	assert.Less(t, requestsAgain, requests)
+	requireEmbRows(t, gotAgain, rows)
+}
+
+// requireEmbRows checks that got, the tensors objectTake took of a table writeEmbTable wrote,
+// fragment by fragment, are its rows rows: every label and every value of emb.
+func requireEmbRows(t *testing.T, got []Tensor, rows []int64) {
+	t.Helper()
+	var labels []int64
+	var embs []float32
+	for _, tn := range got {
+		switch tn.Column {
+		case "label":
+			l, err := DenseOf[int64](tn)
+			require.NoError(t, err)
+			labels = append(labels, l.Ravel()...)
+		case "emb":
+			e, err := DenseOf[float32](tn)
+			require.NoError(t, err)
+			require.Equal(t, int64(256), e.Shape()[1])
+			embs = append(embs, e.Ravel()...)
+		default:
+			t.Fatalf("a column %q", tn.Column)
+		}
+	}
+	require.Equal(t, rows, labels, "the rows' labels")
+	require.Len(t, embs, len(rows)*256, "the rows' emb")
+	for i, r := range rows {
+		for j := range int64(256) {
+			if want := float32((r*256 + j) % 9973); embs[int64(i)*256+j] != want {
+				t.Fatalf("row %d of emb, value %d: %v, want %v", r, j, embs[int64(i)*256+j], want)
+			}
+		}
+	}
 }
 
 // BenchmarkObjectParquetTake: 256 random rows of a 256 MiB uncompressed Parquet object

@@ -86,7 +86,8 @@ func opsFor[T ndarray.Numeric]() typedOps {
 				return nil, err
 			}
 			if n := shape.Size(); n > maxDense {
-				return nil, fmt.Errorf("padded to %v, %d elements, above the limit of %d: %w", shape, n, maxDense, limits.ErrExceeded)
+				return nil, &limits.ExceededError{Field: "MaxDenseElements", Needs: n, Limit: maxDense,
+					Msg: fmt.Sprintf("padded to %v, %d elements, above the limit of %d: %v", shape, n, maxDense, limits.ErrExceeded)}
 			}
 			v, err := ndarray.AsType[T](ndarray.Scalar(pad))
 			if err != nil {

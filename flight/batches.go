@@ -36,9 +36,10 @@ import (
 // values by default). The answer is one Arrow IPC stream whose record batches are the
 // mini-batches in order, with the schema a DoGet of NAME sends (its fields picked); the
 // FlightData of each batch's record batch carries in its app_metadata the JSON object
-// {"cursor":"c1.…"}, the batch's cursor (table.Cursor's text), which "after" resumes after.
-// A batch larger than the server's message limit is sent as several record batches, the
-// last one carrying the cursor.
+// {"cursor":"c2.…"}, the batch's cursor (table.Cursor's text), which "after" resumes after;
+// after the cursor of an epoch's last batch the stream holds the schema and no batch (the
+// epoch is finished, as table.Batches says). A batch larger than the server's message limit
+// is sent as several record batches, the last one carrying the cursor.
 
 // ErrBatches is returned for a batches command that is not one: not the JSON above, a field
 // unknown, a batch size that is not more than 0, a column named twice, a cursor that is not
@@ -48,9 +49,6 @@ var ErrBatches = errors.New("flight: invalid batches command")
 // maxBatchesCommand bounds the bytes of a batches command: a name, a cursor and a list of
 // columns.
 const maxBatchesCommand = 1 << 20
-
-// maxShards bounds "shards": what a cursor's text holds.
-const maxShards = 1 << 31
 
 // batchesCommand is the JSON of a batches command.
 type batchesCommand struct {
@@ -132,8 +130,8 @@ func parseBatches(raw []byte) (batchesRequest, table.BatchOptions, error) {
 		return batchesRequest{}, table.BatchOptions{}, fmt.Errorf(`%w: no "name"`, ErrBatches)
 	case req.BatchSize <= 0:
 		return batchesRequest{}, table.BatchOptions{}, fmt.Errorf(`%w: "batch_size" %d: more than 0 rows a batch`, ErrBatches, req.BatchSize)
-	case req.Shards < 0 || req.Shards > maxShards || req.Shard < 0 || req.Shard >= max(req.Shards, 1):
-		return batchesRequest{}, table.BatchOptions{}, fmt.Errorf(`%w: "shard" %d of "shards" %d: 0 <= shard < shards`, ErrBatches, req.Shard, req.Shards)
+	case table.CheckShard(req.Shard, req.Shards) != nil:
+		return batchesRequest{}, table.BatchOptions{}, fmt.Errorf(`%w: "shard" %d of "shards" %d: 0 <= shard < shards <= %d`, ErrBatches, req.Shard, req.Shards, int64(table.MaxShards))
 	case req.Epoch < 0:
 		return batchesRequest{}, table.BatchOptions{}, fmt.Errorf(`%w: "epoch" %d: epochs count from 0`, ErrBatches, req.Epoch)
 	}
@@ -391,7 +389,8 @@ func (s *Server) sendBatch(ctx context.Context, w *arrowipc.Writer, ps *payloadS
 // Reserve is not used), in order, as one DoGet streams them, each decoded through the
 // verified decoder Get uses as its record batches arrive and its cursor read from their
 // app_metadata. A batch's Values are its columns named as GetTable names them, its Index
-// and Cursor the server's; its Rows are nil (the stream does not carry the table rows). What
+// and Cursor the server's; its Rows are nil (the stream does not carry the table rows). After
+// the cursor of an epoch's last batch there is none, and no error (the epoch is finished). What
 // the server refuses ends the iteration with its error: ErrNotFound for no such flight,
 // table.ErrTableChanged for a cursor of files since changed, ErrBatches for options that do
 // not hold; a batch larger than ClientOptions.MaxBytes ErrTooLarge.

@@ -225,6 +225,7 @@ func TestBatchesErrors(t *testing.T) {
 		`{"batches":{"name":"t","batch_size":0}}`:                               codes.InvalidArgument,
 		`{"batches":{"name":"t","batch_size":8,"nope":1}}`:                      codes.InvalidArgument,
 		`{"batches":{"name":"t","batch_size":8,"shard":3,"shards":2}}`:          codes.InvalidArgument,
+		`{"batches":{"name":"t","batch_size":8,"shard":0,"shards":2147483649}}`: codes.InvalidArgument,
 		`{"batches":{"name":"t","batch_size":8,"columns":["nope"]}}`:            codes.InvalidArgument,
 		`{"batches":{"name":"t","batch_size":8,"after":"c1.x"}}`:                codes.InvalidArgument,
 		`{"batches":{"name":"t","batch_size":8}} {}`:                            codes.InvalidArgument,
@@ -259,7 +260,7 @@ func TestBatchesErrors(t *testing.T) {
 }
 
 // otherCursor is a cursor of a table no test serves.
-const otherCursor = "c1.0123456789abcdef.0.0.0.8.0.1.0.1"
+const otherCursor = "c2.0123456789abcdef.0.0.0.8.0.1.0.1"
 
 // first returns the first batch of seq, or its error.
 func first(seq func(func(table.Batch, error) bool)) (table.Batch, error) {
@@ -291,4 +292,32 @@ func TestBatchesOfAFileChangedInPlace(t *testing.T) {
 	assert.Contains(t, last.Error(), "t.parquet")
 	assert.NotContains(t, last.Error(), filepath.Dir(path))
 	require.Equal(t, held, s.budget.inUse())
+}
+
+// TestBatchesAfterTheLastBatch: the cursor of an epoch's last batch is answered as
+// table.Batches answers it — no batch, no error: a stream of the schema alone, GetFlightInfo's
+// total_records 0 — for the Go client and any Flight client alike.
+func TestBatchesAfterTheLastBatch(t *testing.T) {
+	s, path, c := batchesFixture(t, Options{})
+	o := table.BatchOptions{Size: 400, Shuffle: true, Seed: 3, Epoch: 2, Shard: 1, Shards: 2, Columns: []string{"label", "score"}}
+	want := localBatches(t, path, o)
+	require.Len(t, want, 4, "1500 rows in batches of 400")
+	o.After = &want[len(want)-1].Cursor
+	for b, err := range c.Batches(t.Context(), "t", o) {
+		t.Fatalf("a batch after the last: %+v, %v", b, err)
+	}
+
+	ticket := BatchesTicket("t", o)
+	raw := rawClient(t, s.uri)
+	fi, err := raw.GetFlightInfo(t.Context(), &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorCMD, Cmd: ticket})
+	require.NoError(t, err)
+	assert.Zero(t, fi.TotalRecords)
+	stream, err := raw.DoGet(t.Context(), &arrowflight.Ticket{Ticket: ticket})
+	require.NoError(t, err)
+	rd, err := arrowflight.NewRecordReader(stream)
+	require.NoError(t, err, "a stream with a schema")
+	defer rd.Release()
+	require.Equal(t, []string{"label", "score"}, []string{rd.Schema().Field(0).Name, rd.Schema().Field(1).Name})
+	assert.False(t, rd.Next(), "and no record batch")
+	require.NoError(t, rd.Err())
 }

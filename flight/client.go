@@ -30,6 +30,7 @@ import (
 	"google.golang.org/grpc/experimental"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/ipc"
@@ -290,14 +291,21 @@ type Info struct {
 	Columns   []Info // a table's tensor columns, each named NAME.COLUMN as dataset names them; nil for one tensor
 	LeftOut   []dataset.LeftOut
 	// Version names what an ndarrow server serves under the name now: file-HEX for a tensor
-	// of served files (a digest of each file's identity, size and modification time, or of an
-	// object's ETag or generation), upload-N for the Nth put since the server started; the
+	// of served files (a digest of each file's identity, size, modification time and change
+	// time, or of an object's ETag or generation), upload-N for the Nth put since the server started; the
 	// parts' versions joined with "+" for a flight of several shards. Two Infos with the same
 	// Version describe the same bytes. Empty from other servers.
 	Version string
 	// Modified is when that version was made: the latest modification time of its files, or
 	// the time of the upload; zero when not known.
 	Modified time.Time
+	// Skipped names the files of an ndarrow server's directory left out of the flight, which
+	// it serves without them (serve --skip-unreadable), each "PATH: why" under the directory.
+	Skipped []string
+	// Unreadable names the files that keep an ndarrow server from serving the flight (a
+	// listing describes it, with Rows -1; a Get of it fails with ErrUnreadable), each
+	// "PATH: why" under the directory.
+	Unreadable []string
 }
 
 // KindTable is the Kind of a flight whose record batches hold several columns: a table flight
@@ -338,6 +346,7 @@ func infoOf(fi *arrowflight.FlightInfo, lim limits.Limits) (Info, error) {
 	case json.Unmarshal(fi.GetAppMetadata(), &meta) != nil || meta.Kind == "": // not ndarrow's: its schema says
 	case meta.Kind == kindTable: // the server's description of each column, and what it left out
 		info.Version, info.Modified = meta.version()
+		info.Skipped, info.Unreadable = meta.Skipped, meta.Unreadable
 		info.Kind, info.Shape, info.Columns = KindTable, meta.Shape, columns
 		info.LeftOut = append(info.LeftOut, meta.leftOutOf()...)
 		for i, c := range meta.Columns {
@@ -351,6 +360,7 @@ func infoOf(fi *arrowflight.FlightInfo, lim limits.Limits) (Info, error) {
 	default:
 		info.Kind, info.DType, info.Shape, info.DimNames = dataset.Kind(meta.Kind), meta.DType, meta.Shape, meta.DimNames
 		info.Version, info.Modified = meta.version()
+		info.Skipped, info.Unreadable = meta.Skipped, meta.Unreadable
 		return info, nil
 	}
 	switch len(columns) {
@@ -531,13 +541,28 @@ func (c *Client) GetTable(ctx context.Context, name string, opts ...GetOption) (
 // not have InvalidArgument; a take the server's memory budget cannot hold ResourceExhausted.
 func (c *Client) Take(ctx context.Context, name string, rows []int64, columns []string, opts ...GetOption) ([]dataset.Tensor, error) {
 	cmd := TakeTicket(name, rows, columns)
-	fi, err := c.fc.GetFlightInfo(ctx, &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorCMD, Cmd: cmd})
+	desc := &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorCMD, Cmd: cmd}
+	// The rows go in the request, twice in the answer (its descriptor and its ticket), and
+	// again in the DoGet of the ticket: each a message within the limits of both sides.
+	if n := proto.Size(desc); n > c.opts.MaxMessageBytes {
+		return nil, fmt.Errorf("flight: %s: a take of %d rows is a request of %d bytes, above the %d bytes this client sends (ClientOptions.MaxMessageBytes; get --max-message-bytes): take fewer rows at a time, or raise it to at least %d (the server's answer holds the rows twice: within its serve --max-message-bytes): %w",
+			name, len(rows), n, c.opts.MaxMessageBytes, n, limits.ErrExceeded)
+	}
+	fi, err := c.fc.GetFlightInfo(ctx, desc)
 	if err != nil {
 		if st, ok := status.FromError(err); ok && st.Code() == codes.ResourceExhausted {
 			if got, limit, ok := tooLarge(st.Message()); ok && got >= int64(len(cmd)) { // the server's receive limit, not ours
 				return nil, &remoteError{sentinel: limits.ErrExceeded, status: err, msg: fmt.Sprintf(
 					"flight: %s: a take of %d rows is a request of %d bytes, above the %d bytes %s receives (serve --max-recv-message-bytes): take fewer rows at a time",
 					name, len(rows), got, limit, c.origin.host)}
+			}
+			if got, limit, ok := tooLargeToSend(st.Message()); ok { // the request was within ours: the server's answer
+				return nil, &remoteError{sentinel: limits.ErrExceeded, status: err, msg: fmt.Sprintf(
+					"flight: %s: a take of %d rows is an answer of %d bytes (it holds the rows twice), above the %d bytes %s sends (serve --max-message-bytes): take fewer rows at a time, or raise the server's limit",
+					name, len(rows), got, limit, c.origin.host)}
+			}
+			if strings.Contains(st.Message(), limits.ErrExceeded.Error()) {
+				return nil, &remoteError{sentinel: limits.ErrExceeded, status: err, msg: st.Message()}
 			}
 		}
 		return nil, c.remote(err)

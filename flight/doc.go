@@ -33,7 +33,7 @@
 // A served table's mini-batches (table.Batches: shuffled, sharded, resumable) are one DoGet
 // whose ticket is the JSON {"batches":{"name":NAME,"batch_size":N,...}} (BatchesTicket; see
 // batches.go): one stream whose record batches are the batches in order, the FlightData of
-// each carrying {"cursor":"c1...."} in its app_metadata, each batch's memory reserved from the
+// each carrying {"cursor":"c2...."} in its app_metadata, each batch's memory reserved from the
 // budget before it is read and given back once sent. Client.Batches iterates them.
 //
 // A Store follows the directories it serves (Store.Rescan, Store.Watch, the "reload" action):

@@ -54,9 +54,12 @@ func fromRemote(host string, err error) error {
 		sentinel = table.ErrRowRange
 	case codes.Unauthenticated:
 		sentinel = ErrUnauthenticated
-	case codes.FailedPrecondition: // a batches cursor of files since changed, a directory's tensor deleted
+	case codes.FailedPrecondition: // a batches cursor of files since changed, a directory's tensor deleted, a part unreadable
 		if strings.HasPrefix(st.Message(), ErrFromDirectory.Error()) {
 			return &remoteError{sentinel: ErrFromDirectory, status: err, msg: st.Message()}
+		}
+		if strings.Contains(st.Message(), ": "+ErrUnreadable.Error()+" ") {
+			return &remoteError{sentinel: ErrUnreadable, status: err, msg: st.Message()}
 		}
 		if !strings.Contains(st.Message(), "changed since the cursor") {
 			return err
@@ -90,6 +93,17 @@ func fromRemote(host string, err error) error {
 // tooLarge reads gRPC's "grpc: received message larger than max (16777393 vs. 4194304)".
 func tooLarge(msg string) (got, limit int64, ok bool) {
 	_, rest, found := strings.Cut(msg, "received message larger than max (")
+	if !found {
+		return 0, 0, false
+	}
+	n, err := fmt.Sscanf(rest, "%d vs. %d)", &got, &limit)
+	return got, limit, err == nil && n == 2
+}
+
+// tooLargeToSend reads gRPC's "grpc: trying to send message larger than max (16777393 vs.
+// 4194304)": a message above the sender's limit.
+func tooLargeToSend(msg string) (got, limit int64, ok bool) {
+	_, rest, found := strings.Cut(msg, "trying to send message larger than max (")
 	if !found {
 		return 0, 0, false
 	}

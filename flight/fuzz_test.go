@@ -16,6 +16,7 @@ import (
 
 	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/limits"
+	"github.com/ndarrow/ndarrow/table"
 )
 
 // fuzzMessage is one FlightData's metadata and body.
@@ -228,7 +229,7 @@ func FuzzBatchesCommand(f *testing.F) {
 			}
 			return
 		}
-		if req.Name == "" || o.Size <= 0 || o.Shard < 0 || o.Shard >= max(o.Shards, 1) || o.Shards > maxShards || o.Epoch < 0 || (!o.Shuffle && o.Seed != 0) {
+		if req.Name == "" || o.Size <= 0 || o.Shard < 0 || o.Shard >= max(o.Shards, 1) || int64(o.Shards) > table.MaxShards || o.Epoch < 0 || (!o.Shuffle && o.Seed != 0) {
 			t.Fatalf("%q: accepted %+v", b, req)
 		}
 		seen := map[string]bool{}

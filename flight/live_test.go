@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -43,25 +44,31 @@ func replaceFile(t testing.TB, path string, b []byte) {
 	require.NoError(t, os.Rename(tmp, path))
 }
 
-// listing is what a server lists: name → shape.
+// listing is what a server lists and serves: name → shape (the flights listed as unreadable,
+// which it does not serve, left out).
 func listing(t testing.TB, c *Client) map[string]string {
 	infos, err := c.List(context.Background())
 	require.NoError(t, err)
 	out := map[string]string{}
 	for _, i := range infos {
-		out[i.Name] = fmt.Sprint(i.Shape)
+		if len(i.Unreadable) == 0 {
+			out[i.Name] = fmt.Sprint(i.Shape)
+		}
 	}
 	return out
 }
 
-// onDisk is what the directory holds now, as a fresh scan reads it: name → shape.
+// onDisk is what the directory holds now, as a fresh scan reads it: name → shape, of the
+// tables whose every file reads.
 func onDisk(t testing.TB, dir string) map[string]string {
 	d, err := dataset.ScanDir(dir, limits.Limits{})
 	require.NoError(t, err)
 	defer d.Release()
 	out := map[string]string{}
 	for _, s := range d.Sources {
-		out[s.Name] = fmt.Sprint(s.Shape())
+		if len(d.SkippedOf(tableOfSource(s))) == 0 {
+			out[s.Name] = fmt.Sprint(s.Shape())
+		}
 	}
 	return out
 }
@@ -91,8 +98,9 @@ func requireListedWithin(t testing.TB, c *Client, dir string, d time.Duration, w
 // truncated, appended to and removed in a loop while clients fetch it. The server never dies;
 // each stream either brings one whole version of the file or fails with codes.DataLoss naming
 // the file by its path under the directory (never the server's absolute path) — or NotFound
-// once it is gone; a tensor of another file is served all along; and the listing is the
-// directory as it is within a second of each change.
+// once it is gone, FailedPrecondition (ErrUnreadable) naming it while it is cut short; a
+// tensor of another file is served all along; and the listing is the directory as it is
+// within a second of each change.
 func TestServedDirectoryFollowsItsFiles(t *testing.T) {
 	dir := t.TempDir()
 	x := filepath.Join(dir, "x.npy")
@@ -115,6 +123,7 @@ func TestServedDirectoryFollowsItsFiles(t *testing.T) {
 		wg                               sync.WaitGroup
 		done                             atomic.Bool
 		whole, dataLoss, notFound, other atomic.Int64
+		unreadable                       atomic.Int64
 		failures                         = make(chan string, 100)
 	)
 	fail := func(msg string) {
@@ -139,7 +148,11 @@ func TestServedDirectoryFollowsItsFiles(t *testing.T) {
 						dataLoss.Add(1)
 					case st.Code() == codes.NotFound:
 						notFound.Add(1)
-						time.Sleep(2 * time.Millisecond) // removed, or skipped until whole
+						time.Sleep(2 * time.Millisecond) // removed
+					case st.Code() == codes.FailedPrecondition && errors.Is(err, ErrUnreadable) &&
+						strings.Contains(st.Message(), "unreadable part x.npy: "):
+						unreadable.Add(1)
+						time.Sleep(2 * time.Millisecond) // truncated: not served until whole
 					default:
 						other.Add(1)
 						fail("unexpected error: " + err.Error())
@@ -209,8 +222,8 @@ func TestServedDirectoryFollowsItsFiles(t *testing.T) {
 	for f := range failures {
 		t.Error(f)
 	}
-	t.Logf("streams: %d whole, %d DataLoss, %d NotFound; the listing followed within %v",
-		whole.Load(), dataLoss.Load(), notFound.Load(), slowest)
+	t.Logf("streams: %d whole, %d DataLoss, %d NotFound, %d unreadable; the listing followed within %v",
+		whole.Load(), dataLoss.Load(), notFound.Load(), unreadable.Load(), slowest)
 	assert.Positive(t, whole.Load())
 	assert.Zero(t, other.Load())
 	assert.Contains(t, logs.String(), x, "the server's log names the file whole")
@@ -232,7 +245,8 @@ func TestServedDirectoryFollowsItsFiles(t *testing.T) {
 
 // TestReloadWithoutWatching: with no watcher, the reload action is what brings the store up
 // to date: it reports what was added, changed and removed, and the files it skipped by their
-// path under the directory; uploads are not touched, and a directory's tensor is not deleted.
+// path under the directory (a table with one is not served); uploads are not touched, and a
+// directory's tensor is not deleted.
 func TestReloadWithoutWatching(t *testing.T) {
 	dir := t.TempDir()
 	replaceFile(t, filepath.Join(dir, "a.npy"), npyBytes(t, 4, 4, 1))
@@ -268,8 +282,11 @@ func TestReloadWithoutWatching(t *testing.T) {
 	require.Len(t, r.Skipped, 1)
 	assert.True(t, strings.HasPrefix(r.Skipped[0], "t/bad.npy: "), r.Skipped[0])
 	assert.NotContains(t, r.Skipped[0], dir)
-	assert.Equal(t, map[string]string{"a": "(8, 4)", "b": "(1, 1)", "t": "(2, 4)", "up": "(2, 2)"}, listing(t, c),
-		"the upload b stays")
+	assert.Equal(t, map[string]string{"a": "(8, 4)", "b": "(1, 1)", "up": "(2, 2)"}, listing(t, c),
+		"the upload b stays; t, whose part bad.npy cannot be read, is not served")
+	_, err = c.Get(ctx, "t")
+	require.ErrorIs(t, err, ErrUnreadable)
+	assert.Contains(t, err.Error(), "unreadable part t/bad.npy: ")
 
 	r = reload()
 	assert.True(t, Changes{Added: r.Added, Changed: r.Changed, Removed: r.Removed}.Empty())
@@ -282,7 +299,7 @@ func TestReloadWithoutWatching(t *testing.T) {
 	assert.Equal(t, codes.FailedPrecondition, status.Code(err))
 	require.NoError(t, c.Delete(ctx, "b"))
 	require.NoError(t, c.Delete(ctx, "up"))
-	assert.Equal(t, map[string]string{"a": "(8, 4)", "t": "(2, 4)"}, listing(t, c))
+	assert.Equal(t, map[string]string{"a": "(8, 4)"}, listing(t, c))
 }
 
 // TestWatchFollowsNewTables: a table directory created while the server runs (nested

@@ -52,7 +52,8 @@ const (
 // delete, others stall, idle and send garbage, and a writer replaces and rewrites the served
 // files: the server never dies; every answer is right — an upload stored whole and fetched bit
 // for bit, a served file fetched as exactly one of its versions — or a clear error
-// (ResourceExhausted naming a budget, DataLoss naming the file, NotFound); its memory stays
+// (ResourceExhausted naming a budget, DataLoss naming the file, NotFound, FailedPrecondition
+// naming a file scanned while it was rewritten in place); its memory stays
 // within the two budgets and a stated constant; and once the clients are gone its memory,
 // descriptors and goroutines are back where they started.
 func TestServerUnderLoad(t *testing.T) {
@@ -252,13 +253,13 @@ func writeLoadFiles(t *testing.T, dir string, v float32) {
 
 // loadStats counts what the clients saw.
 type loadStats struct {
-	Puts, Stored, Refused, Gets, Served, DataLoss, Gone, Busy, Lists, Deletes, Cut atomic.Int64
+	Puts, Stored, Refused, Gets, Served, DataLoss, Gone, Unreadable, Busy, Lists, Deletes, Cut atomic.Int64
 }
 
 func (s *loadStats) String() string {
-	return fmt.Sprintf("puts %d (stored %d, refused %d), gets %d (served %d, data loss %d, gone %d, busy %d), lists %d, deletes %d, stalled streams cut %d",
+	return fmt.Sprintf("puts %d (stored %d, refused %d), gets %d (served %d, data loss %d, gone %d, unreadable %d, busy %d), lists %d, deletes %d, stalled streams cut %d",
 		s.Puts.Load(), s.Stored.Load(), s.Refused.Load(), s.Gets.Load(), s.Served.Load(), s.DataLoss.Load(), s.Gone.Load(),
-		s.Busy.Load(), s.Lists.Load(), s.Deletes.Load(), s.Cut.Load())
+		s.Unreadable.Load(), s.Busy.Load(), s.Lists.Load(), s.Deletes.Load(), s.Cut.Load())
 }
 
 // runLoad drives the server at uri for d and returns what the clients saw; every answer is
@@ -359,6 +360,11 @@ func runLoad(t *testing.T, uri, dir string, d time.Duration) *loadStats {
 						}
 					case status.Code(err) == codes.NotFound || errors.Is(err, ErrNotFound):
 						stats.Gone.Add(1) // between a removal and the next version
+					case status.Code(err) == codes.FailedPrecondition && errors.Is(err, ErrUnreadable):
+						stats.Unreadable.Add(1) // scanned while rewritten in place: not served until whole
+						if !strings.Contains(err.Error(), "unreadable part x.npy: ") {
+							fail("get %s: an unreadable part, not named: %v", name, err)
+						}
 					case busy(err):
 						stats.Busy.Add(1)
 					default:

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -102,8 +103,9 @@ type Options struct {
 	// PageCache, when set, keeps the pages of served compressed Parquet files that takes and
 	// mini-batches decompress (and the columns they decode whole), so that each is decoded
 	// once, not once per request or batch that needs it (see dataset.PageCache; its pages
-	// are file-backed, outside MemoryBudget). It stays the caller's: close it after the
-	// server has stopped.
+	// are file-backed, outside MemoryBudget; a served file's old version's are dropped once
+	// a Rescan replaced it and no request reads it). It stays the caller's: close it after
+	// the server has stopped.
 	PageCache *dataset.PageCache
 	// MemoryBudget bounds the memory the server holds for its clients' data: what DoGets and
 	// data URLs hold decoding (Parquet row groups, estimated as dataset.Source.DecodeBytes
@@ -418,6 +420,12 @@ type tensorMetadata struct {
 	// RFC 3339.
 	Version  string `json:"version,omitempty"`
 	Modified string `json:"modified,omitempty"`
+	// Skipped names the files of a served directory's table left out of the flight
+	// (Store.SetSkipUnreadable), each "PATH: why" under the directory; Unreadable those that
+	// keep it from being served (without SetSkipUnreadable): a ListFlights lists it with no
+	// rows, and any other call for it fails with FailedPrecondition.
+	Skipped    []string `json:"skipped,omitempty"`
+	Unreadable []string `json:"unreadable,omitempty"`
 }
 
 func metadataOf(t dataset.Tensor) tensorMetadata {
@@ -442,15 +450,24 @@ type endpointMetadata struct {
 // ticket (Options.Location, or the Flight specification's "arrow-flight-reuse-connection://?",
 // the server asked), which clients that take the first location use, then the presigned URL
 // of the data endpoint on the host:port the call reached (dataLocation).
+//
+// The flight of a table with files that cannot be read (tensorMetadata.Unreadable), which a
+// listing alone describes, has no rows or bytes (-1) and no data URL: its ticket's DoGet
+// fails naming the files.
 func (s *Server) localInfo(ctx context.Context, name string, e *entry) *arrowflight.FlightInfo {
 	meta, _ := json.Marshal(e.meta)
-	rows := e.rows
+	rows, bytes := e.rows, e.bytes
+	unreadable := len(e.meta.Unreadable) > 0
 	epMeta, _ := json.Marshal(endpointMetadata{Rows: &rows, Version: e.meta.Version})
+	if unreadable {
+		rows, bytes = -1, -1
+		epMeta, _ = json.Marshal(endpointMetadata{})
+	}
 	ep := &arrowflight.FlightEndpoint{Ticket: &arrowflight.Ticket{Ticket: []byte(name)}, AppMetadata: epMeta}
 	if s.opts.Location != "" {
 		ep.Location = []*arrowflight.Location{{Uri: s.opts.Location}}
 	}
-	if u := s.dataLocation(ctx, ep.Ticket.Ticket); u != "" {
+	if u := s.dataLocation(ctx, ep.Ticket.Ticket); u != "" && !unreadable {
 		if len(ep.Location) == 0 {
 			ep.Location = []*arrowflight.Location{{Uri: reuseConnection}}
 		}
@@ -460,8 +477,29 @@ func (s *Server) localInfo(ctx context.Context, name string, e *entry) *arrowfli
 		Schema:           arrowflight.SerializeSchema(e.schema, s.opts.Allocator),
 		FlightDescriptor: &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorPATH, Path: []string{name}},
 		Endpoint:         []*arrowflight.FlightEndpoint{ep},
-		TotalRecords:     e.rows,
-		TotalBytes:       e.bytes,
+		TotalRecords:     rows,
+		TotalBytes:       bytes,
+		Ordered:          true,
+		AppMetadata:      meta,
+	}
+}
+
+// unreadableInfo describes, for a listing, the table name of a served directory none of whose
+// files can be read (parts, "PATH: why" each): a table of no columns (an empty schema), no
+// rows or bytes (-1), one endpoint whose DoGet fails naming the files.
+func (s *Server) unreadableInfo(name string, parts []string) *arrowflight.FlightInfo {
+	meta, _ := json.Marshal(tensorMetadata{Kind: kindTable, Unreadable: parts})
+	epMeta, _ := json.Marshal(endpointMetadata{})
+	ep := &arrowflight.FlightEndpoint{Ticket: &arrowflight.Ticket{Ticket: []byte(name)}, AppMetadata: epMeta}
+	if s.opts.Location != "" {
+		ep.Location = []*arrowflight.Location{{Uri: s.opts.Location}}
+	}
+	return &arrowflight.FlightInfo{
+		Schema:           arrowflight.SerializeSchema(arrow.NewSchema(nil, nil), s.opts.Allocator),
+		FlightDescriptor: &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorPATH, Path: []string{name}},
+		Endpoint:         []*arrowflight.FlightEndpoint{ep},
+		TotalRecords:     -1,
+		TotalBytes:       -1,
 		Ordered:          true,
 		AppMetadata:      meta,
 	}
@@ -482,7 +520,10 @@ func nameOf(d *arrowflight.FlightDescriptor) (string, bool, error) {
 }
 
 // statusOf maps an error to a gRPC status: the sentinels of bad input to InvalidArgument,
-// limits to ResourceExhausted, anything else to Internal.
+// limits to ResourceExhausted, a flight of a table with files that cannot be read
+// (ErrUnreadable) to FailedPrecondition — the server's files must be mended, or served
+// without them, before it can be served: no retry of the call can succeed — anything else to
+// Internal.
 func statusOf(err error) error {
 	return statusOr(err, codes.Internal)
 }
@@ -512,7 +553,7 @@ func statusOr(err error, code codes.Code) error {
 		errors.Is(err, ndarray.ErrIndex), errors.Is(err, ragged.ErrInvalid), errors.Is(err, sparse.ErrInvalid),
 		errors.Is(err, arrowtensor.ErrNull), errors.Is(err, arrowtensor.ErrUnsupported):
 		code = codes.InvalidArgument
-	case errors.Is(err, dataset.ErrBatchTooLarge), errors.Is(err, ErrFromDirectory):
+	case errors.Is(err, dataset.ErrBatchTooLarge), errors.Is(err, ErrFromDirectory), errors.Is(err, ErrUnreadable):
 		code = codes.FailedPrecondition
 	case errors.Is(err, context.Canceled):
 		code = codes.Canceled
@@ -564,11 +605,14 @@ func (s *Server) shardedInfo(ctx context.Context, name string) (*arrowflight.Fli
 	var out *arrowflight.FlightInfo
 	var schema *arrow.Schema
 	var versions []string // of the parts, in order
+	var skipped []string  // the files the parts leave out
 	modified := ""
 	for i, p := range parts {
 		switch {
 		case status.Code(errs[i]) == codes.NotFound:
 			continue
+		case status.Code(errs[i]) == codes.FailedPrecondition: // a table with files that cannot be read
+			return nil, status.Errorf(codes.FailedPrecondition, "shard %s: %s", s.opts.Shards[i], status.Convert(errs[i]).Message())
 		case errs[i] != nil:
 			return nil, status.Errorf(codes.Unavailable, "shard %s: %v", s.opts.Shards[i], errs[i])
 		}
@@ -576,6 +620,11 @@ func (s *Server) shardedInfo(ctx context.Context, name string) (*arrowflight.Fli
 		if json.Unmarshal(p.AppMetadata, &pm) == nil && pm.Version != "" {
 			versions = append(versions, pm.Version)
 			modified = max(modified, pm.Modified) // RFC 3339 in UTC: in time order
+		}
+		for _, f := range pm.Skipped {
+			if !slices.Contains(skipped, f) {
+				skipped = append(skipped, f)
+			}
 		}
 		sch, err := ipc.ReadSchema(p.Schema, ipc.BatchOptions{Limits: s.opts.Limits})
 		if err != nil {
@@ -620,6 +669,7 @@ func (s *Server) shardedInfo(ctx context.Context, name string) (*arrowflight.Fli
 			}
 		}
 		meta.Version, meta.Modified = strings.Join(versions, "+"), modified
+		meta.Skipped = skipped
 		out.AppMetadata, _ = json.Marshal(meta)
 	}
 	return out, nil
@@ -673,19 +723,34 @@ func (s *Server) GetSchema(ctx context.Context, d *arrowflight.FlightDescriptor)
 }
 
 // ListFlights sends one FlightInfo per tensor of this server whose name starts with the
-// criteria's expression, sorted by name.
+// criteria's expression, sorted by name — those of tables with files that cannot be read too,
+// with no rows and the files in their app_metadata's "unreadable" (a table none of whose
+// files can be read listed by its name alone), which any other call for them refuses.
 func (s *Server) ListFlights(c *arrowflight.Criteria, stream arrowflight.FlightService_ListFlightsServer) error {
 	prefix := string(c.GetExpression())
-	for _, name := range s.store.Names() {
+	unreadable, parts := s.store.unreadableTables()
+	names := s.store.Names()
+	for _, name := range unreadable {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
 		if !strings.HasPrefix(name, prefix) {
 			continue
 		}
-		e, err := s.store.get(name)
-		if err != nil {
+		var info *arrowflight.FlightInfo
+		e, err := s.store.lookup(name)
+		switch {
+		case err == nil:
+			info = s.localInfo(stream.Context(), name, e)
+			e.release()
+		case parts[name] != nil:
+			info = s.unreadableInfo(name, parts[name])
+		default:
 			continue // deleted meanwhile
 		}
-		info := s.localInfo(stream.Context(), name, e)
-		e.release()
 		if err := stream.Send(info); err != nil {
 			return err
 		}
@@ -928,7 +993,7 @@ func (s *Server) DoAction(a *arrowflight.Action, stream arrowflight.FlightServic
 	switch a.GetType() {
 	case ActionList:
 		for _, name := range s.store.Names() {
-			e, err := s.store.get(name)
+			e, err := s.store.lookup(name)
 			if err != nil {
 				continue // deleted meanwhile
 			}

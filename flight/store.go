@@ -19,6 +19,7 @@ import (
 
 	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/limits"
+	"github.com/ndarrow/ndarrow/ndarray"
 )
 
 // Sentinel errors; test for them with errors.Is.
@@ -43,10 +44,17 @@ type Store struct {
 	gen     atomic.Uint64 // counts the changes to fromDir
 	uploads atomic.Int64  // counts the puts: each stores a version of its own
 
-	rescanMu sync.Mutex   // one Rescan at a time
-	poll     atomic.Int64 // SetPollInterval's, nanoseconds
-	shareK   int          // SetShare's: this store serves share shareK of shareN of each tensor
-	shareN   int
+	// unreadable holds, by directory, then by table, the files of the directories' tables
+	// that cannot be read (dataset.SkippedFile), each "PATH: why" under its directory: a
+	// flight of such a table fails (ErrUnreadable), unless SetSkipUnreadable serves it without
+	// them; under mu.
+	unreadable map[string]map[string][]string
+
+	rescanMu       sync.Mutex   // one Rescan at a time
+	poll           atomic.Int64 // SetPollInterval's, nanoseconds
+	shareK         int          // SetShare's: this store serves share shareK of shareN of each tensor
+	shareN         int
+	skipUnreadable bool // SetSkipUnreadable's
 }
 
 // servedDir is a directory AddDir added: its last scan and the problems already reported.
@@ -125,7 +133,20 @@ func NewStore(mem memory.Allocator) *Store {
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
-	return &Store{mem: mem, entries: map[string]*entry{}, fromDir: map[string]*entry{}}
+	return &Store{mem: mem, entries: map[string]*entry{}, fromDir: map[string]*entry{}, unreadable: map[string]map[string][]string{}}
+}
+
+// SetSkipUnreadable says what the store serves of a directory's table some of whose files
+// cannot be read — cut short, not joining the parts before them, sharing a base name
+// (dataset.SkippedFile): with skip, the table (and each of its column flights) without
+// them, every file left out named in its FlightInfo's app_metadata ("skipped"); without
+// (the default), nothing of it — a client asking for it gets FailedPrecondition naming the
+// file (ErrUnreadable), and ListFlights lists it with no rows, the files in "unreadable".
+// Call it before AddDir.
+func (s *Store) SetSkipUnreadable(skip bool) {
+	s.rescanMu.Lock()
+	s.skipUnreadable = skip
+	s.rescanMu.Unlock()
 }
 
 // SetShare makes the store serve only share k of n (0 ≤ k < n) of each directory tensor:
@@ -215,15 +236,26 @@ func (s *Store) sourceEntry(root string, src *dataset.Source) (*entry, error) {
 	}
 	meta := tensorMetadata{Kind: string(src.Kind), DType: src.DType().String(), Shape: src.Shape(), DimNames: src.DimNames}
 	src.Retain()
-	e := &entry{meta: meta, schema: schema, rows: src.Rows(), bytes: src.Bytes(), source: src, root: root}
+	e := &entry{meta: meta, schema: schema, rows: src.Rows(), bytes: streamBytes(src), source: src, root: root}
 	e.refs.Store(1)
 	stampFiles(e, src)
 	return e, nil
 }
 
-// stampFiles gives e the version of the files of srcs: a digest of each file's identity, size
-// and modification (dataset.File.Version: for an object, its store's ETag or generation), and
-// the latest modification time.
+// streamBytes returns what the record batches of src hold, as a FlightInfo's total_bytes
+// tells it: its Bytes, but -1 (unknown) for strings, whose Bytes counts what they take in
+// memory (a header a value), not the values and offsets their record batches hold.
+func streamBytes(src *dataset.Source) int64 {
+	if src.DType() == ndarray.String {
+		return -1
+	}
+	return src.Bytes()
+}
+
+// stampFiles gives e the version of the files of srcs: a digest of each file's identity, size,
+// modification time and change time (dataset.File.Version: for an object, its store's ETag or
+// generation), so that a rewrite keeping a file's size and modification time, a chmod or a
+// touch, gives another version; and the latest modification time.
 func stampFiles(e *entry, srcs ...*dataset.Source) {
 	h := sha256.New()
 	var modified time.Time
@@ -298,7 +330,9 @@ var ErrFromDirectory = errors.New("flight: a tensor of a served directory")
 // at each DoGet, so serving it takes memory for one chunk per stream, not the whole tensor.
 // Files that cannot be opened, parts that do not join and tensors Flight cannot carry are
 // reported in the returned error (errors.Join of one per problem, naming each file by its
-// full path) after the others are added.
+// full path) after the others are added; a file that cannot be read is a dataset.SkippedFile
+// (errors.Is: dataset.ErrUnreadable) whose table is not served, or served without it (see
+// SetSkipUnreadable).
 //
 // The store follows the directory from then on at each Rescan (and while Watch runs): see
 // Rescan.
@@ -334,7 +368,10 @@ func (c Changes) Empty() bool { return len(c.Added)+len(c.Changed)+len(c.Removed
 // dataset.ErrFileChanged. Uploaded tensors are not touched.
 //
 // Rescan returns what changed, and the problems not reported by the Rescan before it (files
-// that cannot be read, parts that do not join, tensors Flight cannot carry), joined.
+// that cannot be read, parts that do not join, tensors Flight cannot carry), joined. A file
+// found unreadable (truncated in place, say) takes its table out of service, or leaves it
+// served without the file (SetSkipUnreadable), as AddDir does; a file removed is not
+// unreadable: its table is served without it, under another version.
 func (s *Store) Rescan() (Changes, error) {
 	s.rescanMu.Lock()
 	defer s.rescanMu.Unlock()
@@ -372,8 +409,19 @@ func (s *Store) apply(sd *servedDir, d *dataset.Dir) (Changes, []error) {
 		}
 		reported[err.Error()] = true
 	}
+	parts := map[string][]string{} // by table: its files left out, each "PATH: why" under sd.path
 	for _, err := range d.Skipped {
-		problem(err)
+		var sf *dataset.SkippedFile
+		if !errors.As(err, &sf) {
+			problem(err)
+			continue
+		}
+		parts[sf.Table] = append(parts[sf.Table], underDir(sd.path, sf.Error()))
+		if s.skipUnreadable {
+			problem(fmt.Errorf("%w: the table %s is served without it", err, sf.Table))
+		} else {
+			problem(fmt.Errorf("%w: the table %s is not served (serve --skip-unreadable serves the rest)", err, sf.Table))
+		}
 	}
 	next := map[string]*entry{}
 	var changes Changes
@@ -384,12 +432,13 @@ func (s *Store) apply(sd *servedDir, d *dataset.Dir) (Changes, []error) {
 				continue // another store serves all of it
 			}
 		}
+		left := parts[tableOfSource(src)]
 		old := current[src.Name]
 		if old != nil && old.root != sd.path {
 			problem(fmt.Errorf("%s: %s is served from %s already", sd.path, src.Name, old.root))
 			continue
 		}
-		if old != nil && old.source != nil && old.source.SameAs(src) {
+		if old != nil && old.source != nil && old.source.SameAs(src) && old.leavesOut(left, s.skipUnreadable) {
 			old.acquire()
 			next[src.Name] = old
 			continue
@@ -399,6 +448,7 @@ func (s *Store) apply(sd *servedDir, d *dataset.Dir) (Changes, []error) {
 			problem(fmt.Errorf("%s: %w", src.Name, err)) // a tensor Flight cannot carry
 			continue
 		}
+		e.leaveOut(left, s.skipUnreadable)
 		next[src.Name] = e
 		if old != nil {
 			changes.Changed = append(changes.Changed, src.Name)
@@ -407,10 +457,18 @@ func (s *Store) apply(sd *servedDir, d *dataset.Dir) (Changes, []error) {
 		}
 	}
 	if s.shareN <= 1 { // a share's tables are served as their columns only
-		s.applyTables(sd, d, current, next, &changes, problem)
+		s.applyTables(sd, d, current, next, &changes, parts, problem)
+	}
+	if s.skipUnreadable {
+		parts = nil // served without them, each entry naming its own
 	}
 
 	s.mu.Lock()
+	if len(parts) > 0 {
+		s.unreadable[sd.path] = parts
+	} else {
+		delete(s.unreadable, sd.path)
+	}
 	var released []*entry
 	for name, e := range s.fromDir {
 		if e.root != sd.path {
@@ -447,7 +505,9 @@ func (s *Store) apply(sd *servedDir, d *dataset.Dir) (Changes, []error) {
 // table keeping its entry, and notes in changes what changed. A table that cannot be one
 // flight — its name taken by a tensor, its columns' chunks not aligned — is a problem, its
 // columns still served.
-func (s *Store) applyTables(sd *servedDir, d *dataset.Dir, current, next map[string]*entry, changes *Changes, problem func(error)) {
+//
+// parts names, by table, the files left out of it (see leaveOut).
+func (s *Store) applyTables(sd *servedDir, d *dataset.Dir, current, next map[string]*entry, changes *Changes, parts map[string][]string, problem func(error)) {
 	names, tables := tablesOf(d.Sources)
 	for _, name := range names {
 		cols := tables[name]
@@ -471,7 +531,7 @@ func (s *Store) applyTables(sd *servedDir, d *dataset.Dir, current, next map[str
 			problem(fmt.Errorf("%s: %s is served from %s already", sd.path, name, old.root))
 			continue
 		}
-		if old != nil && old.sameTable(cols) {
+		if old != nil && old.sameTable(cols) && old.leavesOut(parts[name], s.skipUnreadable) {
 			old.acquire()
 			next[name] = old
 			continue
@@ -481,6 +541,7 @@ func (s *Store) applyTables(sd *servedDir, d *dataset.Dir, current, next map[str
 			problem(fmt.Errorf("%s: the table %s is served as its columns only: %w", sd.path, name, err))
 			continue
 		}
+		e.leaveOut(parts[name], s.skipUnreadable)
 		next[name] = e
 		if old != nil {
 			changes.Changed = append(changes.Changed, name)
@@ -494,7 +555,7 @@ func (s *Store) applyTables(sd *servedDir, d *dataset.Dir, current, next map[str
 func (s *Store) Tables() []string {
 	var out []string
 	for _, name := range s.Names() {
-		if e, err := s.get(name); err == nil {
+		if e, err := s.lookup(name); err == nil {
 			if e.isTable() {
 				out = append(out, name)
 			}
@@ -534,8 +595,24 @@ func (s *Store) Dirs() []string {
 }
 
 // get returns the entry named name with a reference the caller must release: an uploaded
-// tensor, else a directory's.
+// tensor, else a directory's. A directory's flight of a table with files that cannot be read
+// (and not SetSkipUnreadable) is an error naming them, wrapping dataset.ErrUnreadable.
 func (s *Store) get(name string) (*entry, error) {
+	e, err := s.lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	if len(e.meta.Unreadable) > 0 {
+		e.release()
+		return nil, unreadableFlight(name, e.meta.Unreadable)
+	}
+	return e, nil
+}
+
+// lookup is get, the flights of tables with files that cannot be read included (a listing
+// names them); a name of such a table that no entry has (none of its files can be read) is
+// get's error.
+func (s *Store) lookup(name string) (*entry, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	e, ok := s.entries[name]
@@ -543,10 +620,119 @@ func (s *Store) get(name string) (*entry, error) {
 		e, ok = s.fromDir[name]
 	}
 	if !ok {
+		if parts := s.unreadableOf(name); parts != nil {
+			return nil, unreadableFlight(name, parts)
+		}
 		return nil, fmt.Errorf("%w: %q", ErrNotFound, name)
 	}
 	e.acquire()
 	return e, nil
+}
+
+// unreadableOf returns the files that cannot be read of the table the flight name is of (the
+// table, or TABLE.COLUMN), nil when its table has none. The caller holds mu.
+func (s *Store) unreadableOf(name string) []string {
+	var out []string
+	best := -1
+	for _, tables := range s.unreadable {
+		for table, parts := range tables {
+			if (name == table || strings.HasPrefix(name, table+".")) && len(table) > best {
+				out, best = parts, len(table)
+			}
+		}
+	}
+	return out
+}
+
+// unreadableTables returns the tables with files that cannot be read that no entry serves
+// (none of their files can be read, so they have no columns), sorted, each with its files.
+func (s *Store) unreadableTables() (names []string, parts map[string][]string) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	parts = map[string][]string{}
+	for _, tables := range s.unreadable {
+		for table, files := range tables {
+			if s.entries[table] != nil || s.fromDir[table] != nil {
+				continue
+			}
+			served := false
+			for name := range s.fromDir {
+				served = served || strings.HasPrefix(name, table+".")
+			}
+			if !served {
+				names, parts[table] = append(names, table), files
+			}
+		}
+	}
+	slices.Sort(names)
+	return names, parts
+}
+
+// ErrUnreadable is returned (FailedPrecondition, by a server) for a flight of a served
+// directory's table some of whose files cannot be read (dataset.SkippedFile), which the
+// server does not serve smaller (Store.SetSkipUnreadable): its text names the files. It is
+// dataset.ErrUnreadable.
+var ErrUnreadable = dataset.ErrUnreadable
+
+// unreadableFlight returns the error of the flight name, of a table whose files parts (one
+// or more, "PATH: why" under the served directory) cannot be read.
+func unreadableFlight(name string, parts []string) error {
+	more := ""
+	if len(parts) > 1 {
+		more = fmt.Sprintf(" (and %d more)", len(parts)-1)
+	}
+	return fmt.Errorf("flight: %s: %w %s%s: serve --skip-unreadable serves the rest", name, ErrUnreadable, parts[0], more)
+}
+
+// tableOfSource returns the name of the table a Source of a directory is a column of: its
+// Table, or its own name for a tensor of its own (as dataset names the table of a file).
+func tableOfSource(src *dataset.Source) string {
+	if src.Table != "" {
+		return src.Table
+	}
+	return src.Name
+}
+
+// leaveOut records in e's metadata the files of its table left out of it: served without
+// them (skipped), or not served (unreadable: its rows, and so its first dimension, then
+// unknown, -1).
+func (e *entry) leaveOut(parts []string, skip bool) {
+	switch {
+	case len(parts) == 0:
+	case skip:
+		e.meta.Skipped = parts
+	default:
+		e.meta.Unreadable = parts
+		unknownRows := func(shape []int64, kind string) []int64 {
+			if len(shape) == 0 || strings.HasPrefix(kind, "sparse_") {
+				return shape
+			}
+			return append([]int64{-1}, shape[1:]...)
+		}
+		e.meta.Shape = unknownRows(e.meta.Shape, e.meta.Kind)
+		columns := slices.Clone(e.meta.Columns)
+		for i, c := range columns {
+			columns[i].Shape = unknownRows(c.Shape, c.Kind)
+		}
+		e.meta.Columns = columns
+	}
+}
+
+// leavesOut reports whether e's metadata records the files parts as leaveOut would.
+func (e *entry) leavesOut(parts []string, skip bool) bool {
+	if skip {
+		return slices.Equal(e.meta.Skipped, parts) && len(e.meta.Unreadable) == 0
+	}
+	return slices.Equal(e.meta.Unreadable, parts) && len(e.meta.Skipped) == 0
+}
+
+// underDir returns msg with the paths of the files of the served directory root given under
+// it (root/x/part-0.parquet: x/part-0.parquet): what a client may be told.
+func underDir(root, msg string) string {
+	for _, prefix := range []string{filepath.Clean(root) + string(filepath.Separator), strings.TrimSuffix(root, "/") + "/"} {
+		msg = strings.ReplaceAll(msg, prefix, "")
+	}
+	return msg
 }
 
 // Get returns the tensor named name. A tensor added whole views the store's memory (a mapped
@@ -644,6 +830,7 @@ func (s *Store) Close() {
 	s.entries, s.fromDir = map[string]*entry{}, map[string]*entry{}
 	dirs := s.dirs
 	s.dirs = nil
+	s.unreadable = map[string]map[string][]string{}
 	s.mu.Unlock()
 	for _, e := range entries {
 		e.release()
@@ -668,7 +855,7 @@ func (s *Store) describeProblems(err error) []string {
 	for i, p := range problems {
 		msg := p.Error()
 		for _, d := range dirs {
-			msg = strings.ReplaceAll(msg, filepath.Clean(d)+string(filepath.Separator), "")
+			msg = underDir(d, msg)
 		}
 		out[i] = msg
 	}

@@ -177,7 +177,7 @@ func (s *Store) sourceTableEntry(root, name string, cols []*dataset.Source, left
 		}
 		fields = append(fields, schema.Fields()...)
 		metas[i] = columnMetadata{Name: c.Name, Column: c.Column, Kind: string(c.Kind), DType: c.DType().String(), Shape: c.Shape(), DimNames: c.DimNames}
-		if b := c.Bytes(); b < 0 || bytes < 0 {
+		if b := streamBytes(c); b < 0 || bytes < 0 {
 			bytes = -1
 		} else {
 			bytes += min(b, math.MaxInt64-bytes)

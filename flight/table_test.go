@@ -568,7 +568,10 @@ func TestTableFlightsFollowTheDirectory(t *testing.T) {
 	require.NoError(t, err)
 	requireTable(t, filepath.Join(dir, "t.parquet"), "t", got)
 
-	require.NoError(t, dataset.Save(filepath.Join(dir, "t.npy"), []dataset.Tensor{{Dense: ndarray.New[float32](2, 2)}}, dataset.WriteOptions{}))
+	// a tensor of its own in the folder t is named t (t.npy beside t.parquet would be two
+	// files of one base name: neither served)
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "t"), 0o755))
+	require.NoError(t, dataset.Save(filepath.Join(dir, "t", "0.npy"), []dataset.Tensor{{Dense: ndarray.New[float32](2, 2)}}, dataset.WriteOptions{}))
 	changes, err = s.store.Rescan()
 	require.ErrorContains(t, err, "the table t is served as its columns only: a tensor has its name")
 	require.Contains(t, changes.Changed, "t")
@@ -578,7 +581,7 @@ func TestTableFlightsFollowTheDirectory(t *testing.T) {
 	_, err = c.Get(ctx, "t.label")
 	require.NoError(t, err)
 
-	require.NoError(t, os.Remove(filepath.Join(dir, "t.npy")))
+	require.NoError(t, os.RemoveAll(filepath.Join(dir, "t")))
 	require.NoError(t, os.Remove(filepath.Join(dir, "t.parquet")))
 	changes, err = s.store.Rescan()
 	require.NoError(t, err)
@@ -608,4 +611,54 @@ func TestPeersTablesNameWhatTheyLeaveOut(t *testing.T) {
 	require.Len(t, info.LeftOut, 1)
 	require.Equal(t, "x.s", info.LeftOut[0].Name)
 	require.Contains(t, info.LeftOut[0].String(), "struct<a: int32> left out")
+}
+
+// TestStringColumnsBytes: what a server tells of a flight of strings — a Parquet column, a
+// table of Arrow file parts, an Arrow IPC file, an upload, and each table holding them — is
+// never 0 bytes: what its record batches hold (values, offsets and validity), exactly, or -1
+// where that is not known before reading.
+func TestStringColumnsBytes(t *testing.T) {
+	f := newTakeFixture(t, Options{})
+	c := dial(t, f.s.uri, ClientOptions{})
+	raw := rawClient(t, f.s.uri)
+	infos, err := c.List(t.Context())
+	require.NoError(t, err)
+	streamed := func(t *testing.T, name string) int64 {
+		fi, err := raw.GetFlightInfo(t.Context(), pathDescriptor(name))
+		require.NoError(t, err)
+		stream, err := raw.DoGet(t.Context(), fi.Endpoint[0].Ticket)
+		require.NoError(t, err)
+		rd, err := arrowflight.NewRecordReader(stream)
+		require.NoError(t, err)
+		defer rd.Release()
+		total := int64(0)
+		for rd.Next() {
+			n, err := dataset.RecordBytes(rd.Record())
+			require.NoError(t, err)
+			total += n
+		}
+		require.NoError(t, rd.Err())
+		return total
+	}
+	strings := map[string]int64{}
+	for _, i := range infos {
+		holds := i.DType == "string"
+		for _, col := range i.Columns {
+			holds = holds || col.DType == "string"
+		}
+		if holds {
+			strings[i.Name] = i.Bytes
+		}
+	}
+	for _, name := range []string{"t.name", "t", "parts.name", "parts", "up.name", "up", "a.name", "a"} {
+		require.Contains(t, strings, name, "a flight of strings")
+	}
+	for name, bytes := range strings {
+		assert.NotZero(t, bytes, "%s: never 0", name)
+		if bytes >= 0 {
+			assert.Equal(t, streamed(t, name), bytes, "%s: what its record batches hold", name)
+		}
+	}
+	assert.Equal(t, int64(-1), strings["t.name"], "a Parquet column of strings: unknown before reading")
+	assert.Positive(t, strings["up.name"], "an upload's: known")
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	arrowflight "github.com/apache/arrow/go/v17/arrow/flight"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/dataset"
@@ -477,7 +479,7 @@ func (s *Server) takeInfo(ctx context.Context, cmd []byte) (*arrowflight.FlightI
 	if s.opts.Location != "" {
 		ep.Location = []*arrowflight.Location{{Uri: s.opts.Location}}
 	}
-	return &arrowflight.FlightInfo{
+	fi := &arrowflight.FlightInfo{
 		Schema:           arrowflight.SerializeSchema(p.schema, s.opts.Allocator),
 		FlightDescriptor: &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorCMD, Cmd: cmd},
 		Endpoint:         []*arrowflight.FlightEndpoint{ep},
@@ -485,7 +487,12 @@ func (s *Server) takeInfo(ctx context.Context, cmd []byte) (*arrowflight.FlightI
 		TotalBytes:       -1,
 		Ordered:          true,
 		AppMetadata:      meta,
-	}, nil
+	}
+	if n := proto.Size(fi); n > s.opts.MaxMessageBytes { // gRPC would fail it without naming the limit
+		return nil, status.Errorf(codes.ResourceExhausted, "flight: %s: a take of %d rows is a FlightInfo of %d bytes (its descriptor and its ticket each hold the rows), above the %d bytes this server sends (serve --max-message-bytes; Options.MaxMessageBytes): take fewer rows at a time, or raise the server's limit: %v",
+			req.Name, rows, n, s.opts.MaxMessageBytes, limits.ErrExceeded)
+	}
+	return fi, nil
 }
 
 // ceilDiv returns ⌈a/b⌉ for a ≥ 0, b > 0.

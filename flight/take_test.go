@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -517,4 +519,77 @@ func TestTakeAboveTheServersReceiveLimit(t *testing.T) {
 	assert.Equal(t, codes.ResourceExhausted, status.Code(err))
 	assert.Contains(t, err.Error(), "a take of 1048576 rows")
 	assert.Contains(t, err.Error(), "serve --max-recv-message-bytes")
+}
+
+// echoInfoServer is a Flight server of no limit of its own on what it answers: GetFlightInfo
+// answers with the command as the ticket, and gRPC's send limit is all that bounds it (as a
+// server before ndarrow checked its answers).
+type echoInfoServer struct{ arrowflight.BaseFlightServer }
+
+func (echoInfoServer) GetFlightInfo(_ context.Context, d *arrowflight.FlightDescriptor) (*arrowflight.FlightInfo, error) {
+	return &arrowflight.FlightInfo{FlightDescriptor: d, Endpoint: []*arrowflight.FlightEndpoint{{Ticket: &arrowflight.Ticket{Ticket: d.Cmd}}}}, nil
+}
+
+// TestTakeAboveAMessageLimit: a take whose rows make a message above a limit — the request
+// above the client's send limit, the answer (the rows twice) above the server's — fails with
+// limits.ErrExceeded naming that limit, its option and how to raise it, never gRPC's bare
+// "message larger than max"; within the limits raised as they say, the same take answers.
+func TestTakeAboveAMessageLimit(t *testing.T) {
+	ctx := context.Background()
+	rows := make([]int64, 300_000) // "0," each: a request of about 600 KB, an answer of 1.2 MB
+	foreign := func(t *testing.T) string {
+		lis, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		gs := grpc.NewServer(grpc.MaxSendMsgSize(1 << 20))
+		arrowflight.RegisterFlightServiceServer(gs, &echoInfoServer{})
+		go func() { _ = gs.Serve(lis) }()
+		t.Cleanup(gs.Stop)
+		return "grpc://" + lis.Addr().String()
+	}
+	for _, tc := range []struct {
+		name       string
+		server     Options
+		client     ClientOptions
+		uri        func(t *testing.T) string
+		want, what string
+	}{
+		{"the client's send limit", Options{}, ClientOptions{MaxMessageBytes: 512 << 10}, nil,
+			"a take of 300000 rows is a request of", "above the 524288 bytes this client sends (ClientOptions.MaxMessageBytes; get --max-message-bytes): take fewer rows at a time, or raise it to at least"},
+		{"the server's send limit", Options{MaxMessageBytes: 1 << 20}, ClientOptions{}, nil,
+			"a take of 300000 rows is a FlightInfo of", "above the 1048576 bytes this server sends (serve --max-message-bytes; Options.MaxMessageBytes): take fewer rows at a time, or raise the server's limit"},
+		{"a server that leaves it to gRPC", Options{}, ClientOptions{}, foreign,
+			"a take of 300000 rows is an answer of", "(it holds the rows twice), above the 1048576 bytes 127.0.0.1:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			uri := ""
+			if tc.uri != nil {
+				uri = tc.uri(t)
+			} else {
+				s := serve(t, tc.server, "grpc")
+				uri = s.uri
+				v, err := ndarray.FromSlice([]int64{10, 11, 12, 13}, 4)
+				require.NoError(t, err)
+				require.NoError(t, dial(t, uri, ClientOptions{}).Put(ctx, "v", dataset.Tensor{Dense: v}))
+			}
+			_, err := dial(t, uri, tc.client).Take(ctx, "v", rows, nil)
+			require.ErrorIs(t, err, limits.ErrExceeded)
+			assert.Contains(t, err.Error(), "flight: v: "+tc.want)
+			assert.Contains(t, err.Error(), tc.what)
+			assert.NotContains(t, err.Error(), "rpc error")
+			if tc.uri == nil && tc.client.MaxMessageBytes == 0 {
+				assert.Equal(t, codes.ResourceExhausted, status.Code(err), "the server's status")
+			}
+		})
+	}
+	t.Run("within the limits raised", func(t *testing.T) {
+		s := serve(t, Options{MaxMessageBytes: 2 << 20}, "grpc")
+		v, err := ndarray.FromSlice([]int64{10, 11, 12, 13}, 4)
+		require.NoError(t, err)
+		c := dial(t, s.uri, ClientOptions{MaxMessageBytes: 1 << 20})
+		require.NoError(t, c.Put(ctx, "v", dataset.Tensor{Dense: v}))
+		got, err := c.Take(ctx, "v", rows, nil)
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+		assert.EqualValues(t, len(rows), got[0].Rows())
+	})
 }

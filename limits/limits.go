@@ -19,6 +19,26 @@ import (
 // tells a limit from malformed input.
 var ErrExceeded = errors.New("input exceeds a limit")
 
+// ExceededError is an error of input beyond the limit of one field of Limits: what it needs
+// (Needs; -1 when more than an int64 counts) and the limit it is above, so that a caller that
+// sets that field (from a flag) can say what to raise it to. Its text is Msg; it matches
+// ErrExceeded and Also (a package's own sentinel), when set.
+type ExceededError struct {
+	Field        string // the field of Limits: "MaxDenseElements"
+	Needs, Limit int64
+	Msg          string
+	Also         error
+}
+
+func (e *ExceededError) Error() string { return e.Msg }
+
+func (e *ExceededError) Unwrap() []error {
+	if e.Also == nil {
+		return []error{ErrExceeded}
+	}
+	return []error{e.Also, ErrExceeded}
+}
+
 // Limits bound what one read accepts. A zero or negative field takes its default.
 type Limits struct {
 	// MaxMetadataSize bounds the metadata of one message or file: the flatbuffer of an Arrow

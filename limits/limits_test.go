@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/ndarrow/ndarrow/limits"
 )
@@ -33,4 +34,21 @@ func ExampleLimits() {
 	lim := limits.Limits{MaxBodySize: 64 << 20}.WithDefaults()
 	fmt.Println(lim.MaxBodySize, lim.MaxRank)
 	// Output: 67108864 64
+}
+
+// TestExceededErrorMatchesItsSentinels: an ExceededError is ErrExceeded and its package's own
+// sentinel, reads as its message, and errors.As finds it — field, need and limit — through
+// the errors that wrap it.
+func TestExceededErrorMatchesItsSentinels(t *testing.T) {
+	own := errors.New("pkg: too large")
+	for _, also := range []error{nil, own} {
+		var err error = &limits.ExceededError{Field: "MaxDenseElements", Needs: 300, Limit: 100, Msg: "300 elements, above 100", Also: also}
+		err = fmt.Errorf("x.npz: m: %w", err)
+		assert.ErrorIs(t, err, limits.ErrExceeded)
+		assert.Equal(t, also != nil, errors.Is(err, own))
+		assert.Equal(t, "x.npz: m: 300 elements, above 100", err.Error())
+		var e *limits.ExceededError
+		require.ErrorAs(t, err, &e)
+		assert.Equal(t, limits.ExceededError{Field: "MaxDenseElements", Needs: 300, Limit: 100, Msg: "300 elements, above 100", Also: also}, *e)
+	}
 }

@@ -124,9 +124,10 @@ func inputs(t *testing.T, dir string) map[string]string {
 	return out
 }
 
-// rowsOf reads back the table of the parts in dir and returns its labels (from the label
-// column, or from emb where there is none), every row's emb checked against its label.
-func rowsOf(t *testing.T, dir string) []int64 {
+// rowsOf reads back the table of the parts in dir and returns its labels (from emb), every
+// row's emb checked against its label; with labelled, the table must have its label column,
+// each row's label its emb's (without, the input had none: a .npy file of emb).
+func rowsOf(t *testing.T, dir string, labelled bool) []int64 {
 	t.Helper()
 	tab, err := table.Open(dir, table.Options{})
 	require.NoError(t, err, "reading back %s", dir)
@@ -149,7 +150,9 @@ func rowsOf(t *testing.T, dir string) []int64 {
 			require.Equal(t, float32(4*labels[i]+int64(j)), vals[4*i+j], "row %d element %d", i, j)
 		}
 	}
-	if l, err := got.Column("label"); err == nil {
+	if labelled {
+		l, err := got.Column("label")
+		require.NoError(t, err, "the label column")
 		d, err := dataset.DenseOf[int64](l)
 		require.NoError(t, err)
 		require.Equal(t, labels, d.Ravel(), "each row's label its emb's")
@@ -234,7 +237,7 @@ func TestReadWrite(t *testing.T) {
 			restrictions, err := runCounting(t, p)
 			require.NoError(t, err)
 			parts := requireOnlyParts(t, out, string(format))
-			requireEveryRowOnce(t, rowsOf(t, out), rows[kind])
+			requireEveryRowOnce(t, rowsOf(t, out, kind != "npy"), rows[kind])
 			requireLabelShape(t, out, kind, format, rows[kind])
 			assert.Greater(t, parts, 1, "parts of 256 rows or so")
 			if kind != "t-tfrecord-gz" { // a compressed file is one worker's
@@ -268,7 +271,7 @@ func TestReadFromObjects(t *testing.T) {
 		require.NoError(t, err, kind)
 		assert.Greater(t, restrictions, int64(1), kind)
 		assert.Greater(t, requireOnlyParts(t, out, "parquet"), 1, kind)
-		requireEveryRowOnce(t, rowsOf(t, out), n)
+		requireEveryRowOnce(t, rowsOf(t, out, kind != "npy"), n)
 		requireLabelShape(t, out, kind, dataset.FormatParquet, n)
 	}
 
@@ -284,7 +287,7 @@ func TestReadFromObjects(t *testing.T) {
 		name := strings.TrimPrefix(o.URI.String(), "s3://train/out/")
 		require.True(t, strings.HasPrefix(name, "part-") && strings.HasSuffix(name, "-of-0000"+strconv.Itoa(len(objs))+".arrow"), "only parts: %s", name)
 	}
-	requireEveryRowOnce(t, rowsOf(t, "s3://train/out/"), 2000)
+	requireEveryRowOnce(t, rowsOf(t, "s3://train/out/", true), 2000)
 
 	// Again into the same prefix: refused, the parts there as they were.
 	p, s = beam.NewPipelineWithRoot()
@@ -362,7 +365,7 @@ func TestSample(t *testing.T) {
 		p, s := beam.NewPipelineWithRoot()
 		ndbeam.Write(s, out, ndbeam.Sample(s, in["parquet"], 250, seed, ndbeam.ReadOptions{BatchRows: 100}), ndbeam.WriteOptions{})
 		require.NoError(t, run(t, p))
-		return rowsOf(t, out)
+		return rowsOf(t, out, true) // every column with its values: label and emb
 	}
 	a, b, c := sample(1), sample(1), sample(2)
 	require.Len(t, a, 250)

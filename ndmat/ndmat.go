@@ -7,7 +7,8 @@
 // vector as evenly spaced elements (a positive stride): row-major arrays, their row and column
 // ranges and their rows and columns qualify; transposes, column-major arrays, flipped and
 // broadcast views do not, and fail with ndarray.ErrLayout — Clone them into a row-major copy
-// first. gonum has no empty matrices and no read-only ones: those fail too.
+// first. gonum has no empty matrices and no read-only ones: those fail too (Clone a read-only
+// one, a mapped file's values, into a writable copy).
 package ndmat
 
 import (
@@ -21,7 +22,8 @@ import (
 )
 
 // ErrReadOnly is returned for a read-only array, which gonum could write through (a write to
-// a read-only memory mapping would crash the program): Clone it first.
+// a read-only memory mapping would crash the program): Clone it first. The error returned
+// names the array's shape and says so.
 var ErrReadOnly = errors.New("ndmat: gonum cannot hold a read-only array")
 
 // Matrix returns the rank-2 array d as a *mat.Dense that views its memory: writes through
@@ -30,7 +32,7 @@ var ErrReadOnly = errors.New("ndmat: gonum cannot hold a read-only array")
 // or an empty matrix with ndarray.ErrShape, a read-only array with ErrReadOnly. Nothing needs
 // releasing: the matrix is garbage-collected memory d already holds.
 func Matrix(d *ndarray.Dense[float64]) (*mat.Dense, error) {
-	if err := check(d, 2); err != nil {
+	if err := check("Matrix", d, 2); err != nil {
 		return nil, err
 	}
 	l := d.Layout()
@@ -56,7 +58,7 @@ func Matrix(d *ndarray.Dense[float64]) (*mat.Dense, error) {
 // other layouts fail with ndarray.ErrLayout, another rank or an empty vector with
 // ndarray.ErrShape, a read-only array with ErrReadOnly.
 func Vector(d *ndarray.Dense[float64]) (*mat.VecDense, error) {
-	if err := check(d, 1); err != nil {
+	if err := check("Vector", d, 1); err != nil {
 		return nil, err
 	}
 	l := d.Layout()
@@ -73,15 +75,16 @@ func Vector(d *ndarray.Dense[float64]) (*mat.VecDense, error) {
 	return &v, nil
 }
 
-// check returns an error unless d is a writable, non-empty array of the given rank.
-func check(d *ndarray.Dense[float64], rank int) error {
+// check returns an error unless d is a writable, non-empty array of the given rank, for the
+// function fn.
+func check(fn string, d *ndarray.Dense[float64], rank int) error {
 	switch {
 	case d.Rank() != rank:
 		return fmt.Errorf("ndmat: shape %v is not of rank %d: %w", d.Shape(), rank, ndarray.ErrShape)
 	case d.Size() == 0:
 		return fmt.Errorf("ndmat: shape %v: gonum has no empty matrices or vectors: %w", d.Shape(), ndarray.ErrShape)
 	case d.ReadOnly():
-		return ErrReadOnly
+		return fmt.Errorf("ndmat: %s: a read-only array of shape %v (a mapped file's values, or AsReadOnly), which gonum could write through: Clone it into a writable copy first: %w", fn, d.Shape(), ErrReadOnly)
 	}
 	return nil
 }

@@ -107,3 +107,30 @@ func TestWhatGonumCannotView(t *testing.T) {
 	_, err := FromMatrix(&mat.Dense{})
 	require.NoError(t, err, "gonum's empty matrix is an empty array")
 }
+
+// TestReadOnlyArraysSayClone: a read-only array (what a mapped file gives) is refused by
+// Matrix and Vector with ErrReadOnly and one line that names the function and the shape and
+// says what to do — Clone it — and its Clone is then viewed.
+func TestReadOnlyArraysSayClone(t *testing.T) {
+	g := grid(4, 5)
+	for _, tc := range []struct {
+		name  string
+		call  func(d *ndarray.Dense[float64]) error
+		array *ndarray.Dense[float64]
+		want  string
+	}{
+		{"Matrix", func(d *ndarray.Dense[float64]) error { _, err := Matrix(d); return err }, g.AsReadOnly(),
+			"ndmat: Matrix: a read-only array of shape (4, 5)"},
+		{"Vector", func(d *ndarray.Dense[float64]) error { _, err := Vector(d); return err }, ndarray.Must(g.AsReadOnly().Slice(ndarray.At(1))),
+			"ndmat: Vector: a read-only array of shape (5,)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.call(tc.array)
+			require.ErrorIs(t, err, ErrReadOnly)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Contains(t, err.Error(), "Clone it into a writable copy first")
+			assert.NotContains(t, err.Error(), "\n")
+			require.NoError(t, tc.call(tc.array.Clone()), "what the error says to do works")
+		})
+	}
+}

@@ -25,6 +25,7 @@ import (
 func (r *Reader) ReadAll(ctx context.Context) (arrow.Record, error) {
 	whole := *r // ReadRowGroups' workers copy it, arenas included
 	whole.arenas = make(map[int]*arena)
+	whole.directReads = 0 // added to r's after
 	defer func() {
 		for _, a := range whole.arenas {
 			a.buf.Release()

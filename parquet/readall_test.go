@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -13,6 +14,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	pq "github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/compress"
+	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -114,8 +116,125 @@ func TestReadAllDecodesIntoOneBuffer(t *testing.T) {
 	values := rec.Column(0).Data().Children()[0].Buffers()[1]
 	assert.Equal(t, 4000*12*4, values.Len(), "one buffer of the whole column")
 	assert.Equal(t, 4000*12*4, mem.CurrentAlloc(), "the record holds that buffer and nothing else")
-	assert.Positive(t, parquet.DirectReads(r), "every row group read directly")
+	assert.Equal(t, r.NumRowGroups(), parquet.DirectReads(r), "every row group read directly")
 	rec.Release()
+	mem.AssertSize(t, 0)
+}
+
+// rowGroupsFile writes each record as a row group of its own (an empty record: an empty row
+// group) with pqarrow, uncompressed, PLAIN or dictionary-encoded, the Arrow schema stored.
+func rowGroupsFile(t *testing.T, dictionary bool, recs ...arrow.Record) []byte {
+	var buf bytes.Buffer
+	props := pq.NewWriterProperties(pq.WithDictionaryDefault(dictionary), pq.WithMaxRowGroupLength(1<<20))
+	w, err := pqarrow.NewFileWriter(recs[0].Schema(), &buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	require.NoError(t, err)
+	for _, rec := range recs {
+		w.NewBufferedRowGroup()
+		require.NoError(t, w.WriteBuffered(rec))
+	}
+	require.NoError(t, w.Close())
+	return buf.Bytes()
+}
+
+// vectors returns rows rows from row first of a column v, fixed_size_list<float64, 4> (row r:
+// 4r … 4r+3), as a record; the second value of each row in null is null.
+func vectors(first, rows int, null ...int) arrow.Record {
+	mem := memory.NewGoAllocator()
+	bld := array.NewFixedSizeListBuilder(mem, 4, arrow.PrimitiveTypes.Float64)
+	defer bld.Release()
+	vals := bld.ValueBuilder().(*array.Float64Builder)
+	for r := first; r < first+rows; r++ {
+		bld.Append(true)
+		for j := range 4 {
+			if j == 1 && slices.Contains(null, r) {
+				vals.AppendNull()
+			} else {
+				vals.Append(float64(4*r + j))
+			}
+		}
+	}
+	col := bld.NewArray()
+	defer col.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: col.DataType(), Nullable: true}}, nil)
+	return array.NewRecord(schema, []arrow.Array{col}, int64(rows))
+}
+
+// TestReadAllEmptyRowGroup: an empty row group among others holds nothing of the column's
+// buffer: the column is still the one buffer the other row groups decoded into, nothing
+// joined beside it — within a MaxCopySize that holds the buffer once and not twice — its
+// values theirs.
+func TestReadAllEmptyRowGroup(t *testing.T) {
+	var groups []arrow.Record // four of 1000 rows, the third empty
+	for _, first := range []int{0, 1000, -1, 2000, 3000} {
+		if first < 0 {
+			groups = append(groups, vectors(2000, 0))
+		} else {
+			groups = append(groups, vectors(first, 1000))
+		}
+	}
+	defer func() {
+		for _, g := range groups {
+			g.Release()
+		}
+	}()
+	file := rowGroupsFile(t, false, groups...)
+	column := int64(4000 * 4 * 8)
+	// Each row group's check asks for 117 KB (its levels counted at two bytes a value):
+	// within the limit, as is the column's buffer once, but not twice.
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	r, err := parquet.NewReader(file, parquet.ReaderOptions{Allocator: mem, Parallelism: 1,
+		Limits: limits.Limits{MaxCopySize: column + column/2}})
+	require.NoError(t, err)
+	require.Equal(t, 5, r.NumRowGroups())
+	require.Zero(t, r.RowGroupRows(2), "the middle row group is empty")
+	rec, err := r.ReadAll(context.Background())
+	require.NoError(t, err, "the column decoded into its buffer, not joined beside it")
+	assert.EqualValues(t, column, rec.Column(0).Data().Children()[0].Buffers()[1].Len(), "one buffer of the whole column")
+	assert.EqualValues(t, column, mem.CurrentAlloc(), "the record holds that buffer and nothing else")
+	assert.Equal(t, r.NumRowGroups(), parquet.DirectReads(r), "every row group read directly")
+	want := vectors(0, 4000)
+	defer want.Release()
+	assert.True(t, array.Equal(want.Column(0), rec.Column(0)), "the row groups' values")
+	rec.Release()
+	mem.AssertSize(t, 0)
+	require.EqualValues(t, 4000, readAllMatches(t, file, limits.Limits{}, mem, 2))
+	mem.AssertSize(t, 0)
+}
+
+// TestReadAllJoinedColumnWithinMaxCopySize: a column ReadAll decodes into one buffer, one of
+// whose row groups the direct path leaves to pqarrow (dictionary-encoded with a null value),
+// is joined from its row
+// groups beside that buffer: the join counts toward MaxCopySize with the buffer, the row
+// groups' decoding and the joined column (ErrExceeded naming the column where they do not fit
+// together), and within it gives the row groups' values.
+func TestReadAllJoinedColumnWithinMaxCopySize(t *testing.T) {
+	a, b, c := vectors(0, 1000), vectors(1000, 1000), vectors(2000, 1000, 2500)
+	defer a.Release()
+	defer b.Release()
+	defer c.Release()
+	file := rowGroupsFile(t, true, a, b, c)
+	column := int64(3000 * 4 * 8) // the column's buffer, and its join
+	// The buffer and the row group pqarrow decoded (its values and validity, 1.3 times the
+	// buffer together) fit, and so does each row group's check (its dictionary pages counted
+	// at what they may expand to, about 187 KB); the join beside the buffer and the row group
+	// (2.3 times the buffer) does not.
+	lim := limits.Limits{MaxCopySize: 2*column + column/8}
+	groups, err := parquet.NewReader(file, parquet.ReaderOptions{Limits: lim})
+	require.NoError(t, err)
+	for i := range groups.NumRowGroups() {
+		rec, err := groups.ReadRowGroup(i)
+		require.NoError(t, err, "row group %d alone is within the limit", i)
+		rec.Release()
+	}
+	r, err := parquet.NewReader(file, parquet.ReaderOptions{Limits: lim, Parallelism: 1})
+	require.NoError(t, err)
+	_, err = r.ReadAll(context.Background())
+	require.ErrorIs(t, err, limits.ErrExceeded)
+	assert.ErrorContains(t, err, "column v joined")
+	assert.Less(t, parquet.DirectReads(r), r.NumRowGroups(), "a row group read by pqarrow")
+
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	require.EqualValues(t, 3000, readAllMatches(t, file, limits.Limits{MaxCopySize: 3 * column}, mem, 1))
 	mem.AssertSize(t, 0)
 }
 

@@ -556,6 +556,19 @@ func Open(path string, opts ReaderOptions) (*Reader, error) {
 	return r, nil
 }
 
+// CheckUnchanged returns an error wrapping mmap.ErrChanged (dataset.ErrFileChanged), a
+// *mmap.ChangedError naming the file and what differs, when the file Open mapped is no longer
+// as it was mapped (mmap.Mapping.Changes: its size, modification time or change time, the file
+// itself whatever its path names now); nil when it is, and for a reader of bytes. A reader
+// that wrote what it read of the file calls it once done: what it wrote then came from one
+// version of the file.
+func (r *Reader) CheckUnchanged() error {
+	if r.mapping == nil {
+		return nil
+	}
+	return r.mapping.CheckUnchanged()
+}
+
 // Close unmaps the file Open mapped (a no-op for a reader of bytes). The reader must not be
 // used afterwards.
 func (r *Reader) Close() error {

@@ -3,6 +3,9 @@ package sparse
 import (
 	"errors"
 	"fmt"
+	"math"
+	"math/bits"
+	"slices"
 
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
@@ -15,17 +18,44 @@ var ErrTooLarge = errors.New("sparse: the dense form exceeds the limit")
 
 // CheckDense returns an error wrapping ErrTooLarge, naming the shape and the limit, when the
 // dense form of an array of that shape holds more than max elements; max ≤ 0 means the
-// default, limits.Default().MaxDenseElements. Call it before expanding input-derived sparse
-// arrays into a dense form, streamed (WriteTo, Values) or allocated.
+// default, limits.Default().MaxDenseElements. The error is a *limits.ExceededError of
+// MaxDenseElements (what the dense form needs, -1 for more than an int64 counts). Call it
+// before expanding input-derived sparse arrays into a dense form, streamed (WriteTo, Values)
+// or allocated.
 func CheckDense(shape ndarray.Shape, max int64) error {
 	if max <= 0 {
 		max = limits.Default().MaxDenseElements
 	}
-	if n := shape.Size(); n > max || n < 0 {
-		return fmt.Errorf("sparse: shape %v has %d elements, above the limit of %d for a dense form: %w: %w",
-			shape, n, max, ErrTooLarge, limits.ErrExceeded)
+	n := DenseElements(shape)
+	if n <= max && n >= 0 {
+		return nil
 	}
-	return nil
+	count := fmt.Sprintf("%d elements", n)
+	if n < 0 {
+		count = "more elements than an int64 counts"
+	}
+	return &limits.ExceededError{Field: "MaxDenseElements", Needs: n, Limit: max, Also: ErrTooLarge,
+		Msg: fmt.Sprintf("sparse: shape %v has %s, above the limit of %d for a dense form: %v: %v", shape, count, max, ErrTooLarge, limits.ErrExceeded)}
+}
+
+// DenseElements returns the elements of the dense form of shape, or -1 for an unknown
+// dimension or more than an int64 counts (where Shape.Size would wrap around).
+func DenseElements(shape ndarray.Shape) int64 {
+	if slices.ContainsFunc(shape, func(d int64) bool { return d < 0 }) {
+		return -1
+	}
+	if slices.Contains(shape, 0) {
+		return 0
+	}
+	n := uint64(1)
+	for _, d := range shape {
+		hi, lo := bits.Mul64(n, uint64(d))
+		if hi != 0 || lo > math.MaxInt64 {
+			return -1
+		}
+		n = lo
+	}
+	return int64(n)
 }
 
 // checkLines refuses a CSR (major 0) or CSC (major 1) form of a matrix whose pointers — one

@@ -474,3 +474,34 @@ func TestDenseFormIsBounded(t *testing.T) {
 	assert.Equal(t, float32(2), d.(*ndarray.Dense[float32]).Get(1, 1))
 	assert.NoError(t, sparse.CheckDense(ndarray.Shape{3, 4}, 12))
 }
+
+// TestDenseLimitErrorSaysWhatItNeeds: CheckDense's error is a *limits.ExceededError of
+// MaxDenseElements telling the elements a dense form needs and the limit it is above — what a
+// caller setting the limit names — and a shape whose elements an int64 cannot count is refused as such, never let
+// through by a product that wraps around.
+func TestDenseLimitErrorSaysWhatItNeeds(t *testing.T) {
+	for _, tc := range []struct {
+		shape           ndarray.Shape
+		max             int64
+		elements, limit int64
+		text            string
+	}{
+		{ndarray.Shape{3, 1e12}, 0, 3e12, 1 << 28, "shape (3, 1000000000000) has 3000000000000 elements, above the limit of 268435456"},
+		{ndarray.Shape{10, 10}, 99, 100, 99, "shape (10, 10) has 100 elements, above the limit of 99"},
+		{ndarray.Shape{1 << 40, 1 << 40}, 0, -1, 1 << 28, "shape (1099511627776, 1099511627776) has more elements than an int64 counts"},
+		{ndarray.Shape{1 << 32, 1 << 32, 1 << 32}, 1 << 62, -1, 1 << 62, "more elements than an int64 counts, above the limit of 4611686018427387904"},
+	} {
+		err := sparse.CheckDense(tc.shape, tc.max)
+		var dl *limits.ExceededError
+		require.ErrorAs(t, err, &dl, "%v", tc.shape)
+		assert.Equal(t, "MaxDenseElements", dl.Field)
+		assert.ErrorIs(t, err, sparse.ErrTooLarge)
+		assert.ErrorIs(t, err, limits.ErrExceeded)
+		assert.Equal(t, tc.elements, dl.Needs)
+		assert.Equal(t, tc.elements, sparse.DenseElements(tc.shape))
+		assert.Equal(t, tc.limit, dl.Limit, "0: the default")
+		assert.Contains(t, err.Error(), tc.text)
+	}
+	require.NoError(t, sparse.CheckDense(ndarray.Shape{1 << 40, 1 << 40, 0}, 0), "no element")
+	require.NoError(t, sparse.CheckDense(ndarray.Shape{4, 4}, 16))
+}

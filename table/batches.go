@@ -10,11 +10,15 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/internal/fileid"
+	"github.com/ndarrow/ndarrow/internal/sentinel"
 )
 
 // ErrCursor is returned for a cursor that is not one, or that does not go with the options
@@ -23,38 +27,96 @@ var ErrCursor = errors.New("table: invalid cursor")
 
 // ErrTableChanged is returned when a cursor is used on a table whose files are no longer
 // those it was made on; it is dataset.ErrFileChanged too.
-var ErrTableChanged = fmt.Errorf("table: the table changed since the cursor was made: %w", dataset.ErrFileChanged)
+var ErrTableChanged = sentinel.New("table: the table changed since the cursor was made", dataset.ErrFileChanged)
 
-// tableFile is one file of a table: its path and dataset.File.Version.
-type tableFile struct{ path, version string }
-
-// files returns the table's files, each once, in the order its columns name them.
-func (t *Table) files() []tableFile {
-	var out []tableFile
+// files returns the identities of the table's files, each once, in the order its columns
+// name them.
+func (t *Table) files() []dataset.Identity {
+	var out []dataset.Identity
 	seen := map[string]bool{}
 	for _, src := range t.columns {
-		versions, _ := src.Versions()
-		for i, path := range src.Paths() {
-			if !seen[versions[i]] {
-				seen[versions[i]] = true
-				out = append(out, tableFile{path, versions[i]})
+		for _, id := range src.Identities() {
+			if !seen[id.Path] {
+				seen[id.Path] = true
+				out = append(out, id)
 			}
 		}
 	}
 	return out
 }
 
+// CheckUnchanged returns a *dataset.FileError wrapping dataset.ErrFileChanged, naming the file
+// and what differs, for the first of the table's files modified since the table was opened
+// (dataset.Source.CheckUnchanged: its size, modification time or change time differs, the
+// file mapped itself whatever its path names now), or nil. A reader that wrote out what Take
+// or Batches gave calls it once done, before it takes what it wrote as whole: what it read
+// then came from one version of every file. An object's every read is of the version listed.
+func (t *Table) CheckUnchanged() error {
+	for _, src := range t.columns {
+		if err := src.CheckUnchanged(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // maxFingerprints is the most files whose fingerprints a cursor carries.
 const maxFingerprints = 32
 
-// fingerprintAlphabet writes a file's fingerprint: two characters, 10 bits of a SHA-256 of
-// its version.
+// fingerprintAlphabet writes a file's fingerprint, 5 bits a character.
 const fingerprintAlphabet = "abcdefghijklmnopqrstuvwxyz234567"
 
-// fingerprint returns the two characters that stand for a file's version in a cursor.
-func fingerprint(version string) string {
-	h := sha256.Sum256([]byte(version))
-	return string([]byte{fingerprintAlphabet[h[0]&31], fingerprintAlphabet[h[1]&31]})
+// A file's fingerprint in a cursor is fingerprintLen characters, a few for each attribute of
+// its identity (dataset.Identity), so that an error can say which of them differ: 15 bits of
+// a SHA-256 of its path (what a fingerprint is matched to a file by), 10 bits of its inode
+// (its low bits, mixed with the device's: a file put in another's place has another number,
+// most often a near one, which they tell apart; an object's ETag or generation, hashed), 5
+// bits of a hash of its size, 5 of its modification time and 10 of its change time, the
+// attribute every change of a file stamps.
+const (
+	fpPath         = 0 // 3 characters
+	fpInode        = 3 // 2
+	fpSize         = 5
+	fpModified     = 6
+	fpChanged      = 7 // 2
+	fingerprintLen = 9
+)
+
+// fingerprintAttrs are the attributes of a fingerprint a file is compared by once matched:
+// where each is, and what a difference in it means (fileid.Change).
+var fingerprintAttrs = []struct {
+	at, n  int
+	change fileid.Change
+}{{fpInode, 2, fileid.Inode}, {fpSize, 1, fileid.Size}, {fpModified, 1, fileid.ModTime}, {fpChanged, 2, fileid.ChangeTime}}
+
+// timeKey is t in nanoseconds since 1970, 0 for the zero time (an object's change time).
+func timeKey(t time.Time) string {
+	if t.IsZero() {
+		return "0"
+	}
+	return strconv.FormatInt(t.UnixNano(), 10)
+}
+
+// hashChars returns n characters of the fingerprint alphabet from a SHA-256 of the
+// attribute's place and value.
+func hashChars(at int, value string, n int) string {
+	h := sha256.Sum256(append([]byte{byte(at)}, value...))
+	out := make([]byte, n)
+	for i := range out {
+		out[i] = fingerprintAlphabet[h[i]&31]
+	}
+	return string(out)
+}
+
+// fingerprint returns the characters that stand for a file's version in a cursor.
+func fingerprint(id dataset.Identity) string {
+	inode := hashChars(fpInode, id.Version, 2)
+	if !id.Object {
+		x := id.Inode ^ id.Device*0x9e3779b97f4a7c15
+		inode = string([]byte{fingerprintAlphabet[x&31], fingerprintAlphabet[x>>5&31]})
+	}
+	return hashChars(fpPath, id.Path, 3) + inode + hashChars(fpSize, strconv.FormatInt(id.Size, 10), 1) +
+		hashChars(fpModified, timeKey(id.Modified), 1) + hashChars(fpChanged, timeKey(id.Changed), 2)
 }
 
 // fingerprints returns the fingerprints of the table's files, in order, or "" for a table of
@@ -66,51 +128,194 @@ func (t *Table) fingerprints() string {
 	}
 	var b strings.Builder
 	for _, f := range fs {
-		b.WriteString(fingerprint(f.version))
+		b.WriteString(fingerprint(f))
 	}
 	return b.String()
 }
 
-// changedSince says which of a table's files now are not those a cursor's fingerprints stand
-// for: those whose version has no fingerprint there, and how many fingerprints no file has.
-func changedSince(now []tableFile, fingerprints string) string {
+// staleness is what a cursor's fingerprints say of a table whose version is not the cursor's.
+type staleness int
+
+const (
+	filesChanged staleness = iota // some of its files changed, are new or are gone
+	otherFiles                    // none of the cursor's files is one of the table's: another table's cursor
+	sameFiles                     // every file is as the cursor has it: the cursor's version is not one of these files
+	unnamed                       // the cursor has no fingerprints (a table of more than maxFingerprints files)
+)
+
+// mostNamed is the most files of each kind an error names.
+const mostNamed = 4
+
+// changedSince says how the table's files now differ from those a cursor's fingerprints stand
+// for: which files changed and in what (fileid.Change's words), which are new, and which are
+// gone — each named: a file gone that the directory still holds (present, every path its scan
+// found) by its path, one no longer there by its place among the cursor's files. The
+// fingerprints are matched to the files by path, in order.
+func changedSince(now []dataset.Identity, present []string, fingerprints string) (staleness, string) {
 	if fingerprints == "" {
-		return "one or more of its files changed (a cursor names the files only of tables of up to 32)"
+		return unnamed, fmt.Sprintf("one or more of its files changed, or the cursor is another table's (a cursor names the files only of tables of up to %d)", maxFingerprints)
 	}
-	then := map[string]int{}
-	for i := 0; i+1 < len(fingerprints); i += 2 {
-		then[fingerprints[i:i+2]]++
+	then := make([]string, 0, len(fingerprints)/fingerprintLen)
+	for i := 0; i+fingerprintLen <= len(fingerprints); i += fingerprintLen {
+		then = append(then, fingerprints[i:i+fingerprintLen])
 	}
-	var changed []string
-	for _, f := range now {
-		if fp := fingerprint(f.version); then[fp] > 0 {
-			then[fp]--
-		} else {
-			changed = append(changed, f.path)
+	nowFP := make([]string, len(now))
+	for i, f := range now {
+		nowFP[i] = fingerprint(f)
+	}
+	// Match in order: both lists are in the table's order, which is the files' path order.
+	match := make([]int, len(then)) // the file now each fingerprint is, or -1
+	used := make([]bool, len(now))
+	next := 0
+	for i, fp := range then {
+		match[i] = -1
+		for k := next; k < len(now); k++ {
+			if nowFP[k][fpPath:fpPath+3] == fp[fpPath:fpPath+3] {
+				match[i], used[k], next = k, true, k+1
+				break
+			}
 		}
 	}
-	gone := 0
-	for _, n := range then {
-		gone += n
+	var changed, added, gone []string
+	matched := 0
+	for i, fp := range then {
+		k := match[i]
+		if k < 0 {
+			gone = append(gone, goneFile(now, present, then, match, i))
+			continue
+		}
+		matched++
+		var c fileid.Change
+		for _, a := range fingerprintAttrs {
+			if nowFP[k][a.at:a.at+a.n] != fp[a.at:a.at+a.n] {
+				c |= a.change
+			}
+		}
+		switch id := now[k]; {
+		case c&fileid.Inode != 0 && id.Object:
+			changed = append(changed, id.Path+": another version of the object (its ETag or generation differs)")
+		case c != 0:
+			changed = append(changed, id.Path+": "+c.String())
+		}
+	}
+	for k, f := range now {
+		if !used[k] {
+			added = append(added, f.Path)
+		}
+	}
+	switch {
+	case matched == 0:
+		made := fmt.Sprintf("none of the %d files it was made on is", len(then))
+		if len(then) == 1 {
+			made = "the file it was made on is not"
+		}
+		return otherFiles, fmt.Sprintf("%s one of the table's files (%s): use it with the table it was made on, opened by the path it was made with",
+			made, listed(pathsOf(now), mostNamed))
+	case len(changed) == 0 && len(added) == 0 && len(gone) == 0:
+		return sameFiles, ""
 	}
 	var parts []string
 	if len(changed) > 0 {
-		parts = append(parts, fmt.Sprintf("%s changed or new since the cursor", strings.Join(changed, ", ")))
+		parts = append(parts, listed(changed, mostNamed))
 	}
-	if gone > len(changed) {
-		parts = append(parts, fmt.Sprintf("%d of the files it was made on gone", gone-len(changed)))
+	if len(added) > 0 {
+		parts = append(parts, listed(added, mostNamed)+" new since the cursor")
 	}
-	if len(parts) == 0 {
-		return "its rows are not split as they were"
+	if len(gone) > 0 {
+		parts = append(parts, listed(gone, mostNamed))
 	}
-	return strings.Join(parts, "; ")
+	return filesChanged, strings.Join(parts, "; ")
+}
+
+// goneFile names the file of fingerprint i that no file of the table now is: by its path when
+// the directory still holds it (no longer one of the table's files), else by its place among
+// the files the cursor was made on, between those still there.
+func goneFile(now []dataset.Identity, present []string, then []string, match []int, i int) string {
+	for _, path := range present {
+		if hashChars(fpPath, path, 3) == then[i][fpPath:fpPath+3] && !slices.Contains(pathsOf(now), path) {
+			return path + " is no longer one of its files (it could not be read, or holds no tensors now)"
+		}
+	}
+	var before, after string
+	for j := i - 1; j >= 0 && before == ""; j-- {
+		if match[j] >= 0 {
+			before = now[match[j]].Path
+		}
+	}
+	for j := i + 1; j < len(then) && after == ""; j++ {
+		if match[j] >= 0 {
+			after = now[match[j]].Path
+		}
+	}
+	place := fmt.Sprintf("the %s of the %d files the cursor was made on", ordinal(i+1), len(then))
+	switch {
+	case before != "" && after != "":
+		return fmt.Sprintf("the file between %s and %s is gone (%s)", before, after, place)
+	case before != "":
+		return fmt.Sprintf("the file after %s is gone (%s)", before, place)
+	case after != "":
+		return fmt.Sprintf("the file before %s is gone (%s)", after, place)
+	}
+	return fmt.Sprintf("a file is gone (%s)", place)
+}
+
+// pathsOf returns the paths of files.
+func pathsOf(files []dataset.Identity) []string {
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = f.Path
+	}
+	return out
+}
+
+// listed joins the first most of items with ", ", and says how many more there are.
+func listed(items []string, most int) string {
+	if len(items) <= most {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:most], ", "), len(items)-most)
+}
+
+// ordinal returns n (1 or more) as an English ordinal: 1st, 2nd, 3rd, 4th, 11th, 21st.
+func ordinal(n int) string {
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return strconv.Itoa(n) + suffix
+}
+
+// staleCursor returns the error of a cursor whose version is not the table's now: the table's
+// files changed since it was made (ErrTableChanged, naming each file and what differs, or new
+// or gone); it is a cursor of another table's files; or the files are as it has them, and its
+// version is no version of theirs (ErrCursor: an edited cursor).
+func (t *Table) staleCursor(c Cursor) error {
+	var present []string
+	if t.dir != nil {
+		present = t.dir.Paths()
+	}
+	verdict, says := changedSince(t.files(), present, c.Files)
+	switch verdict {
+	case otherFiles:
+		return fmt.Errorf("%w: %s: the cursor is of another table: %s", ErrCursor, t.Name, says)
+	case sameFiles:
+		return fmt.Errorf("%w: %s: the cursor is not valid for this table: it names the table's files as they are, but its version %s is not theirs (%s): an edited cursor? Resume with one as Batches wrote it", ErrCursor, t.Name, c.Version, t.Version())
+	}
+	return fmt.Errorf("%s: %w: %s: start the epoch again, without the cursor (the cursor's version %s, the table's now %s)", t.Name, ErrTableChanged, says, c.Version, t.Version())
 }
 
 // Version returns what identifies the version of the table's data: 16 hexadecimal digits of
-// a SHA-256 of its files' versions (dataset.File.Version: path, device and inode, size and
-// modification time; an object's URI, size and ETag or generation) and its fragments' rows,
-// in order. A table opened again on the same files has the same Version; one whose files were
-// rewritten, replaced, added or removed another.
+// a SHA-256 of its files' versions (dataset.File.Version: path, device and inode, size,
+// modification time and change time; an object's URI, size and ETag or generation) and its
+// fragments' rows, in order. A table opened again on the same files has the same Version; one
+// whose files were rewritten, replaced, added or removed another — and so has one whose files
+// were only made read-only or touched: what became of their bytes cannot be told.
 func (t *Table) Version() string {
 	h := sha256.New()
 	for _, src := range t.columns {
@@ -136,15 +341,17 @@ type BatchOptions struct {
 	Shuffle bool
 	Seed    uint64
 	Epoch   int64 // 0 or more
-	// Shard of Shards (0 ≤ Shard < Shards; Shards 0 is 1): the shards split the epoch's
-	// positions into contiguous runs, the first rows mod Shards one row longer, so that
-	// together they give every row once and their sizes differ by at most one row.
+	// Shard of Shards (0 ≤ Shard < Shards ≤ MaxShards; Shards 0 is 1): the shards split the
+	// epoch's positions into contiguous runs, the first rows mod Shards one row longer, so
+	// that together they give every row once and their sizes differ by at most one row.
 	Shard, Shards int
 	// DropLast leaves out each shard's last batch when it is short and evens the shards'
 	// batch counts: every shard gives (rows/Shards)/Size batches of Size rows, as DDP needs.
 	DropLast bool
 	// After resumes after the batch the cursor was given with: the batches are those that
-	// followed it. Its options must be these, and the table the one it was made on.
+	// followed it. Its options must be these, and the table the one it was made on. The
+	// cursor of an epoch's last batch gives no batch and no error — the epoch is finished
+	// (Remaining: 0 batches); a loop resuming from it goes on with Epoch+1, without After.
 	After *Cursor
 	// Reserve, when set, is called with the rows of each batch before it is read (on a
 	// goroutine of Batches' own), in batch order; an error from it ends the iteration with
@@ -156,6 +363,38 @@ type BatchOptions struct {
 	// (TakeBytes): 0 is DefaultReadahead; whatever it is, at least the next batch is read
 	// while the last one given is used.
 	Readahead int64
+}
+
+// MaxShards is the most shards BatchOptions.Shards may split an epoch into: as many as a
+// cursor's text holds.
+const MaxShards = 1 << 31
+
+// CheckShard returns an error unless shard is one of shards: 0 ≤ shard < shards ≤ MaxShards
+// (shards 0 is 1) — what Batches takes and a cursor's text holds.
+func CheckShard(shard, shards int) error {
+	if shards == 0 {
+		shards = 1
+	}
+	return checkShardOf(shard, shards)
+}
+
+// checkShardOf is CheckShard where shards 0 is none.
+func checkShardOf(shard, shards int) error {
+	if shard < 0 || shard >= shards || shards < 1 || int64(shards) > MaxShards {
+		return fmt.Errorf("table: shard %d of %d: a shard counts from 0 to one less than the shards, and the shards from 1 to %d", shard, shards, int64(MaxShards))
+	}
+	return nil
+}
+
+// ParseShard parses "K/N", shard K of N shards, within CheckShard's bounds (N at least 1).
+func ParseShard(s string) (shard, shards int, err error) {
+	k, n, ok := strings.Cut(s, "/")
+	shard, err1 := strconv.Atoi(k)
+	shards, err2 := strconv.Atoi(n)
+	if !ok || err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("table: shard %q is not K/N: shard K (from 0) of N", s)
+	}
+	return shard, shards, checkShardOf(shard, shards)
 }
 
 // DefaultReadahead is the bytes of batches Batches reads ahead when BatchOptions.Readahead
@@ -201,16 +440,18 @@ type Cursor struct {
 	Shards   int
 	DropLast bool
 	Next     int64
-	// Files stands for the table's files, two characters each (a fingerprint of each file's
-	// version), for an error to name those that changed; "" for a table of more than 32.
+	// Files stands for the table's files, 9 characters each (a fingerprint of each file's
+	// path, inode, size, modification time and change time), for an error to name the files
+	// that changed and what differs in each; "" for a table of more than 32.
 	Files string
 }
 
-// cursorPrefix begins every cursor's text: its format's version.
-const cursorPrefix = "c1"
+// cursorPrefix begins every cursor's text: its format's version. c1 cursors (ndarrow before
+// file fingerprints named each attribute) are refused.
+const cursorPrefix = "c2"
 
 // MarshalText returns the cursor as a token of printable characters:
-// c1.VERSION.SHUFFLE.SEED.EPOCH.SIZE.SHARD.SHARDS.DROPLAST.NEXT, and .FILES when it has them.
+// c2.VERSION.SHUFFLE.SEED.EPOCH.SIZE.SHARD.SHARDS.DROPLAST.NEXT, and .FILES when it has them.
 func (c Cursor) MarshalText() ([]byte, error) {
 	b := fmt.Appendf(nil, "%s.%s.%d.%d.%d.%d.%d.%d.%d.%d", cursorPrefix, c.Version, b2i(c.Shuffle), c.Seed, c.Epoch, c.Size, c.Shard, c.Shards, b2i(c.DropLast), c.Next)
 	if c.Files != "" {
@@ -229,13 +470,16 @@ func (c Cursor) String() string {
 // MarshalText does not write.
 func (c *Cursor) UnmarshalText(b []byte) error {
 	f := strings.Split(string(b), ".")
+	if len(f) >= 10 && f[0] == "c1" {
+		return fmt.Errorf("%w: %q is a cursor of an earlier ndarrow (c1), which this one does not resume: start the epoch again", ErrCursor, b)
+	}
 	if len(f) != 10 && len(f) != 11 || f[0] != cursorPrefix || len(f[1]) != 16 {
-		return fmt.Errorf("%w: %q is not a cursor (c1.VERSION.…)", ErrCursor, b)
+		return fmt.Errorf("%w: %q is not a cursor (%s.VERSION.…)", ErrCursor, b, cursorPrefix)
 	}
 	files := ""
 	if len(f) == 11 {
 		files, f = f[10], f[:10]
-		if files == "" || len(files)%2 != 0 || len(files) > 2*maxFingerprints || strings.Trim(files, fingerprintAlphabet) != "" {
+		if files == "" || len(files)%fingerprintLen != 0 || len(files) > fingerprintLen*maxFingerprints || strings.Trim(files, fingerprintAlphabet) != "" {
 			return fmt.Errorf("%w: %q: files %q", ErrCursor, b, files)
 		}
 	}
@@ -254,7 +498,7 @@ func (c *Cursor) UnmarshalText(b []byte) error {
 		}
 		n[i] = v
 	}
-	if n[0] > 1 || n[6] > 1 || n[4] > 1<<31 || n[5] > 1<<31 {
+	if n[0] > 1 || n[6] > 1 || n[5] > MaxShards || CheckShard(int(n[4]), int(n[5])) != nil {
 		return fmt.Errorf("%w: %q: a field out of range", ErrCursor, b)
 	}
 	*c = Cursor{Version: f[1], Shuffle: n[0] == 1, Seed: uint64(n[1]), Epoch: n[2], Size: n[3], Shard: int(n[4]), Shards: int(n[5]), DropLast: n[6] == 1, Next: n[7], Files: files}
@@ -286,11 +530,12 @@ type plan struct {
 // planOf checks o against the table and returns the plan of o's shard and epoch.
 func (t *Table) planOf(o BatchOptions) (plan, error) {
 	shards := max(o.Shards, 1)
+	shardErr := CheckShard(o.Shard, o.Shards)
 	switch {
 	case o.Size <= 0:
 		return plan{}, fmt.Errorf("table: batches of %d rows: the size must be more than 0", o.Size)
-	case o.Shard < 0 || o.Shard >= shards:
-		return plan{}, fmt.Errorf("table: shard %d of %d: a shard counts from 0 to one less than the shards", o.Shard, shards)
+	case shardErr != nil:
+		return plan{}, shardErr
 	case o.Epoch < 0:
 		return plan{}, fmt.Errorf("table: epoch %d: epochs count from 0", o.Epoch)
 	}
@@ -319,10 +564,13 @@ func (t *Table) planOf(o BatchOptions) (plan, error) {
 	if c := o.After; c != nil {
 		want := p.cursor
 		want.Next = c.Next
-		if got := *c; got.Version != want.Version {
-			return plan{}, fmt.Errorf("%s: %s (the cursor's version %s, the table's now %s): %w", t.Name, changedSince(t.files(), got.Files), got.Version, want.Version, ErrTableChanged)
-		} else if got != want {
-			return plan{}, fmt.Errorf("%w: %s is for other options than these (%s)", ErrCursor, got, want)
+		switch got := *c; {
+		case got.Version != want.Version:
+			return plan{}, t.staleCursor(got)
+		case got.Files != want.Files:
+			return plan{}, fmt.Errorf("%w: %s: the cursor is not valid for this table: its version is the table's, but not its files' fingerprints (an edited cursor?): resume with one as Batches wrote it", ErrCursor, t.Name)
+		case got != want:
+			return plan{}, fmt.Errorf("%w: %s is for other options than these: %s (resume with the options it was made with)", ErrCursor, got, optionsDiffer(got, want))
 		}
 		if c.Next > p.count {
 			return plan{}, fmt.Errorf("%w: %s: batch %d of %d", ErrCursor, c, c.Next, p.count)
@@ -330,6 +578,27 @@ func (t *Table) planOf(o BatchOptions) (plan, error) {
 		p.cursor.Next = c.Next
 	}
 	return p, nil
+}
+
+// optionsDiffer says which options of the cursor got are not those of want: "epoch 2, not 3;
+// shard 0 of 2, not 1 of 2".
+func optionsDiffer(got, want Cursor) string {
+	var out []string
+	differ := func(what string, g, w any) {
+		if g != w {
+			out = append(out, fmt.Sprintf("%s %v, not %v", what, g, w))
+		}
+	}
+	differ("shuffle", got.Shuffle, want.Shuffle)
+	differ("seed", got.Seed, want.Seed)
+	differ("epoch", got.Epoch, want.Epoch)
+	differ("batch size", got.Size, want.Size)
+	differ("shard", fmt.Sprintf("%d of %d", got.Shard, got.Shards), fmt.Sprintf("%d of %d", want.Shard, want.Shards))
+	differ("drop last", got.DropLast, want.DropLast)
+	if len(out) == 0 { // the files' fingerprints alone
+		return fmt.Sprintf("files %q, not %q", got.Files, want.Files)
+	}
+	return "the cursor's " + strings.Join(out, "; ")
 }
 
 // rows returns the table rows of batch b of the plan.
@@ -375,7 +644,8 @@ func (t *Table) Remaining(o BatchOptions) (batches, rows int64, err error) {
 // is a pure function of the table's rows, o.Shuffle, o.Seed, o.Epoch, o.Shard and o.Shards:
 // the same options on the same table give the same batches, in any process. Options that do
 // not hold, a cursor of other options or of a changed table (ErrTableChanged), and what Take
-// (or o.Reserve) fails with end the iteration with that error. It returns once the goroutine
+// (or o.Reserve) fails with end the iteration with that error; the cursor of the epoch's last
+// batch ends it at once without one (the epoch is finished). It returns once the goroutine
 // reading ahead has ended.
 func (t *Table) Batches(ctx context.Context, o BatchOptions) iter.Seq2[Batch, error] {
 	return func(yield func(Batch, error) bool) {

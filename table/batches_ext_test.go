@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/internal/childtest"
 	"github.com/ndarrow/ndarrow/table"
 )
 
@@ -135,9 +136,10 @@ func TestBatchesResume(t *testing.T) {
 	}
 	tab.Release()
 
-	// The file rewritten: the same path, other rows.
-	copyFile(t, paths["zstd.parquet"], path+".new")
-	require.NoError(t, os.Rename(path+".new", path))
+	// The file replaced: the same path, other rows.
+	zstd, err := os.ReadFile(paths["zstd.parquet"])
+	require.NoError(t, err)
+	replaceWithin(t, path, zstd)
 	again, err := table.Open(path, table.Options{})
 	require.NoError(t, err)
 	defer again.Release()
@@ -146,7 +148,7 @@ func TestBatchesResume(t *testing.T) {
 		require.ErrorIs(t, err, table.ErrTableChanged)
 		require.ErrorIs(t, err, dataset.ErrFileChanged)
 		assert.Contains(t, err.Error(), filepath.Base(path[:len(path)-len(".parquet")]))
-		assert.Contains(t, err.Error(), path+" changed or new since the cursor", "the file named")
+		assert.Contains(t, err.Error(), path+": its path names another file now (another device or inode: replaced)", "the file named, and what differs")
 	}
 }
 
@@ -279,7 +281,7 @@ func TestBatchesRemaining(t *testing.T) {
 func TestBatchesWithAPageCache(t *testing.T) {
 	paths := writeFiles(t, t.TempDir())
 	o := table.BatchOptions{Size: 7, Shuffle: true, Seed: 5}
-	plain, err := table.Open(paths["zstd.parquet"], table.Options{})
+	plain, err := table.Open(paths["zstd.parquet"], table.Options{NoPageCache: true})
 	require.NoError(t, err)
 	defer plain.Release()
 	want := collect(t, plain, o)
@@ -315,4 +317,251 @@ func TestBatchesWithAPageCache(t *testing.T) {
 		cached.Release()
 		require.NoError(t, cache.Close())
 	}
+}
+
+// TestOpenKeepsPagesByDefault: table.Open of compressed Parquet makes a page cache of its own,
+// as dataset.NewDefaultPageCache makes it, which a shuffled epoch reads pages again from and
+// Release closes; Options turn it off, size it, or share one — left open, the table's pages
+// dropped — and a table of no Parquet file gets none.
+func TestOpenKeepsPagesByDefault(t *testing.T) {
+	paths := writeFiles(t, t.TempDir())
+	o := table.BatchOptions{Size: 7, Shuffle: true, Seed: 5}
+	plain, err := table.Open(paths["zstd.parquet"], table.Options{NoPageCache: true})
+	require.NoError(t, err)
+	defer plain.Release()
+	assert.Nil(t, plain.PageCache(), "turned off")
+	assert.NoError(t, plain.PageCacheErr)
+	want := collect(t, plain, o)
+
+	tab, err := table.Open(paths["zstd.parquet"], table.Options{})
+	require.NoError(t, err)
+	if runtime.GOOS != "linux" {
+		assert.ErrorIs(t, tab.PageCacheErr, dataset.ErrNoPageCache, "no page cache, said")
+		tab.Release()
+		t.Skip("page caches are made on Linux only")
+	}
+	c := tab.PageCache()
+	require.NotNil(t, c, "made by default: %v", tab.PageCacheErr)
+	if tab.PageCacheErr != nil { // under an address-space limit, which the rule says
+		assert.ErrorIs(t, tab.PageCacheErr, dataset.ErrSmallPageCache)
+	}
+	def, err := dataset.NewDefaultPageCache("")
+	require.NoError(t, err)
+	assert.Equal(t, def.Stats().Cap, c.Stats().Cap, "sized as NewDefaultPageCache sizes")
+	require.NoError(t, def.Close())
+	got := collect(t, tab, o)
+	require.Len(t, got, len(want))
+	for i := range want {
+		assert.Equal(t, want[i].Rows, got[i].Rows, "batch %d", i)
+	}
+	st := c.Stats()
+	assert.Positive(t, st.Pages)
+	assert.Greater(t, st.Hits, st.Pages, "pages read again from the cache")
+	tab.Release()
+	assert.Zero(t, c.Stats().Bytes, "closed with the table: its pages dropped")
+	assert.Zero(t, c.Stats().DiskBytes, "and its scratch file given back")
+	assert.Nil(t, tab.PageCache())
+
+	sized, err := table.Open(paths["zstd.parquet"], table.Options{PageCacheSize: 3 << 20})
+	require.NoError(t, err)
+	assert.Equal(t, int64(3<<20), sized.PageCache().Stats().Cap)
+	sized.Release()
+	_, err = table.Open(paths["zstd.parquet"], table.Options{PageCacheSize: -1})
+	require.Error(t, err, "a size that cannot be had fails Open")
+
+	shared, err := dataset.NewPageCache(t.TempDir(), 64<<20)
+	require.NoError(t, err)
+	defer shared.Close()
+	a, err := table.Open(paths["zstd.parquet"], table.Options{PageCache: shared})
+	require.NoError(t, err)
+	assert.Same(t, shared, a.PageCache())
+	collect(t, a, o)
+	require.Positive(t, shared.Stats().Bytes)
+	a.Release()
+	assert.Zero(t, shared.Stats().Bytes, "the released table's pages dropped")
+	b, err := table.Open(paths["zstd.parquet"], table.Options{PageCache: shared})
+	require.NoError(t, err)
+	collect(t, b, o)
+	assert.Positive(t, shared.Stats().Pages, "still open: the caller's")
+	b.Release()
+
+	arrow, err := table.Open(paths["batches.arrow"], table.Options{})
+	require.NoError(t, err)
+	defer arrow.Release()
+	assert.Nil(t, arrow.PageCache(), "no Parquet file: no page cache")
+	assert.NoError(t, arrow.PageCacheErr)
+}
+
+// TestOpenUnderAnAddressSpaceLimit: under ulimit -v (RLIMIT_AS), the page cache table.Open
+// makes takes a quarter of the address space the limit leaves and PageCacheErr says so; where
+// that is too little there is none, and PageCacheErr says why; the batches are the same. In
+// child processes: the limit is the process's. Not under the race detector, whose shadow
+// memory needs the address space a limit takes away.
+func TestOpenUnderAnAddressSpaceLimit(t *testing.T) {
+	if runtime.GOOS != "linux" || childtest.RaceEnabled {
+		t.Skip("needs an address-space limit: Linux, without the race detector")
+	}
+	childtest.Run(t, "TestOpenUnderAnAddressSpaceLimitSmallerChild", 2<<30)
+	childtest.Run(t, "TestOpenUnderAnAddressSpaceLimitNoneChild", 200<<20)
+}
+
+func TestOpenUnderAnAddressSpaceLimitSmallerChild(t *testing.T) {
+	if !childtest.Child(t) {
+		t.Skip("run by TestOpenUnderAnAddressSpaceLimit")
+	}
+	tab := openUnderLimit(t)
+	defer tab.Release()
+	require.ErrorIs(t, tab.PageCacheErr, dataset.ErrSmallPageCache)
+	assert.Contains(t, tab.PageCacheErr.Error(), "ulimit -v")
+	require.NotNil(t, tab.PageCache())
+	assert.Less(t, tab.PageCache().Stats().Cap, int64(1<<30), "a quarter of less than 2 GiB")
+	assert.Positive(t, tab.PageCache().Stats().Pages, "pages kept")
+	t.Logf("child: %v", tab.PageCacheErr)
+}
+
+func TestOpenUnderAnAddressSpaceLimitNoneChild(t *testing.T) {
+	if !childtest.Child(t) {
+		t.Skip("run by TestOpenUnderAnAddressSpaceLimit")
+	}
+	tab := openUnderLimit(t)
+	defer tab.Release()
+	require.ErrorIs(t, tab.PageCacheErr, dataset.ErrNoPageCache)
+	assert.Contains(t, tab.PageCacheErr.Error(), "the address-space limit (ulimit -v")
+	assert.Nil(t, tab.PageCache())
+	t.Logf("child: %v", tab.PageCacheErr)
+}
+
+// openUnderLimit opens a ZSTD Parquet table with Open's defaults and checks its shuffled
+// batches are those of the table without a page cache.
+func openUnderLimit(t *testing.T) *table.Table {
+	paths := writeFiles(t, t.TempDir())
+	o := table.BatchOptions{Size: 7, Shuffle: true, Seed: 5}
+	plain, err := table.Open(paths["zstd.parquet"], table.Options{NoPageCache: true})
+	require.NoError(t, err)
+	defer plain.Release()
+	want := collect(t, plain, o)
+	tab, err := table.Open(paths["zstd.parquet"], table.Options{})
+	require.NoError(t, err)
+	got := collect(t, tab, o)
+	require.Len(t, got, len(want))
+	for i := range want {
+		assert.Equal(t, want[i].Rows, got[i].Rows, "batch %d", i)
+	}
+	return tab
+}
+
+// TestShardBounds: the shards Batches takes are those a cursor's text holds, checked in one
+// place: a shard outside them is refused by ParseShard, NumBatches and Batches alike, naming
+// the bound; the last shard count inside gives cursors that ParseCursor reads back.
+func TestShardBounds(t *testing.T) {
+	paths := writeFiles(t, t.TempDir())
+	tab, err := table.Open(paths["plain.parquet"], table.Options{})
+	require.NoError(t, err)
+	defer tab.Release()
+	for _, tc := range []struct {
+		text          string
+		shard, shards int
+		ok            bool
+	}{
+		{"0/1", 0, 1, true},
+		{"3/4", 3, 4, true},
+		{"0/2147483648", 0, table.MaxShards, true},
+		{"2147483647/2147483648", table.MaxShards - 1, table.MaxShards, true},
+		{"0/2147483649", 0, table.MaxShards + 1, false},
+		{"4/4", 4, 4, false},
+		{"-1/4", -1, 4, false},
+		{"0/0", 0, 0, false},
+	} {
+		t.Run(tc.text, func(t *testing.T) {
+			k, n, err := table.ParseShard(tc.text)
+			o := table.BatchOptions{Size: 1, Shard: tc.shard, Shards: tc.shards}
+			_, numErr := tab.NumBatches(o)
+			if !tc.ok {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), "shards from 1 to 2147483648")
+				if tc.shards > 0 { // Shards 0 is 1 in BatchOptions; "0/0" is no K/N
+					require.Error(t, numErr)
+					assert.Equal(t, err.Error(), numErr.Error(), "one check, one message")
+					for _, err := range tab.Batches(t.Context(), o) {
+						require.Equal(t, numErr, err)
+					}
+				}
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, []int{tc.shard, tc.shards}, []int{k, n})
+			require.NoError(t, numErr)
+			for b, err := range tab.Batches(t.Context(), o) {
+				require.NoError(t, err)
+				back, err := table.ParseCursor(b.Cursor.String())
+				require.NoError(t, err, "a cursor Batches writes reads back")
+				assert.Equal(t, b.Cursor, back)
+			}
+		})
+	}
+	for _, bad := range []string{"", "1", "a/b", "1/2/3", "0/99999999999999999999"} {
+		_, _, err := table.ParseShard(bad)
+		require.Error(t, err, bad)
+		assert.Contains(t, err.Error(), "is not K/N: shard K (from 0) of N", bad)
+	}
+}
+
+// TestFinishedEpoch: the cursor of an epoch's last batch resumes to nothing — no batch, no
+// error, Remaining none — so a loop that resumes from its last checkpoint goes on with the
+// next epoch.
+func TestFinishedEpoch(t *testing.T) {
+	paths := writeFiles(t, t.TempDir())
+	tab, err := table.Open(paths["plain.parquet"], table.Options{})
+	require.NoError(t, err)
+	defer tab.Release()
+	o := table.BatchOptions{Size: 300, Shuffle: true, Seed: 4, Epoch: 1, Shard: 0, Shards: 2, DropLast: true}
+	bs := collect(t, tab, o)
+	require.Len(t, bs, 1, "(1000/2)/300 batches")
+	o.After = &bs[0].Cursor
+	n := 0
+	for _, err := range tab.Batches(t.Context(), o) {
+		require.NoError(t, err)
+		n++
+	}
+	assert.Zero(t, n, "no batch after the last")
+	batches, rows, err := tab.Remaining(o)
+	require.NoError(t, err)
+	assert.Equal(t, [2]int64{0, 0}, [2]int64{batches, rows})
+}
+
+// TestCursorOfOtherOptions: a cursor used with options other than its own is refused with
+// ErrCursor, naming each option that differs and what to do.
+func TestCursorOfOtherOptions(t *testing.T) {
+	paths := writeFiles(t, t.TempDir())
+	tab, err := table.Open(paths["plain.parquet"], table.Options{})
+	require.NoError(t, err)
+	defer tab.Release()
+	made := table.BatchOptions{Size: 100, Shuffle: true, Seed: 9, Epoch: 2, Shard: 0, Shards: 2}
+	b, err := firstBatch(tab.Batches(t.Context(), made))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		change func(o *table.BatchOptions)
+		want   string
+	}{
+		{func(o *table.BatchOptions) { o.Shard = 1 }, "the cursor's shard 0 of 2, not 1 of 2"},
+		{func(o *table.BatchOptions) { o.Epoch = 3 }, "the cursor's epoch 2, not 3"},
+		{func(o *table.BatchOptions) { o.Seed, o.Size = 8, 50 }, "the cursor's seed 9, not 8; batch size 100, not 50"},
+		{func(o *table.BatchOptions) { o.Shuffle, o.Seed = false, 0 }, "the cursor's shuffle true, not false; seed 9, not 0"},
+		{func(o *table.BatchOptions) { o.DropLast = true }, "the cursor's drop last false, not true"},
+	} {
+		o := made
+		tc.change(&o)
+		o.After = &b.Cursor
+		_, err := firstBatch(tab.Batches(t.Context(), o))
+		require.ErrorIs(t, err, table.ErrCursor)
+		assert.Contains(t, err.Error(), "is for other options than these: "+tc.want+" (resume with the options it was made with)")
+	}
+}
+
+// firstBatch returns the first batch of seq, or its error.
+func firstBatch(seq func(func(table.Batch, error) bool)) (table.Batch, error) {
+	for b, err := range seq {
+		return b, err
+	}
+	return table.Batch{}, errors.New("no batch")
 }

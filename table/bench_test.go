@@ -132,3 +132,40 @@ func BenchmarkTake(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkShuffledEpoch: a shuffled epoch, batches of 256 rows, of a ZSTD Parquet table
+// through table.Open and Batches with the library's defaults — the code a Go program writes,
+// which now has Open's page cache — and with Options.NoPageCache (the library's default before
+// issue 45), opening the table included. The table is the directory or file
+// NDARROW_BENCH_TABLE names (bench/library_batches.sh: the 512 MiB parts_zstd of
+// bench/batches.sh) or, without it, a 65536 x 256 float32 + int64 table (64 MiB) written as
+// BenchmarkTake's. ms/epoch and rows/s are reported.
+func BenchmarkShuffledEpoch(b *testing.B) {
+	path := os.Getenv("NDARROW_BENCH_TABLE")
+	if path == "" {
+		path = benchTable(b, b.TempDir(), 65536, 256)[2] // table_zstd.parquet
+	}
+	for _, c := range []struct {
+		name string
+		o    table.Options
+	}{{"default", table.Options{}}, {"no_page_cache", table.Options{NoPageCache: true}}} {
+		b.Run(c.name, func(b *testing.B) {
+			rows := int64(0)
+			for range b.N {
+				t, err := table.Open(path, c.o)
+				require.NoError(b, err)
+				require.NoError(b, t.PageCacheErr)
+				epoch := int64(0)
+				for batch, err := range t.Batches(context.Background(), table.BatchOptions{Size: 256, Shuffle: true, Seed: 1}) {
+					require.NoError(b, err)
+					epoch += batch.Values.Rows
+				}
+				require.Equal(b, t.NumRows(), epoch, "every row once")
+				rows += epoch
+				t.Release()
+			}
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/epoch")
+			b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/limits"
@@ -44,11 +45,21 @@ const minPieceRows = 256
 type Table struct {
 	Name    string            // as dataset names it: a file's base name, a directory table's name
 	LeftOut []dataset.LeftOut // the columns that have no tensor form, which Take leaves out
+	// PageCacheErr says why the page cache Open makes by default is smaller than
+	// dataset.DefaultPageCacheSize for want of address space (wrapping
+	// dataset.ErrSmallPageCache), or why there is none (wrapping dataset.ErrNoPageCache: each
+	// compressed page is then decompressed for each take or batch that needs it); nil when it
+	// is as the default says, or when the caller gave one or none (Options).
+	PageCacheErr error
+
 	columns []*dataset.Source // in the table's order
 	names   []string          // each column's name
 	first   []int64           // the table row of each fragment's first row; one more: the rows
-	dir     *dataset.Dir      // released with the Table when Open made it
+	skipped []*dataset.SkippedFile
+	dir     *dataset.Dir // released with the Table when Open made it
 	lim     limits.Limits
+	pages   *dataset.PageCache                // the page cache Open made, closed with the Table
+	used    atomic.Pointer[dataset.PageCache] // the page cache the reads use (UsePageCache)
 }
 
 // Options are what Open takes.
@@ -60,14 +71,31 @@ type Options struct {
 	// Take copies at most MaxCopySize bytes of rows.
 	Limits limits.Limits
 	// PageCache, when set, keeps the pages of compressed Parquet files that Take and Batches
-	// decompress, so that each is decompressed once (see UsePageCache). It stays the
-	// caller's: close it after releasing the Table.
+	// decompress, so that each is decompressed once (see UsePageCache): a cache shared with
+	// other tables, say. It stays the caller's: close it after releasing the Table. When nil,
+	// Open makes one of its own for a table of Parquet files, closed with Release: of
+	// PageCacheSize bytes in os.TempDir(), or when that is 0 as dataset.NewDefaultPageCache
+	// makes it (PageCacheErr says why it is smaller, or missing).
 	PageCache *dataset.PageCache
+	// PageCacheSize is the most bytes of the page cache Open makes (0: the default size); one
+	// that cannot be made fails Open.
+	PageCacheSize int64
+	// NoPageCache has Open make no page cache: each compressed page is decompressed for each
+	// take or batch that needs it (a table read once, or by single takes, loses nothing).
+	NoPageCache bool
+	// SkipUnreadable opens a table some of whose files cannot be read (or do not join, or
+	// share a base name: dataset.SkippedFile) without them, its rows those of the files
+	// read, each file left out named by Skipped; without it such a table is an error naming
+	// the file (dataset.ErrUnreadable).
+	SkipUnreadable bool
 }
 
 // Open opens the table at path: a file, a directory or a prefix of objects (s3://, gs://,
-// https://), as dataset.ScanDir scans it, reading only footers and headers. Files that could
-// not be read are named in the error when no table remains. Release the Table when done.
+// https://), as dataset.ScanDir scans it, reading only footers and headers, and chooses it
+// as FromDir does. A table a file of which could not be read — or a part that does not join,
+// or two files of one base name (dataset.SkippedFile) — fails with an error naming the file
+// (wrapping dataset.ErrUnreadable), unless o.SkipUnreadable opens it without them (Skipped
+// names them). Release the Table when done.
 func Open(path string, o Options) (*Table, error) {
 	d, err := dataset.ScanDir(path, o.Limits)
 	if err != nil {
@@ -77,33 +105,44 @@ func Open(path string, o Options) (*Table, error) {
 		}
 		return nil, err
 	}
-	name := o.Table
-	if name == "" {
-		names := Names(d)
-		switch base := dataset.BaseName(strings.TrimRight(path, "/")); {
-		case len(names) == 1:
-			name = names[0]
-		case slices.Contains(names, base):
-			name = base
-		case len(names) == 0 && len(d.Skipped) > 0: // why its files gave none
-			d.Release()
-			return nil, unreadable(d.Skipped)
-		case len(names) == 0:
-			d.Release()
-			return nil, fmt.Errorf("%s: no table: %w", path, ErrNoTable)
-		default:
-			d.Release()
-			return nil, fmt.Errorf("%s holds the tables %s: name one: %w", path, strings.Join(names, ", "), ErrNoTable)
-		}
-	}
-	t, err := FromDir(d, name)
+	t, err := FromDir(d, o)
 	if err != nil {
 		d.Release()
 		return nil, err
 	}
 	t.dir = d
-	t.UsePageCache(o.PageCache)
+	if err := t.openPageCache(o); err != nil {
+		t.Release()
+		return nil, err
+	}
 	return t, nil
+}
+
+// openPageCache has the table use the page cache o asks for: o's own, one Open makes, or
+// none.
+func (t *Table) openPageCache(o Options) error {
+	switch {
+	case o.PageCache != nil:
+		t.UsePageCache(o.PageCache)
+		return nil
+	case o.NoPageCache || !slices.ContainsFunc(t.columns, (*dataset.Source).ReadsPages):
+		return nil
+	case o.PageCacheSize != 0:
+		c, err := dataset.NewPageCache("", o.PageCacheSize)
+		if err != nil {
+			return fmt.Errorf("table: a page cache of %d bytes: %w", o.PageCacheSize, err)
+		}
+		t.pages = c
+	default:
+		c, err := dataset.NewDefaultPageCache("")
+		if err != nil {
+			t.PageCacheErr = err
+			return nil
+		}
+		t.pages, t.PageCacheErr = c, c.Reduced()
+	}
+	t.UsePageCache(t.pages)
+	return nil
 }
 
 // UsePageCache has the table's reads keep the pages of its compressed Parquet files that
@@ -112,12 +151,17 @@ func Open(path string, o Options) (*Table, error) {
 // batch that touches it. nil keeps none. Call it before reading; c must stay open while the
 // table is read.
 func (t *Table) UsePageCache(c *dataset.PageCache) {
+	t.used.Store(c)
 	for _, src := range t.columns {
 		src.UsePageCache(c)
 	}
 }
 
-// noTable is the error of a path none of whose files could be read: the first file's error
+// PageCache returns the page cache the table's reads use — the one Options gave, the one Open
+// made (closed with Release), or UsePageCache's — nil when none.
+func (t *Table) PageCache() *dataset.PageCache { return t.used.Load() }
+
+// noTable is the error of a table none of whose files could be read: the first file's error
 // (naming it), and how many more there are; it is ErrNoTable too.
 type noTable struct {
 	first error
@@ -133,9 +177,9 @@ func (e noTable) Error() string {
 
 func (e noTable) Unwrap() []error { return []error{e.first, ErrNoTable} }
 
-// unreadable returns the error of a path whose files could not be read, for the reasons
+// unreadable returns the error of a table whose files could not be read, for the reasons
 // skipped gives (one or more).
-func unreadable(skipped []error) error { return noTable{skipped[0], len(skipped) - 1} }
+func unreadable(skipped []*dataset.SkippedFile) error { return noTable{skipped[0], len(skipped) - 1} }
 
 // Names returns the names of the tables of a scanned directory, in the order of their first
 // columns.
@@ -160,18 +204,49 @@ func tableOf(src *dataset.Source) string {
 	return src.Name
 }
 
-// FromDir returns the table named name of a directory ScanDir scanned (see Names); d must
-// stay retained while the Table is used. Its columns must hold rows in the same fragments,
-// or it fails with an error wrapping ErrNotAligned naming the column that does not.
-func FromDir(d *dataset.Dir, name string) (*Table, error) {
+// FromDir returns the table of a directory ScanDir scanned that o.Table names (see Names) —
+// or, when o.Table is "", the only one, or the one named after the path — within d's limits
+// (o.Limits and the page cache options are Open's); d must stay retained while the Table is
+// used. When no table is named, the tables of the files that could not be read count among
+// those to choose from, so that an unreadable file is never passed over for another table in
+// silence.
+// Its columns must hold rows in the same fragments, or it fails with an error wrapping
+// ErrNotAligned naming the column that does not.
+//
+// A table a file of which was left out (dataset.Dir.SkippedOf: it could not be read, does
+// not join, or shares its base name) fails with an error naming the file and wrapping
+// dataset.ErrUnreadable (dataset.UnreadableParts), unless o.SkipUnreadable: then the table
+// is its other files' rows, and Skipped names the files left out — with no table named, those
+// of the tables no file of which could be read as well. A table no file of which can be read
+// fails either way, with the first file's error (and ErrNoTable).
+func FromDir(d *dataset.Dir, o Options) (*Table, error) {
+	name, err := chooseTable(d, o)
+	if err != nil {
+		return nil, err
+	}
 	var cols []*dataset.Source
 	for _, src := range d.Sources {
 		if tableOf(src) == name {
 			cols = append(cols, src)
 		}
 	}
-	if len(cols) == 0 {
+	skipped := d.SkippedOf(name)
+	switch {
+	case len(cols) == 0 && len(skipped) > 0:
+		return nil, unreadable(skipped)
+	case len(cols) == 0:
 		return nil, fmt.Errorf("%s: no table %s (it has %s): %w", d.Path, name, strings.Join(Names(d), ", "), ErrNoTable)
+	case len(skipped) > 0 && !o.SkipUnreadable:
+		return nil, dataset.UnreadableParts(name, skipped)
+	}
+	if o.Table == "" { // the files of the tables none of which could be read, passed over
+		names := Names(d)
+		for _, err := range d.Skipped {
+			var sf *dataset.SkippedFile
+			if errors.As(err, &sf) && sf.Table != name && !slices.Contains(names, sf.Table) {
+				skipped = append(skipped, sf)
+			}
+		}
 	}
 	var left []dataset.LeftOut
 	for _, l := range d.LeftOut {
@@ -179,7 +254,48 @@ func FromDir(d *dataset.Dir, name string) (*Table, error) {
 			left = append(left, l)
 		}
 	}
-	return FromSources(name, cols, left, d.Limits())
+	t, err := FromSources(name, cols, left, d.Limits())
+	if err != nil {
+		return nil, err
+	}
+	t.skipped = skipped
+	return t, nil
+}
+
+// chooseTable returns the name of the table of d that FromDir opens, as o says.
+func chooseTable(d *dataset.Dir, o Options) (string, error) {
+	if o.Table != "" {
+		return o.Table, nil
+	}
+	names := Names(d)
+	tables := slices.Clone(names)
+	var broken []string // the tables with files that could not be read
+	for _, err := range d.Skipped {
+		var sf *dataset.SkippedFile
+		if !errors.As(err, &sf) || slices.Contains(broken, sf.Table) {
+			continue
+		}
+		broken = append(broken, sf.Table)
+		if !slices.Contains(tables, sf.Table) && (!o.SkipUnreadable || len(names) == 0) {
+			tables = append(tables, sf.Table)
+		}
+	}
+	switch base := dataset.BaseName(strings.TrimRight(d.Path, "/")); {
+	case len(tables) == 1:
+		return tables[0], nil
+	case slices.Contains(tables, base):
+		return base, nil
+	case len(tables) == 0:
+		return "", fmt.Errorf("%s: no table: %w", d.Path, ErrNoTable)
+	}
+	listed := make([]string, len(tables))
+	for i, name := range tables {
+		listed[i] = name
+		if slices.Contains(broken, name) {
+			listed[i] += " (with " + dataset.ErrUnreadable.Error() + "s)"
+		}
+	}
+	return "", fmt.Errorf("%s holds the tables %s: name one: %w", d.Path, strings.Join(listed, ", "), ErrNoTable)
 }
 
 // FromSources returns the table named name whose columns are the Sources cols, in that order
@@ -217,6 +333,10 @@ func FromSources(name string, cols []*dataset.Source, left []dataset.LeftOut, li
 	return t, nil
 }
 
+// Skipped returns the files left out of the table (Options.SkipUnreadable), each naming its
+// path and why, in path order; nil when none was.
+func (t *Table) Skipped() []*dataset.SkippedFile { return slices.Clone(t.skipped) }
+
 // NumRows returns the table's rows.
 func (t *Table) NumRows() int64 { return t.first[len(t.first)-1] }
 
@@ -250,11 +370,17 @@ func (t *Table) Locate(row int64) (frag int, local int64) {
 	return frag, row - t.first[frag]
 }
 
-// Release releases the files of a Table Open opened; a Table from FromDir leaves its Dir alone.
+// Release releases the files of a Table Open opened, and closes the page cache Open made; a
+// Table from FromDir leaves its Dir alone.
 func (t *Table) Release() {
 	if t.dir != nil {
-		t.dir.Release()
+		t.dir.Release() // the pages kept of its files dropped with them
 		t.dir = nil
+	}
+	if t.pages != nil {
+		t.used.CompareAndSwap(t.pages, nil)
+		_ = t.pages.Close() // a scratch file without a name: nothing to report
+		t.pages = nil
 	}
 }
 

@@ -368,7 +368,12 @@ func TestColumnsMustAlign(t *testing.T) {
 // TestTakeDecodesOnce: the rows of one row group are read by several goroutines, in pieces,
 // only where reading part of it costs only that part (uncompressed fixed-size columns); a
 // compressed row group, or one of strings or lists (decoded whole), is read in one piece, so
-// that a take decompresses or decodes each of its pages once.
+// that a take decompresses or decodes each of its pages once. The decodes are counted by a
+// page cache the take keeps them in (dataset.PageCacheStats): a page or chunk a take decodes
+// is kept (Pages), one it wants again — which without the cache it would decode again — is a
+// hit (Hits, also when it waits for another piece decoding it). Each is decoded once: no hit
+// in the take, and the same take again finds each of them once (Hits equal to Pages), decoding
+// nothing more.
 func TestTakeDecodesOnce(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	recs := records(t, testRows)
@@ -386,11 +391,12 @@ func TestTakeDecodesOnce(t *testing.T) {
 		codec   parquet.Compression
 		columns []string
 		pieces  int
+		decodes bool // pages decompressed or chunks decoded whole; else read in place
 	}{
-		{parquet.Uncompressed, []string{"emb", "label"}, 4},
-		{parquet.Uncompressed, []string{"emb", "name"}, 1},
-		{parquet.Uncompressed, []string{"tokens"}, 1},
-		{parquet.Zstd, []string{"emb", "label"}, 1},
+		{parquet.Uncompressed, []string{"emb", "label"}, 4, false},
+		{parquet.Uncompressed, []string{"emb", "name"}, 1, true},
+		{parquet.Uncompressed, []string{"tokens"}, 1, true},
+		{parquet.Zstd, []string{"emb", "label"}, 1, true},
 	} {
 		path := filepath.Join(dir, fmt.Sprintf("t%d.parquet", c.codec))
 		if _, err := os.Stat(path); err != nil {
@@ -402,15 +408,31 @@ func TestTakeDecodesOnce(t *testing.T) {
 			require.NoError(t, pw.Close())
 			require.NoError(t, w.Close())
 		}
-		tab, err := table.Open(path, table.Options{})
+		what := fmt.Sprintf("%v of %v", c.codec, c.columns)
+		cache, err := dataset.NewPageCache(t.TempDir(), 64<<20)
+		require.NoError(t, err)
+		tab, err := table.Open(path, table.Options{PageCache: cache})
 		require.NoError(t, err)
 		require.Equal(t, 1, tab.NumFragments())
 		pieces, err := tab.PiecesOf(rows, c.columns)
 		require.NoError(t, err)
-		assert.Len(t, pieces, c.pieces, "%v of %v: %v", c.codec, c.columns, pieces)
+		assert.Len(t, pieces, c.pieces, "%s: %v", what, pieces)
 		got, err := tab.Take(t.Context(), rows, c.columns)
 		require.NoError(t, err)
 		assert.Equal(t, int64(testRows), got.Columns[0].Rows())
+		decoded := cache.Stats()
+		assert.Zero(t, decoded.Hits, "%s: a page or chunk decoded twice in one take (%+v)", what, decoded)
+		if c.decodes {
+			assert.Positive(t, decoded.Pages, "%s: decoded pages kept", what)
+		} else {
+			assert.Zero(t, decoded.Pages, "%s: nothing decompressed: the values read in place", what)
+		}
+		_, err = tab.Take(t.Context(), rows, c.columns)
+		require.NoError(t, err)
+		again := cache.Stats()
+		assert.Equal(t, decoded.Pages, again.Pages, "%s: the same take again decodes nothing", what)
+		assert.Equal(t, decoded.Pages, again.Hits, "%s: and wants each page or chunk once", what)
 		tab.Release()
+		require.NoError(t, cache.Close())
 	}
 }

@@ -26,10 +26,11 @@ func runBatches(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	bf := addBatchFlags(fs)
 	columns := fs.String("columns", "", "only these columns, in this order: `NAMES` separated by commas")
 	name := fs.String("table", "", "the table, when IN holds several")
+	skipUnreadable := skipUnreadableFlag(fs)
 	readahead := byteSize(table.DefaultReadahead)
 	fs.Var(&readahead, "readahead", "read batches ahead of the one written, as many as `SIZE` holds (at least one)")
 	pageCache := byteSize(-1)
-	fs.Var(&pageCache, "page-cache", "decompress each page of compressed Parquet files once, into a scratch file in TMPDIR of at most `SIZE` (default 16GiB, or half its free space if less; 0: none)")
+	fs.Var(&pageCache, "page-cache", "decompress each page of compressed Parquet files once, into a scratch file in TMPDIR of at most `SIZE` (default 16GiB, or half its free space if less, under ulimit -v a quarter of the address space it leaves; said on stderr when smaller so, or none; 0: none)")
 	if code, ok := parseArgs(fs, "batches", args, stdout, stderr, 2, 2); !ok {
 		return code
 	}
@@ -43,7 +44,7 @@ func runBatches(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return usageError(stderr, "batches", err)
 	}
 	return finishCommand(ctx, stderr, "batches", dataset.Guard(func() error {
-		return batches(ctx, fs.Arg(0), out, *name, *bf.cursors, o, int64(pageCache), stdout, stderr)
+		return batches(ctx, fs.Arg(0), out, table.Options{Table: *name, SkipUnreadable: *skipUnreadable}, *bf.cursors, o, int64(pageCache), stdout, stderr)
 	}))
 }
 
@@ -97,12 +98,9 @@ func (f *batchFlags) options(columns string) (table.BatchOptions, error) {
 		return o, errors.New("--batch-size N is required, N more than 0")
 	}
 	if *f.shard != "" {
-		k, n, ok := strings.Cut(*f.shard, "/")
-		var err1, err2 error
-		o.Shard, err1 = strconv.Atoi(k)
-		o.Shards, err2 = strconv.Atoi(n)
-		if !ok || err1 != nil || err2 != nil || o.Shards < 1 || o.Shard < 0 || o.Shard >= o.Shards {
-			return o, fmt.Errorf("--shard %q: K/N with 0 <= K < N", *f.shard)
+		var err error
+		if o.Shard, o.Shards, err = table.ParseShard(*f.shard); err != nil {
+			return o, fmt.Errorf("--shard: %w", err)
 		}
 	}
 	if *f.after != "" {
@@ -118,54 +116,85 @@ func (f *batchFlags) options(columns string) (table.BatchOptions, error) {
 	return o, nil
 }
 
-// checkStreamOutput checks that out names an Arrow IPC stream: a .arrows file or -.
+// checkStreamOutput checks that out can hold an Arrow IPC stream: a .arrows file, - or an
+// output written in place whatever its name (writtenInPlace: /dev/null, a FIFO).
 func checkStreamOutput(out string) error {
-	if out != "-" && !strings.HasSuffix(out, ".arrows") {
-		return fmt.Errorf("%s: OUT is an Arrow IPC stream: a .arrows file or - (standard output)", out)
+	if out != "-" && !strings.HasSuffix(out, ".arrows") && !writtenInPlace(out) {
+		return fmt.Errorf("%s: OUT is an Arrow IPC stream: a .arrows file, - (standard output), or a device or FIFO", out)
 	}
 	return nil
 }
 
-// batches writes the mini-batches o asks for of the table in in to out, an Arrow IPC stream
-// of one record batch each, and each batch's cursor to the file cursors (when not "") as the
-// batch is written; pageCache is the most bytes of decompressed pages kept (-1: the default).
-func batches(ctx context.Context, in, out, name, cursors string, o table.BatchOptions, pageCache int64, stdout, stderr io.Writer) error {
+// batches writes the mini-batches o asks for of the table in in that open names to out, an
+// Arrow IPC stream of one record batch each, and each batch's cursor to the file cursors
+// (when not "") as the batch is written; pageCache is the most bytes of decompressed pages
+// kept (-1: the default). The files left out of the table (open.SkipUnreadable) are named on
+// stderr.
+func batches(ctx context.Context, in, out string, open table.Options, cursors string, o table.BatchOptions, pageCache int64, stdout, stderr io.Writer) error {
 	if err := checkOutput(out); err != nil {
 		return err
 	}
-	t, err := table.Open(in, table.Options{Table: name})
+	open.NoPageCache = pageCache == 0 // by default, Open's (dataset.NewDefaultPageCache)
+	if pageCache > 0 {
+		c, err := newPageCache(pageCache, "batches", stderr)
+		if err != nil {
+			return err
+		}
+		defer c.Close() // after the table's release
+		open.PageCache = c
+	}
+	t, err := openTable(in, open, "batches", stderr)
 	if err != nil {
 		return err
 	}
 	defer t.Release()
-	if _, err := t.NumBatches(o); err != nil { // the options checked before OUT is made
+	left, _, err := t.Remaining(o) // the options and the cursor checked before OUT is made
+	if err != nil {
 		return err
 	}
-	if c, err := newPageCache(pageCache); err != nil {
-		return err
-	} else if c != nil {
-		defer c.Close()
-		t.UsePageCache(c)
-	}
+	reportPageCache(stderr, "batches", t.PageCacheErr)
 	// What is live: the batches read ahead, the one in hand, the one written, and a take's
 	// copies (three batches' worth, as tuneCollector counts a take).
 	tuneCollectorFor(t, int64(t.ReadaheadBatches(o)+1)*o.Size, 3*o.Size, o.Columns)
-	err = writeBatches(ctx, out, cursors, t.Batches(ctx, o), stdout, func() error {
-		return fmt.Errorf("%s: no batch to write (%d rows, batches of %d)", in, t.NumRows(), o.Size)
-	})
+	inputLoaded(in)
+	err = writeBatches(ctx, out, cursors, t.Batches(ctx, o), stdout, func() ([]dataset.Tensor, error) {
+		if o.After == nil || left > 0 {
+			return nil, fmt.Errorf("%s: no batch to write (%d rows, batches of %d)", in, t.NumRows(), o.Size)
+		}
+		none, err := t.Take(ctx, []int64{}, o.Columns) // the columns, of no row: the stream's schema
+		if err != nil {
+			return nil, err
+		}
+		return none.Columns, nil
+	}, t.CheckUnchanged)
 	if err == nil && len(o.Columns) == 0 {
 		for _, l := range t.LeftOut {
 			fmt.Fprintf(stderr, "ndarrow batches: %s\n", l)
 		}
 	}
+	if err == nil && o.After != nil && left == 0 {
+		fmt.Fprintf(stderr, "ndarrow batches: %s\n", epochFinished(in, o))
+	}
 	return err
+}
+
+// epochFinished says that the cursor o resumes after is of the last batch of o's epoch, of
+// the table or flight named name, and what to do: start the next epoch.
+func epochFinished(name string, o table.BatchOptions) string {
+	return fmt.Sprintf("%s: epoch %d is finished: the cursor is after its last batch (%d), so the stream holds no batch; the next is --epoch %d, without --after",
+		name, o.Epoch, o.After.Next, o.Epoch+1)
 }
 
 // writeBatches writes the batches of seq to out (an Arrow IPC stream: a .arrows file or -,
 // standard output) as one record batch each, of the first batch's schema, and each batch's
-// cursor to the file cursors (when not "") as the batch is written. No batch at all writes no
-// OUT and fails with none's error.
-func writeBatches(ctx context.Context, out, cursors string, seq iter.Seq2[table.Batch, error], stdout io.Writer, none func() error) error {
+// cursor to the file cursors (when not "") as the batch is written. No batch at all writes
+// the schema of the tensors none returns and no batch (a finished epoch), or fails with its
+// error and writes no OUT. What seq fails with is the input's error, not the output's
+// (sourceError). check, when not nil, says whether the files the batches were read from
+// changed since they were opened (table.Table.CheckUnchanged): it is asked once every batch
+// is written, before the stream's end marker — an error leaves no OUT, and a stream on
+// standard output or a FIFO without its end — and its error stands for whatever else failed.
+func writeBatches(ctx context.Context, out, cursors string, seq iter.Seq2[table.Batch, error], stdout io.Writer, none func() ([]dataset.Tensor, error), check func() error) error {
 	var cw *bufio.Writer
 	if cursors != "" {
 		f, err := os.Create(cursors)
@@ -181,11 +210,11 @@ func writeBatches(ctx context.Context, out, cursors string, seq iter.Seq2[table.
 		mem := memory.NewGoAllocator()
 		for b, err := range seq {
 			if err != nil {
-				return err
+				return sourceError{checkedBy(check, err)}
 			}
 			rec, err := dataset.Batch(mem, b.Values.Columns)
 			if err != nil {
-				return fmt.Errorf("batch %d: %w", b.Index, err)
+				return sourceError{fmt.Errorf("batch %d: %w", b.Index, err)}
 			}
 			if sw == nil {
 				schema = rec.Schema()
@@ -194,12 +223,12 @@ func writeBatches(ctx context.Context, out, cursors string, seq iter.Seq2[table.
 			conformed, err := arrowtensor.Conform(rec, schema)
 			rec.Release()
 			if err != nil {
-				return fmt.Errorf("batch %d: %w", b.Index, err)
+				return sourceError{fmt.Errorf("batch %d: %w", b.Index, err)}
 			}
 			err = sw.Write(conformed)
 			conformed.Release()
 			if err != nil {
-				return err
+				return checkedBy(check, err)
 			}
 			if cw != nil {
 				fmt.Fprintln(cw, b.Cursor)
@@ -209,35 +238,57 @@ func writeBatches(ctx context.Context, out, cursors string, seq iter.Seq2[table.
 			}
 		}
 		if sw == nil {
-			return none()
+			tensors, err := none()
+			if err != nil {
+				return sourceError{err}
+			}
+			rec, err := dataset.Batch(mem, tensors)
+			if err != nil {
+				return sourceError{err}
+			}
+			sw = arrowipc.NewWriter(w, arrowipc.WithSchema(rec.Schema()), arrowipc.WithAllocator(mem))
+			rec.Release()
+		}
+		if err := checkedBy(check, nil); err != nil {
+			return err // no end marker: the stream is not whole
 		}
 		return sw.Close()
 	})
 }
 
-// defaultPageCache is the most bytes of pages --page-cache keeps by default (less when the
-// scratch directory has less than twice as much free space).
-const defaultPageCache = 16 << 30
-
-// newPageCache returns the page cache of at most size bytes (-1: the default, nil where the
-// scratch directory has no room; 0: nil) in TMPDIR. A size asked for that cannot be had is an
-// error.
-func newPageCache(size int64) (*dataset.PageCache, error) {
-	asked := size >= 0
-	if !asked {
-		size = min(defaultPageCache, dataset.FreeSpace(os.TempDir())/2)
+// newPageCache returns the page cache of at most size bytes that --page-cache asks for: for
+// -1 (the flag not given) the default one (dataset.NewDefaultPageCache, as table.Open makes
+// it), said on stderr when it is smaller than the default or missing; for 0, nil. A size asked
+// for that cannot be had is an error.
+func newPageCache(size int64, command string, stderr io.Writer) (*dataset.PageCache, error) {
+	switch {
+	case size == 0:
+		return nil, nil
+	case size > 0:
+		c, err := dataset.NewPageCache("", size)
+		if err != nil {
+			return nil, fmt.Errorf("--page-cache: %w", err)
+		}
+		return c, nil
 	}
-	if size <= 0 {
+	c, err := dataset.NewDefaultPageCache("")
+	if err != nil {
+		reportPageCache(stderr, command, err)
 		return nil, nil
 	}
-	c, err := dataset.NewPageCache("", size)
-	if err != nil && asked {
-		return nil, fmt.Errorf("--page-cache: %w", err)
-	}
-	if err != nil {
-		return nil, nil // no cache: every page decompressed as each batch needs it
-	}
+	reportPageCache(stderr, command, c.Reduced())
 	return c, nil
+}
+
+// reportPageCache says on stderr why the default page cache is smaller than the default, or
+// why there is none (err, nil when neither).
+func reportPageCache(stderr io.Writer, command string, err error) {
+	switch {
+	case errors.Is(err, dataset.ErrNoPageCache):
+		fmt.Fprintf(stderr, "ndarrow %s: warning: %v: each compressed page is decompressed again for each read that needs it (--page-cache SIZE asks for one)\n", command, err)
+	case err != nil:
+		fmt.Fprintf(stderr, "ndarrow %s: warning: %v (--page-cache SIZE asks for a size)\n", command, err)
+	}
 }
 
 // byteSize is a flag's size in bytes: a number, or a number followed by KiB, MiB, GiB or TiB

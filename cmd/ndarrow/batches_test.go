@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/internal/fileid/fileidtest"
 	"github.com/ndarrow/ndarrow/ndarray"
 )
 
@@ -92,7 +93,7 @@ func TestBatchesCommand(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 
 	// The table rewritten: a cursor of the old one is refused, naming the change.
-	cursor := "c1.0000000000000000.1.3.1.16.0.2.0.2"
+	cursor := "c2.0000000000000000.1.3.1.16.0.2.0.2"
 	code, _, stderr = runCLI("batches", "--batch-size", "16", "--shuffle", "3", "--epoch", "1", "--shard", "0/2", "--after", cursor, in, filepath.Join(dir, "x.arrows"))
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "the table changed since the cursor was made")
@@ -176,4 +177,35 @@ func TestBudgetSize(t *testing.T) {
 	code, _, stderr := runCLI("serve", "--memory-budget", "lots", t.TempDir())
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "--memory-budget")
+}
+
+// TestBatchesCursorErrorsSayWhatIsWrong: a cursor of another table is refused as such — not
+// as files that changed — and one of a part since touched names the part and what differs;
+// each in one line, with status 1 and nothing at OUT.
+func TestBatchesCursorErrorsSayWhatIsWrong(t *testing.T) {
+	dir := t.TempDir()
+	train, test := filepath.Join(dir, "train.parquet"), filepath.Join(dir, "test.parquet")
+	writeLabelled(t, train, 100)
+	writeLabelled(t, test, 100)
+	cursors := filepath.Join(dir, "cursors.txt")
+	code, _, stderr := runCLI("batches", "--batch-size", "16", "--cursors", cursors, test, filepath.Join(dir, "test.arrows"))
+	require.Equal(t, 0, code, stderr)
+	lines, err := os.ReadFile(cursors)
+	require.NoError(t, err)
+	cursor := strings.Fields(string(lines))[0]
+	out := filepath.Join(dir, "x.arrows")
+
+	code, _, stderr = runCLI("batches", "--batch-size", "16", "--after", cursor, train, out)
+	assert.Equal(t, exitFail, code)
+	assert.Equal(t, "ndarrow batches: table: invalid cursor: train: the cursor is of another table: the file it was made on is not one of the table's files ("+
+		train+"): use it with the table it was made on, opened by the path it was made with\n", stderr)
+	assert.NoFileExists(t, out)
+
+	fileidtest.Stamped(t, test, func() error { return os.Chmod(test, 0o444) })
+	code, _, stderr = runCLI("batches", "--batch-size", "16", "--after", cursor, test, out)
+	assert.Equal(t, exitFail, code)
+	assert.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
+	assert.Contains(t, stderr, "ndarrow batches: test: table: the table changed since the cursor was made: "+test+": its change time differs")
+	assert.NotContains(t, stderr, "while being read")
+	assert.NoFileExists(t, out)
 }

@@ -16,8 +16,14 @@ const objectURIs = `s3://BUCKET/KEY (AWS's credentials and AWS_ENDPOINT_URL_S3 f
 S3-compatible stores), gs://BUCKET/KEY (Google's Application Default Credentials), or an
 http(s):// URL of a server of byte ranges (read only); a KEY ending in "/" is a prefix.`
 
+// unreadableHelp says what the commands that read a directory do with a file that cannot be
+// read.
+const unreadableHelp = `A file of a directory that cannot be read (cut short, empty, a part that
+does not join the others, one of two files whose names differ only in their extension) is an
+error naming it; --skip-unreadable reads the rest, naming each file left out on stderr`
+
 var helpText = map[string]struct{ args, text string }{
-	"inspect": {"[--json] [--max-dense N] [--compression C] [--spec FILE] FILE|DIR...", `Inspect describes every tensor in each FILE, or in every tensor file of DIR (named as serve
+	"inspect": {"[--json] [--max-dense N] [--compression C] [--spec FILE] [--skip-unreadable] FILE|DIR...", `Inspect describes every tensor in each FILE, or in every tensor file of DIR (named as serve
 names them): its name, kind, dtype, shape, dimension names, stored values (nnz) and the
 sha256 of its values (dense, row-major, little-endian; a sparse tensor's zeros included, a
 ragged tensor's flat values; a string as its 4-byte little-endian length and bytes), plus
@@ -28,7 +34,7 @@ and line, then one per column left out: {"name", "column", "left_out": TYPE, "wh
 DIR may be an object or a prefix of objects: ` + objectURIs + ` The format is recognized from
 the file's first bytes:
 ` + inputFormats},
-	"batches": {"--batch-size N [--shuffle SEED] [--epoch E] [--shard K/N] [--drop-last] [--after CURSOR] [--cursors FILE] [--columns NAMES] [--table NAME] [--readahead SIZE] [--page-cache SIZE] IN OUT", `Batches writes the mini-batches of the table in IN — a file, a directory of parts, an object or a
+	"batches": {"--batch-size N [--shuffle SEED] [--epoch E] [--shard K/N] [--drop-last] [--after CURSOR] [--cursors FILE] [--columns NAMES] [--table NAME] [--skip-unreadable] [--readahead SIZE] [--page-cache SIZE] IN OUT", `Batches writes the mini-batches of the table in IN — a file, a directory of parts, an object or a
 prefix of objects — to OUT, an Arrow IPC stream (a .arrows file, or - for standard output)
 whose record batches are the mini-batches in order: N rows each but a shard's last (unless
 --drop-last), every column of the table (or those --columns names).
@@ -40,14 +46,16 @@ give every row once, their sizes within one row; with --drop-last every shard gi
 batches. --cursors FILE writes, after each batch is written, its cursor (a printable token)
 on a line of FILE; --after CURSOR resumes after that batch with the same options, giving
 exactly the batches that followed it. A cursor pins the table's files: resuming after they
-changed is an error saying so.
+changed (a chmod or touch too) is an error naming each file and what differs in it. A file
+that changes while batches reads it fails the command, naming it, and leaves no OUT.
+` + unreadableHelp + `.
 
 Batches are read ahead of the one being written, as many as --readahead SIZE of them holds
 (default 32MiB; at least one). Pages of compressed Parquet files are decompressed once, into a
 scratch file in TMPDIR of at most --page-cache SIZE (default: 16GiB, or half the free space
 there if less; 0 keeps none), unnamed so that nothing is left behind: in a shuffled epoch
 every batch holds rows of most pages. SIZE is bytes, or a number with KiB, MiB, GiB or TiB.`},
-	"take": {"--rows LIST|@FILE [--columns NAMES] [--table NAME] [--to FORMAT] [--fill VALUE] IN OUT", `Take writes rows of the table in IN — a file, a directory of parts, an object or a prefix of
+	"take": {"--rows LIST|@FILE [--columns NAMES] [--table NAME] [--skip-unreadable] [--to FORMAT] [--fill VALUE] IN OUT", `Take writes rows of the table in IN — a file, a directory of parts, an object or a prefix of
 objects (` + objectURIs + `) — to OUT in FORMAT, which OUT's extension gives unless --to does
 (OUT - is standard output, with --to). --rows gives the rows: indices separated by commas, or
 @FILE with one index a line (@- reads them from standard input); in any order, repeated or
@@ -60,8 +68,8 @@ Only what the rows need is read: of an Arrow IPC file, the record batches holdin
 of the mapped file); of a Parquet file, the pages holding them; of an object, only those
 batches, pages or .npy rows are fetched. A TFRecord file has no row index: it is read
 whole, and take says so. A directory's tables are named as inspect names them: --table picks
-one when IN holds several.`},
-	"convert": {"[--to FORMAT] [--tensor NAME] [--fill VALUE] [--dense] [--max-dense N] [--compression C] [--spec FILE] IN OUT", `Convert writes the tensors of IN — a file, or every tensor file of a directory, named as serve
+one when IN holds several. ` + unreadableHelp + `.`},
+	"convert": {"[--to FORMAT] [--tensor NAME] [--fill VALUE] [--dense] [--max-dense N] [--compression C] [--spec FILE] [--skip-unreadable] IN OUT", `Convert writes the tensors of IN — a file, or every tensor file of a directory, named as serve
 names them — to OUT in FORMAT, which OUT's extension gives unless --to does:` + formatList() + `
 
 ` + keeps + `
@@ -69,11 +77,13 @@ A table's columns are written in their order; each column that has no tensor for
 on stderr ("t.s: struct<a: int32> left out: …"). arrow, arrows and parquet keep the null rows
 of plain columns; the other formats refuse them unless --fill gives them a value, parsed as
 each column's dtype. A format that cannot hold a tensor (strings in a .tensor file) fails
-naming it, or with --skip-unsupported leaves it out, named.
+naming it, or with --skip-unsupported leaves it out, named. ` + unreadableHelp + `.
 --tensor picks one tensor of an input that holds several (by the name inspect prints). OUT is
-written through a temporary file renamed at the end, so a failure leaves nothing behind. IN and
+written through a temporary file renamed at the end, so a failure leaves nothing behind; an
+input file that changes while it is read (its size, modification time or change time: an
+rsync --inplace -t, a chmod) fails the command, naming it. IN and
 OUT may be objects: ` + objectURIs + ` An object written appears only when complete.`},
-	"serve": {"[--addr HOST:PORT] [--watch=false] [--poll D] [--tls-cert F --tls-key F [--tls-client-ca F]] [--token T] [--location URI --shards URI,...] [--shard K/N] [--max-message-bytes N] [--memory-budget SIZE] [--page-cache SIZE] [--tfio ENDPOINT [--tfio-tensors NAME,...] [--tfio-batch-rows N]] DIR",
+	"serve": {"[--addr HOST:PORT] [--watch=false] [--poll D] [--skip-unreadable] [--tls-cert F --tls-key F [--tls-client-ca F]] [--token T] [--location URI --shards URI,...] [--shard K/N] [--max-message-bytes N] [--memory-budget SIZE] [--page-cache SIZE] [--tfio ENDPOINT [--tfio-tensors NAME,...] [--tfio-batch-rows N]] DIR",
 		`Serve serves every tensor file of DIR over Arrow Flight, memory-mapped, each under the name
 inspect prints (NAME, NAME.N, NAME.COLUMN). Files that are not tensor files are ignored; tensor
 files that cannot be served are reported. Ctrl-C or SIGTERM shuts the server down gracefully.
@@ -81,8 +91,11 @@ files that cannot be served are reported. Ctrl-C or SIGTERM shuts the server dow
 The server follows DIR: files that appear are served, files replaced or rewritten are served
 from their new contents and files removed are no longer served, within a second of the change
 (change notifications; --watch=false turns them off), and at SIGHUP or the "reload" Flight
-action. A file is served once it reads whole: one still being written is left out until it
-does. A stream already running keeps the version it started with; one whose file is truncated
+action. A file is served once it reads whole: until it does (one still being written, or cut
+short in place), its table is not served — a client asking for it is told which file, ls lists
+it with no rows — or, with --skip-unreadable, served without it, the file named on stderr and
+in the table's FlightInfo (app_metadata "skipped"). A file removed is no such file: its table
+is served without it, as a new version. A stream already running keeps the version it started with; one whose file is truncated
 or rewritten in place under it fails with DataLoss, naming the file, and the others go on.
 
 DIR may be a prefix of objects (s3://BUCKET/PREFIX, gs://BUCKET/PREFIX), served as a
@@ -105,7 +118,10 @@ Arrow IPC stream that tensorflow-io's ArrowStreamDataset reads: a column per ten
 --tfio-tensors; equal row counts) — scalars, or list<T> of each row's values in row-major
 order (the row shapes are printed, for tf.reshape) — no nulls, extension or large types, and
 the end-of-stream marker.`},
-	"ls": {"[--json] [client flags] URI", `Ls lists the tensors a Flight server serves: name, kind, dtype, shape, rows and bytes.`},
+	"ls": {"[--json] [client flags] URI", `Ls lists the tensors a Flight server serves: name, kind, dtype, shape, rows and bytes. The
+files of a served directory a flight is left without are named on stderr, once each: served
+without them (serve --skip-unreadable), or not served (its rows -, its first dimension -1);
+--json lists them in "skipped" and "unreadable".`},
 	"get": {"[--to FORMAT] [--tensor COLUMN] [--rows LIST|@FILE [--columns NAMES]] [--dense] [--max-dense N] [client flags] URI NAME OUT\n" +
 		"  ndarrow get --batch-size N [--shuffle SEED] [--epoch E] [--shard K/N] [--drop-last] [--after CURSOR] [--cursors FILE] [--columns NAMES] [client flags] URI TABLE OUT",
 		`Get fetches the tensor NAME from the Flight server at URI (grpc://, grpc+tls://) into OUT (a file,
@@ -124,7 +140,7 @@ batch, and the same cursors as "ndarrow batches" with these flags writes of the 
 (see its help). The server reads each batch's rows and streams them, a batch's cursor with it.
 
 ` + keeps},
-	"put": {"[--tensor NAME] [--name NAME] [--compression C] [--spec FILE] [client flags] URI FILE|DIR",
+	"put": {"[--tensor NAME] [--name NAME] [--compression C] [--spec FILE] [--skip-unreadable] [client flags] URI FILE|DIR",
 		`Put uploads the tensors of FILE, or of every tensor file of DIR, to the Flight server at URI, each
 under the name inspect prints, or one of them (--tensor) under another name (--name). A
 TFRecord file is read as inspect reads it (--compression, --spec).`},

@@ -76,16 +76,19 @@ func TestServeRefusesWhatIsNotADirectory(t *testing.T) {
 }
 
 // TestServeIgnoresFilesThatAreNotTensors: the golden folder holds .bin and .jsonl files beside
-// the tensor files; serve says nothing about them.
+// the tensor files; serve says nothing about them. A file whose name says it is a tensor file
+// but that does not read — cut short, empty, one of two files of one base name — is named.
 func TestServeIgnoresFilesThatAreNotTensors(t *testing.T) {
 	s := startServe(t, golden)
 	for _, ext := range []string{".bin", ".jsonl"} {
-		assert.NotContains(t, s.stderr.String(), ext, "no word about files that are not tensor files")
+		assert.NotContains(t, s.stderr.String(), ext+":", "no word about files that are not tensor files")
 	}
 	// batch_tensors.arrows holds the tensors of batch_tensors.arrow, under the same names:
-	// joined, with no word either.
-	assert.Empty(t, s.stderr.String())
-	assert.Contains(t, s.stdout.String(), "serving 33 tensors")
+	// never joined (they were, as a table of twice the rows, with no word), each named.
+	assert.Equal(t, 2, strings.Count(s.stderr.String(), "\n"), s.stderr.String())
+	assert.Contains(t, s.stderr.String(), "ndarrow serve: unreadable: "+golden+"/batch_tensors.arrow: batch_tensors.arrows beside it: ")
+	assert.Contains(t, s.stderr.String(), "ndarrow serve: unreadable: "+golden+"/batch_tensors.arrows: batch_tensors.arrow beside it: ")
+	assert.Contains(t, s.stdout.String(), "serving 28 tensors")
 
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("hello"), 0o644))
@@ -94,8 +97,10 @@ func TestServeIgnoresFilesThatAreNotTensors(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "cut.arrow"), b[:len(b)/2], 0o644))
 	s = startServe(t, dir)
-	assert.Equal(t, 1, strings.Count(s.stderr.String(), "skipped"), "only the tensor file that cannot be read: %s", s.stderr.String())
-	assert.Contains(t, s.stderr.String(), "cut.arrow")
+	assert.Equal(t, 2, strings.Count(s.stderr.String(), "unreadable: "), "only the tensor files that cannot be read: %s", s.stderr.String())
+	assert.Contains(t, s.stderr.String(), "cut.arrow: ")
+	assert.Contains(t, s.stderr.String(), "empty.npy: ", "an empty part is a part dropped as much as one cut short")
+	assert.NotContains(t, s.stderr.String(), "notes.txt")
 }
 
 // TestHelpIsTheSameEverywhere: help CMD, CMD -h and CMD --help print one full help on stdout

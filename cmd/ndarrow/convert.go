@@ -16,6 +16,7 @@ import (
 	"github.com/ndarrow/ndarrow/internal/objstore"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/parquet"
+	"github.com/ndarrow/ndarrow/sparse"
 	"github.com/ndarrow/ndarrow/tfrecord"
 )
 
@@ -156,6 +157,7 @@ func convert(ctx context.Context, to, pick, in, out string, read readOptions, op
 	if err != nil {
 		return err
 	}
+	f.reportSkipped(stderr, "convert")
 	if len(tensors) > 1 && format == string(dataset.FormatNpy) && !opts.skip {
 		names := make([]string, len(tensors))
 		for i, t := range tensors {
@@ -179,7 +181,7 @@ func convert(ctx context.Context, to, pick, in, out string, read readOptions, op
 		}
 		w, done := withProgress(w, stderr, out, total) // the output's bytes, against the values' (compression ends early)
 		defer done()
-		return write(format, w, tensors, opts.forOutput(out))
+		return f.checked(write(format, w, tensors, opts.forOutput(out))) // before OUT is renamed into place
 	})
 	if err == nil && pick == "" {
 		for _, l := range f.leftOut {
@@ -208,12 +210,17 @@ func convertParquetStream(ctx context.Context, in, out string, stdout, stderr io
 		return false, nil
 	}
 	defer s.Close()
+	inputLoaded(in)
 	return true, writeOutput(ctx, out, stdout, func(w io.Writer) error {
 		w, finish := withProgress(w, stderr, out, st.Size())
 		defer finish()
 		// An output that reads what it is given has the file's pages mapped in ahead; one
 		// that discards it (/dev/null, a character device) never reads them.
-		return s.Write(w, parquet.StreamOptions{Populate: !discards(out, stdout)})
+		err := s.Write(w, parquet.StreamOptions{Populate: !discards(out, stdout)})
+		if cerr := s.CheckUnchanged(); cerr != nil { // the pages written were of one version of the file, or it fails
+			return cerr
+		}
+		return err
 	})
 }
 
@@ -266,13 +273,55 @@ func checkNulls(format string, tensors []tensor) error {
 }
 
 // writeOutput writes the output named path as a Unix tool does: "-" is standard output; an
-// existing file that is not a regular file (a device such as /dev/null, a FIFO, a socket) is
-// opened and written in place, never replaced; an existing directory is an error; anything
-// else is written atomically (writeAtomically). Every format streams: an Arrow IPC file's
-// writer asks only where it is.
+// existing file that is not a regular file (a device such as /dev/null, a FIFO, a socket:
+// writtenInPlace) is opened and written in place, never replaced; an existing directory is an
+// error; anything else is written atomically (writeAtomically). Every format streams: an Arrow
+// IPC file's writer asks only where it is. Its errors name the output, but for a sourceError
+// of write's, returned as what it wraps (what was to be written failed, not the output), and
+// an error naming an input file (a *dataset.FileError: the input changed while it was read).
+// A write that fails once it wrote to standard output or a FIFO leaves what it wrote there:
+// its error, and the exit status, are what tells the reader.
 func writeOutput(ctx context.Context, path string, stdout io.Writer, write func(io.Writer) error) error {
+	var source error
+	err := writeOutputTo(ctx, path, stdout, func(w io.Writer) error {
+		err := write(w)
+		var se sourceError
+		if errors.As(err, &se) {
+			source = se.error
+		}
+		return err
+	})
+	if source != nil {
+		return source
+	}
+	return err
+}
+
+// sourceError is an error of what a write given to writeOutput writes (a batch that could not
+// be read, a cursor refused), not of the output: writeOutput returns what it wraps without
+// naming the output.
+type sourceError struct{ error }
+
+func (e sourceError) Unwrap() error { return e.error }
+
+// writtenInPlace reports whether the output path exists and is neither a regular file nor a
+// directory — a device such as /dev/null, a FIFO, a socket — which writeOutput writes in
+// place, whatever its name.
+func writtenInPlace(path string) bool {
+	if path == "-" || dataset.IsURI(path) {
+		return false
+	}
+	st, err := os.Stat(path)
+	return err == nil && !st.Mode().IsRegular() && !st.IsDir()
+}
+
+// writeOutputTo is writeOutput, every error naming the output.
+func writeOutputTo(ctx context.Context, path string, stdout io.Writer, write func(io.Writer) error) error {
 	if path == "-" {
 		if err := write(&positionWriter{w: interruptible(ctx, stdout)}); err != nil {
+			if namesInput(err) {
+				return err
+			}
 			return fmt.Errorf("standard output: %w", err)
 		}
 		return nil
@@ -294,12 +343,19 @@ func writeOutput(ctx context.Context, path string, stdout io.Writer, write func(
 		if cerr := f.Close(); err == nil && cerr != nil {
 			err = errors.Unwrap(cerr)
 		}
-		if err != nil {
+		if err != nil && !namesInput(err) {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		return nil
+		return err
 	}
 	return writeAtomically(ctx, path, write)
+}
+
+// namesInput reports whether err is about an input file, which it names (a *dataset.FileError),
+// not about the output it was met writing.
+func namesInput(err error) bool {
+	var fe *dataset.FileError
+	return errors.As(err, &fe)
 }
 
 // checkOutput returns an error when OUT cannot be written: an existing directory.
@@ -347,8 +403,8 @@ func writeObject(ctx context.Context, uri string, write func(io.Writer) error) e
 	sw := &storeWriter{w: w}
 	if err := write(&positionWriter{w: interruptible(ctx, sw)}); err != nil {
 		_ = w.Abort()
-		if sw.failed {
-			return err // the store's error names the object
+		if sw.failed || namesInput(err) {
+			return err // the store's error names the object; an input's, the input
 		}
 		return fmt.Errorf("%s: %w", w.URI(), err)
 	}
@@ -369,13 +425,23 @@ func (s *storeWriter) Write(p []byte) (int, error) {
 
 // writeAtomically writes path through a temporary file renamed at the end (atomicfile.Write),
 // so a failure or an interruption (ctx, or a signal that ends the process) leaves nothing
-// behind. Errors name path, never the temporary file.
+// behind. Errors name path, never the temporary file — but an error of an input file
+// (namesInput) names that file alone.
 func writeAtomically(ctx context.Context, path string, write func(io.Writer) error) error {
-	return atomicfile.Write(path, func(tmp *os.File) error {
+	var ofInput error // an error naming an input file, not to be named after path
+	err := atomicfile.Write(path, func(tmp *os.File) error {
 		temporaries.add(tmp.Name())
 		defer temporaries.remove(tmp.Name())
-		return write(&seekWriter{interruptible(ctx, tmp), tmp})
+		err := write(&seekWriter{interruptible(ctx, tmp), tmp})
+		if namesInput(err) {
+			ofInput = err
+		}
+		return err
 	})
+	if ofInput != nil {
+		return ofInput
+	}
+	return err
 }
 
 // seekWriter is an interruptible writer that still seeks, as an Arrow IPC file writer needs.
@@ -419,5 +485,12 @@ func write(to string, w io.Writer, tensors []tensor, opts writeOptions) error {
 	if opts.pad != nil {
 		wo.PadRagged, wo.Pad = true, *opts.pad
 	}
-	return dataset.Write(w, dataset.Format(to), tensors, wo)
+	err := dataset.Write(w, dataset.Format(to), tensors, wo)
+	if !errors.Is(err, sparse.ErrTooLarge) { // a ragged tensor padded (--pad)
+		return maxDenseError(err, opts.maxDense, "pad it", ", or write .arrow, .arrows or .parquet, which keep it ragged")
+	}
+	if opts.dense {
+		return maxDenseError(err, opts.maxDense, "write it dense", ", or leave out --dense to keep it sparse")
+	}
+	return maxDenseError(err, opts.maxDense, "write it dense", ", or write .arrow, .arrows, .parquet or .tensor, which keep it sparse")
 }

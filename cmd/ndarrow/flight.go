@@ -92,8 +92,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	location := fs.String("location", "", "the URI clients reach this server at, put in FlightInfo endpoints (needed with --shards)")
 	shards := fs.String("shards", "", "comma-separated URIs of every server holding a shard of the tensors, this one included, in row order")
 	share := fs.String("shard", "", "K/N: serve only the K-th (from 0) of N shares of each tensor's files and row groups, N servers over the same DIR each serving one (list them, in K order, in --shards)")
-	maxMsg := fs.Int("max-message-bytes", flight.DefaultMaxMessageBytes, "the largest gRPC message sent (DoGet splits tensors to fit); uploads are bounded by their size")
+	maxMsg := fs.Int("max-message-bytes", flight.DefaultMaxMessageBytes, "the largest gRPC message sent (DoGet splits tensors to fit; the FlightInfo of a take holds its rows twice, as JSON text); uploads are bounded by their size")
 	grpcOnly := fs.Bool("grpc-only", false, "serve gRPC alone: no HTTP GET of each flight's data on the same port (and no http(s):// location in FlightInfo)")
+	skipUnreadable := fs.Bool("skip-unreadable", false, "serve a table some of whose files cannot be read (cut short, not joining the other parts, two of one base name) without them, each named on stderr and in its flights' app_metadata (\"skipped\"); without it such a table is not served: a client asking for it is told which file")
 	var lim serveLimits
 	fs.Var(budgetSize{&lim.memory}, "memory-budget", "the most bytes the server holds for clients' data: what gets decode (Parquet row groups), what uploads hold arriving, staged and stored until deleted; a get beyond it waits its turn, an upload fails (`SIZE`: bytes, or with KiB, MiB, GiB, TiB; default: a quarter of the machine's memory; -1: no bound)")
 	fs.Var(budgetSize{&lim.wire}, "wire-budget", "the most bytes what arrives holds before it is handled: about 2 MiB per connection, 1 MiB per call, each message while it is received (`SIZE`; default: a quarter of --memory-budget, at least 512 MiB)")
@@ -102,7 +103,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.DurationVar(&lim.idle, "idle-timeout", flight.DefaultIdleTimeout, "how long a connection may stay without a call before it is closed")
 	fs.IntVar(&lim.conns, "max-connections", flight.DefaultMaxConnections, "the most connections held at once; more are closed as they come")
 	lim.pageCache = -1
-	fs.Var(&lim.pageCache, "page-cache", "decode each page of served compressed Parquet files that takes and mini-batches read once, into a scratch file in TMPDIR of at most `SIZE` (default 16GiB, or half its free space if less; 0: none)")
+	fs.Var(&lim.pageCache, "page-cache", "decode each page of served compressed Parquet files that takes and mini-batches read once, into a scratch file in TMPDIR of at most `SIZE` (default 16GiB, or half its free space if less, under ulimit -v a quarter of the address space it leaves; said on stderr when smaller so, or none; 0: none); a file's pages are dropped once its version is no longer served")
 	tf := addTLSFlags(fs, true)
 	var tfi tfioFlags
 	fs.StringVar(&tfi.endpoint, "tfio", "", "also stream the tensors to tensorflow-io's ArrowStreamDataset on tcp://A.B.C.D:PORT or unix://PATH")
@@ -122,7 +123,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if n > 1 && *shards != "" && len(strings.Split(*shards, ",")) != n {
 		return usageError(stderr, "serve", fmt.Errorf("--shard %s: --shards lists %d servers, not %d", *share, len(strings.Split(*shards, ",")), n))
 	}
-	return finishCommand(ctx, stderr, "serve", serve(ctx, fs.Arg(0), *addr, *location, *shards, k, n, *maxMsg, lim, *watch, *poll, *grpcOnly, tf, tfi, stdout, stderr))
+	tfi.skipUnreadable = *skipUnreadable
+	return finishCommand(ctx, stderr, "serve", serve(ctx, fs.Arg(0), *addr, *location, *shards, k, n, *maxMsg, lim, *watch, *poll, *grpcOnly, *skipUnreadable, tf, tfi, stdout, stderr))
 }
 
 // parseShare parses --shard K/N; "" is 0/1, the whole.
@@ -147,7 +149,7 @@ type serveLimits struct {
 	pageCache      byteSize // -1: the default
 }
 
-func serve(ctx context.Context, dir, addr, location, shards string, shareK, shareN int, maxMsg int, lim serveLimits, watch bool, poll time.Duration, grpcOnly bool, tf tlsFlags, tfi tfioFlags, stdout, stderr io.Writer) error {
+func serve(ctx context.Context, dir, addr, location, shards string, shareK, shareN int, maxMsg int, lim serveLimits, watch bool, poll time.Duration, grpcOnly, skipUnreadable bool, tf tlsFlags, tfi tfioFlags, stdout, stderr io.Writer) error {
 	cfg, err := tf.config(true)
 	if err != nil {
 		return err
@@ -160,6 +162,7 @@ func serve(ctx context.Context, dir, addr, location, shards string, shareK, shar
 	store := flight.NewStore(nil)
 	defer store.Close()
 	store.SetPollInterval(poll)
+	store.SetSkipUnreadable(skipUnreadable)
 	if err := store.SetShare(shareK, shareN); err != nil {
 		return err
 	}
@@ -181,7 +184,7 @@ func serve(ctx context.Context, dir, addr, location, shards string, shareK, shar
 	}
 	// The page cache is not closed: a handler cut off by a shutdown that did not end in time
 	// may still read it. Its file has no name; the process gives it back as it ends.
-	if opts.PageCache, err = newPageCache(int64(lim.pageCache)); err != nil {
+	if opts.PageCache, err = newPageCache(int64(lim.pageCache), "serve", stderr); err != nil {
 		return err
 	}
 	if shards != "" {
@@ -198,7 +201,7 @@ func serve(ctx context.Context, dir, addr, location, shards string, shareK, shar
 	}
 	defer lis.Close()
 	names, err := store.AddDir(dir, limits.Limits{})
-	reportSkipped(stderr, err)
+	reportSkipped(stderr, err, skipUnreadable)
 	if tfi.endpoint != "" {
 		tctx, stop := context.WithCancel(ctx)
 		waitTFIO, err := startTFIO(tctx, dir, store, tfi, stdout, stderr)
@@ -224,7 +227,7 @@ func serve(ctx context.Context, dir, addr, location, shards string, shareK, shar
 	reportLeftOut(stderr, "serve", store.LeftOut())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(lis) }()
-	follow := followDir(ctx, store, watch, stdout, stderr)
+	follow := followDir(ctx, store, watch, skipUnreadable, stdout, stderr)
 	defer follow()
 	select {
 	case err := <-done:
@@ -258,20 +261,31 @@ func reportLeftOut(stderr io.Writer, command string, left []dataset.LeftOut) {
 }
 
 // reportSkipped prints the problems err joins, the tensor files that cannot be served, one
-// line each.
-func reportSkipped(stderr io.Writer, err error) {
+// line each: "unreadable:" for a file whose table is not served (without --skip-unreadable),
+// "skipped:" for any other.
+func reportSkipped(stderr io.Writer, err error, skipUnreadable bool) {
 	if err == nil {
 		return
 	}
-	for _, line := range strings.Split(err.Error(), "\n") {
-		fmt.Fprintf(stderr, "ndarrow serve: skipped: %s\n", line)
+	problems := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		problems = j.Unwrap()
+	}
+	for _, p := range problems {
+		label := "skipped"
+		if !skipUnreadable && errors.Is(p, dataset.ErrUnreadable) {
+			label = "unreadable"
+		}
+		for _, line := range strings.Split(p.Error(), "\n") {
+			fmt.Fprintf(stderr, "ndarrow serve: %s: %s\n", label, line)
+		}
 	}
 }
 
 // followDir keeps the store's directory up to date — at each change notification when watch
 // is set, and at each SIGHUP — printing what changed, until ctx is done or the returned
 // function is called (which waits for the rescan under way).
-func followDir(ctx context.Context, store *flight.Store, watch bool, stdout, stderr io.Writer) (stop func()) {
+func followDir(ctx context.Context, store *flight.Store, watch, skipUnreadable bool, stdout, stderr io.Writer) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	var mu sync.Mutex // one report at a time
 	report := func(c flight.Changes, err error) {
@@ -281,7 +295,7 @@ func followDir(ctx context.Context, store *flight.Store, watch bool, stdout, std
 			fmt.Fprintf(stdout, "%s changed:%s%s%s\n", strings.Join(store.Dirs(), ", "),
 				changeList(" added", c.Added), changeList(" changed", c.Changed), changeList(" removed", c.Removed))
 		}
-		reportSkipped(stderr, err)
+		reportSkipped(stderr, err, skipUnreadable)
 	}
 	var wg sync.WaitGroup
 	if watch {
@@ -336,7 +350,7 @@ func peerTLS(cfg *tls.Config) *tls.Config {
 // afterwards.
 func clientFlags(fs *flag.FlagSet) func(uri string, use func(*flight.Client) error) error {
 	tf := addTLSFlags(fs, false)
-	maxMsg := fs.Int("max-message-bytes", flight.DefaultMaxMessageBytes, "the largest gRPC message sent (put splits its batches to fit)")
+	maxMsg := fs.Int("max-message-bytes", flight.DefaultMaxMessageBytes, "the largest gRPC message sent (put splits its batches to fit; get --rows sends its rows in one, as JSON text)")
 	maxRecv := fs.Int("max-recv-message-bytes", flight.DefaultMaxRecvMessageBytes, "the largest gRPC message taken from a server (one record batch)")
 	tokenEndpoints := fs.String("token-endpoints", "",
 		"comma-separated URIs of other servers (shards) that may receive the token when an endpoint names them")
@@ -389,21 +403,24 @@ func readableDir(dir string) error {
 // (name, kind, dtype, shape, dim_names) under the same names and in the same order, then what
 // a server tells (rows, bytes, endpoints) and, for a column of a table, the table's flight;
 // of a table flight (kind "table", shape its rows), the names of its columns and the columns
-// it leaves out.
+// it leaves out; the files of a served directory it is served without (skipped), or that keep
+// it from being served (unreadable), each "PATH: why".
 type lsLine struct {
-	Name      string        `json:"name"`
-	Kind      string        `json:"kind"`
-	DType     string        `json:"dtype"`
-	Shape     []int64       `json:"shape"`
-	DimNames  []string      `json:"dim_names"`
-	Rows      int64         `json:"rows"`
-	Bytes     int64         `json:"bytes"`
-	Endpoints int           `json:"endpoints"`
-	Table     string        `json:"table,omitempty"`
-	Columns   []string      `json:"columns,omitempty"`
-	LeftOut   []leftOutLine `json:"left_out,omitempty"`
-	Version   string        `json:"version,omitempty"`  // flight.Info.Version
-	Modified  string        `json:"modified,omitempty"` // flight.Info.Modified, RFC 3339
+	Name       string        `json:"name"`
+	Kind       string        `json:"kind"`
+	DType      string        `json:"dtype"`
+	Shape      []int64       `json:"shape"`
+	DimNames   []string      `json:"dim_names"`
+	Rows       int64         `json:"rows"`
+	Bytes      int64         `json:"bytes"`
+	Endpoints  int           `json:"endpoints"`
+	Table      string        `json:"table,omitempty"`
+	Columns    []string      `json:"columns,omitempty"`
+	LeftOut    []leftOutLine `json:"left_out,omitempty"`
+	Version    string        `json:"version,omitempty"`  // flight.Info.Version
+	Modified   string        `json:"modified,omitempty"` // flight.Info.Modified, RFC 3339
+	Skipped    []string      `json:"skipped,omitempty"`
+	Unreadable []string      `json:"unreadable,omitempty"`
 }
 
 func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -427,9 +444,22 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		var infos []flight.Info
 		var tables []string
+		told := map[string]bool{} // the files named on stderr: a table's and its columns' are the same
 		for _, i := range flights {
 			infos, tables = append(infos, i), append(tables, "")
 			reportLeftOut(stderr, "ls", i.LeftOut)
+			for _, f := range i.Skipped {
+				if !told[f] {
+					told[f] = true
+					fmt.Fprintf(stderr, "ndarrow ls: %s: served without %s\n", i.Name, f)
+				}
+			}
+			for _, f := range i.Unreadable {
+				if !told[f] {
+					told[f] = true
+					fmt.Fprintf(stderr, "ndarrow ls: %s: not served: %s %s (serve --skip-unreadable serves the rest)\n", i.Name, dataset.ErrUnreadable, f)
+				}
+			}
 			if i.Kind != flight.KindTable {
 				continue
 			}
@@ -448,7 +478,8 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 					names = []string{} // as inspect --json prints it
 				}
 				line := lsLine{Name: i.Name, Kind: string(i.Kind), DType: i.DType, Shape: i.Shape,
-					DimNames: names, Rows: i.Rows, Bytes: i.Bytes, Endpoints: i.Endpoints, Table: tables[n], Version: i.Version}
+					DimNames: names, Rows: i.Rows, Bytes: i.Bytes, Endpoints: i.Endpoints, Table: tables[n], Version: i.Version,
+					Skipped: i.Skipped, Unreadable: i.Unreadable}
 				if !i.Modified.IsZero() {
 					line.Modified = i.Modified.UTC().Format(time.RFC3339Nano)
 				}
@@ -465,7 +496,7 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		tw := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tKIND\tDTYPE\tSHAPE\tROWS\tBYTES")
 		for _, i := range infos {
-			kind, dtype, shape, bytes := string(i.Kind), i.DType, fmt.Sprint(i.Shape), fmt.Sprint(i.Bytes)
+			kind, dtype, shape, rows, bytes := string(i.Kind), i.DType, fmt.Sprint(i.Shape), fmt.Sprint(i.Rows), fmt.Sprint(i.Bytes)
 			switch {
 			case i.Kind == flight.KindTable: // its columns' dtypes below it
 				dtype = "-"
@@ -475,7 +506,10 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			if i.Bytes < 0 {
 				bytes = "-"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", i.Name, kind, dtype, shape, i.Rows, bytes)
+			if i.Rows < 0 { // not announced, or not served (unreadable)
+				rows = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", i.Name, kind, dtype, shape, rows, bytes)
 		}
 		return tw.Flush()
 	})
@@ -506,7 +540,7 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return usageError(stderr, "get", err)
 		}
 		return finishCommand(ctx, stderr, "get", withClient(fs.Arg(0), func(c *flight.Client) error {
-			return getBatches(ctx, c, fs.Arg(1), fs.Arg(2), *bf.cursors, o, stdout)
+			return getBatches(ctx, c, fs.Arg(1), fs.Arg(2), *bf.cursors, o, stdout, stderr)
 		}))
 	}
 	if seen := bf.seen(fs); len(seen) > 0 {
@@ -523,7 +557,7 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case *rowsFlag != "":
 		var err error
 		if rows, err = parseRows(*rowsFlag); err != nil {
-			return usageError(stderr, "get", err)
+			return finishCommand(ctx, stderr, "get", err)
 		}
 		if *columns != "" {
 			cols = strings.Split(*columns, ",")
@@ -612,14 +646,25 @@ func versionNote(version string) string {
 
 // getBatches writes what get --batch-size writes: the mini-batches o asks of the table
 // flight name, as the server streams them, to out (an Arrow IPC stream, as ndarrow batches
-// writes it), and each batch's cursor to the file cursors (when not "").
-func getBatches(ctx context.Context, c *flight.Client, name, out, cursors string, o table.BatchOptions, stdout io.Writer) error {
+// writes it), and each batch's cursor to the file cursors (when not ""). After the cursor of
+// an epoch's last batch it writes a stream of no batch and says so on stderr, as batches does.
+func getBatches(ctx context.Context, c *flight.Client, name, out, cursors string, o table.BatchOptions, stdout, stderr io.Writer) error {
 	if err := checkOutput(out); err != nil {
 		return err
 	}
-	return writeBatches(ctx, out, cursors, c.Batches(ctx, name, o), stdout, func() error {
-		return fmt.Errorf("%s: no batch to write (batches of %d)", name, o.Size)
-	})
+	finished := false
+	err := writeBatches(ctx, out, cursors, c.Batches(ctx, name, o), stdout, func() ([]dataset.Tensor, error) {
+		if o.After == nil {
+			return nil, fmt.Errorf("%s: no batch to write (batches of %d)", name, o.Size)
+		}
+		// None after a cursor the server took: the epoch is finished.
+		finished = true
+		return c.Take(ctx, name, []int64{}, o.Columns) // the columns, of no row: the stream's schema
+	}, nil) // the server checks its files: a change under a batch is the stream's error (DataLoss)
+	if err == nil && finished {
+		fmt.Fprintf(stderr, "ndarrow get: %s\n", epochFinished(name, o))
+	}
+	return err
 }
 
 // getTensors fetches what get writes: the column pick of the flight name, or every tensor
@@ -675,17 +720,19 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseArgs(fs, "put", args, stdout, stderr, 2, 2); !ok {
 		return code
 	}
-	err := dataset.Guard(func() error { // the file may shrink while it is sent
+	err := dataset.Guard(func() (err error) { // the file may shrink while it is sent
 		f, err := load(fs.Arg(1), *input)
 		if err != nil {
 			return err
 		}
 		left := f.leftOut
 		defer f.Release()
+		defer func() { err = sentWhole(f, err) }()
 		tensors, err := selectTensor(f, *pick)
 		if err != nil {
 			return err
 		}
+		f.reportSkipped(stderr, "put")
 		if table, ok := tableOf(tensors); ok && *pick == "" {
 			if *as != "" {
 				table = *as
@@ -729,6 +776,20 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		})
 	})
 	return finishCommand(ctx, stderr, "put", err)
+}
+
+// sentWhole returns err, the error of an upload of in's tensors, or, when a file of in was
+// modified while it was sent (input.checked), an error saying so: the server then holds what
+// was sent, which may mix two versions of the file, and the file is to be put again.
+func sentWhole(in *input, err error) error {
+	cerr := in.checked(nil)
+	switch {
+	case cerr == nil:
+		return err
+	case err == nil:
+		return fmt.Errorf("%w: the server holds what was sent, which may mix two versions: put it again", cerr)
+	}
+	return cerr
 }
 
 // tableOf returns the name of the table tensors are the columns of — two or more, each named

@@ -63,7 +63,7 @@ func inspect(ctx context.Context, t tensor, maxDense int64, stderr io.Writer) (i
 	_, err := t.WriteValues(w, maxDense)
 	done()
 	if err != nil {
-		return inspection{}, err
+		return inspection{}, maxDenseError(err, maxDense, "hash its dense form (inspect's sha256 is of a sparse tensor's dense values)", "")
 	}
 	shape := []int64(t.Shape())
 	names := t.DimNames
@@ -114,19 +114,29 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			code = exitFail
 			continue
 		}
-		for _, err := range f.skipped {
-			fmt.Fprintf(stderr, "ndarrow inspect: %v\n", err)
-			code = exitFail
+		if f.skipUnreadable {
+			f.reportSkipped(stderr, "inspect")
+		} else {
+			for _, err := range f.skipped { // the rest inspected all the same
+				fmt.Fprintf(stderr, "ndarrow inspect: %v (--skip-unreadable leaves it out)\n", err)
+				code = exitFail
+			}
 		}
 		switch {
 		case len(f.tensors) > 0:
 		case len(f.leftOut) > 0: // not an error: the columns are named below
 			fmt.Fprintf(stderr, "ndarrow inspect: %s: no tensors: %s\n", path, noTensorForm(f.leftOut, false))
+		case f.dir && len(f.skipped) > 0: // named above
+			fmt.Fprintf(stderr, "ndarrow inspect: %s: no tensors: no tensor file of it could be read\n", path)
 		case f.dir:
 			fmt.Fprintf(stderr, "ndarrow inspect: %s: no tensors: no tensor files\n", path)
 		default:
 			fmt.Fprintf(stderr, "ndarrow inspect: %s: no tensors: none of its columns is a tensor\n", path)
 		}
+		// What is printed of the file waits for its check: the hashes of a file that changed
+		// while they were computed may be of two versions, and are not printed.
+		var emit []func()
+		reported := false // a change of the file, said already
 		for _, t := range f.tensors {
 			var line inspection
 			err := dataset.Guard(func() error { // hashing reads the values: the file may shrink
@@ -141,7 +151,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			switch {
 			case errors.As(err, &changed):
 				fmt.Fprintf(stderr, "ndarrow inspect: %v\n", err) // it names the file
-				code = exitFail
+				code, reported = exitFail, true
 				continue
 			case err != nil:
 				fmt.Fprintf(stderr, "ndarrow inspect: %s: %s: %v\n", path, t.Name, err)
@@ -149,22 +159,34 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 				continue
 			}
 			if *asJSON {
-				_ = enc.Encode(line)
+				emit = append(emit, func() { _ = enc.Encode(line) })
 				continue
 			}
-			if !header {
-				fmt.Fprintln(table, "NAME\tKIND\tDTYPE\tSHAPE\tNNZ\tNULLS\tDIM NAMES\tSHA256")
-				header = true
-			}
-			fmt.Fprintf(table, "%s\t%s\t%s\t%v\t%d\t%d\t%s\t%.16s…\n", line.Name, line.Kind, line.DType, t.Shape(),
-				line.NNZ, line.Nulls, strings.Join(line.DimNames, ","), line.SHA256)
+			emit = append(emit, func() {
+				if !header {
+					fmt.Fprintln(table, "NAME\tKIND\tDTYPE\tSHAPE\tNNZ\tNULLS\tDIM NAMES\tSHA256")
+					header = true
+				}
+				fmt.Fprintf(table, "%s\t%s\t%s\t%v\t%d\t%d\t%s\t%.16s…\n", line.Name, line.Kind, line.DType, t.Shape(),
+					line.NNZ, line.Nulls, strings.Join(line.DimNames, ","), line.SHA256)
+			})
 		}
 		for _, l := range f.leftOut {
 			if *asJSON {
-				_ = enc.Encode(leftOutLine{Name: l.Name, Column: l.Column, LeftOut: l.Type, Why: l.Why})
+				emit = append(emit, func() { _ = enc.Encode(leftOutLine{Name: l.Name, Column: l.Column, LeftOut: l.Type, Why: l.Why}) })
 				continue
 			}
-			leftOut = append(leftOut, l)
+			emit = append(emit, func() { leftOut = append(leftOut, l) })
+		}
+		if err := f.checked(nil); err != nil {
+			if !reported {
+				fmt.Fprintf(stderr, "ndarrow inspect: %v\n", err) // it names the file and what differs
+			}
+			code = exitFail
+		} else {
+			for _, e := range emit {
+				e()
+			}
 		}
 		f.Release()
 	}

@@ -24,9 +24,16 @@ import (
 
 // TestMain runs the command itself when a test starts this binary as a child process with
 // NDARROW_RUN_MAIN=1, so that signals and exit statuses are tested on the real process;
-// NDARROW_SHRINK_INPUTS_TO=N truncates each input file to N bytes once it is mapped.
+// NDARROW_SHRINK_INPUTS_TO=N truncates each input file to N bytes once it is mapped, and
+// NDARROW_REWRITE_INPUTS_WITH=FILE writes FILE's bytes over it in place, its size and times
+// kept (what rsync --inplace -t leaves); NDARROW_ADDRESS_SPACE_EXTRA=N limits the process's
+// address space to what it maps at start and N bytes more (ulimit -v).
 func TestMain(m *testing.M) {
 	if os.Getenv("NDARROW_RUN_MAIN") == "1" {
+		limitAddressSpaceForMain()
+		if with := os.Getenv("NDARROW_REWRITE_INPUTS_WITH"); with != "" {
+			inputLoaded = func(path string) { rewriteKeepingTimes(path, with) }
+		}
 		if size := os.Getenv("NDARROW_SHRINK_INPUTS_TO"); size != "" {
 			n, err := strconv.ParseInt(size, 10, 64)
 			if err != nil {

@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/ndarrow/ndarrow/dataset"
-	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/table"
 )
 
@@ -23,6 +22,7 @@ func runTake(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	to := fs.String("to", "", "output format (default: OUT's extension): "+formatNames())
 	columns := fs.String("columns", "", "take only these columns, in this order: `NAMES` separated by commas")
 	name := fs.String("table", "", "the table to take from, when IN holds several")
+	skipUnreadable := skipUnreadableFlag(fs)
 	var fill *string
 	fs.Func("fill", "give the null rows of plain columns this `VALUE` (see convert)", func(s string) error {
 		fill = &s
@@ -42,7 +42,7 @@ func runTake(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	want, err := parseRows(*rows)
 	if err != nil {
-		return usageError(stderr, "take", err)
+		return finishCommand(ctx, stderr, "take", err)
 	}
 	var cols []string
 	if *columns != "" {
@@ -51,12 +51,20 @@ func runTake(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return finishCommand(ctx, stderr, "take", dataset.Guard(func() error {
 		o := opts()
 		o.fill = fill
-		return take(ctx, fs.Arg(0), fs.Arg(1), *to, *name, want, cols, o, stdout, stderr)
+		return take(ctx, fs.Arg(0), fs.Arg(1), *to, table.Options{Table: *name, SkipUnreadable: *skipUnreadable}, want, cols, o, stdout, stderr)
 	}))
 }
 
+// maxRowsLine bounds a line of a --rows file: an index, or a comment.
+const maxRowsLine = 4 << 10
+
+// maxRowsListed bounds the indices --rows gives: 1 GiB of them.
+const maxRowsListed = 1 << 27
+
 // parseRows parses --rows: indices separated by commas, or @FILE (- for standard input)
-// with one index a line (blank lines and lines starting with # left out).
+// with one index a line (blank lines and lines starting with # left out), each line at most
+// maxRowsLine bytes and maxRowsListed indices in all. A list that is not one is a usageErr; a
+// file that cannot be read or holds what is not an index is an error naming it.
 func parseRows(s string) ([]int64, error) {
 	file, isFile := strings.CutPrefix(s, "@")
 	if !isFile {
@@ -64,44 +72,54 @@ func parseRows(s string) ([]int64, error) {
 		for _, f := range strings.Split(s, ",") {
 			n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
 			if err != nil {
-				return nil, fmt.Errorf("--rows: %q is not a row index", f)
+				return nil, usageErr{fmt.Errorf("--rows: %q is not a row index", f)}
 			}
 			out = append(out, n)
 		}
 		return out, nil
 	}
 	var r io.Reader = os.Stdin
+	name := "standard input"
 	if file != "-" {
 		f, err := os.Open(file)
 		if err != nil {
-			return nil, fmt.Errorf("--rows: %w", err)
+			return nil, fmt.Errorf("--rows: %s: %w", file, errors.Unwrap(err))
 		}
 		defer f.Close()
-		r = f
+		r, name = f, file
 	}
 	out := []int64{}
 	sc := bufio.NewScanner(r)
-	for line := 1; sc.Scan(); line++ {
+	sc.Buffer(make([]byte, 0, 512), maxRowsLine)
+	line := 0
+	for sc.Scan() {
+		line++
 		text := strings.TrimSpace(sc.Text())
 		if text == "" || strings.HasPrefix(text, "#") {
 			continue
 		}
 		n, err := strconv.ParseInt(text, 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("--rows: %s:%d: %q is not a row index", file, line, text)
+			return nil, fmt.Errorf("--rows: %s:%d: %.40q is not a row index: a rows file holds one index a line", name, line, text)
+		}
+		if len(out) == maxRowsListed {
+			return nil, fmt.Errorf("--rows: %s: more than %d row indices: take them in several runs, each of fewer", name, maxRowsListed)
 		}
 		out = append(out, n)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("--rows: %s: %w", file, err)
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, fmt.Errorf("--rows: %s: line %d is longer than %d bytes: a rows file holds one index a line", name, line+1, maxRowsLine)
+	} else if err != nil {
+		return nil, fmt.Errorf("--rows: %s: %w", name, errors.Unwrap(err))
 	}
 	return out, nil
 }
 
-// take writes rows of the table in in (cols of it, or every column) to out in format to
-// (out's extension when empty), as convert writes, and names on stderr the columns the table
-// has no tensor form for.
-func take(ctx context.Context, in, out, to, name string, rows []int64, cols []string, opts writeOptions, stdout, stderr io.Writer) error {
+// take writes rows of the table in in that open names (cols of it, or every column) to out
+// in format to (out's extension when empty), as convert writes, and names on stderr the
+// columns the table has no tensor form for, and the files left out of it
+// (open.SkipUnreadable).
+func take(ctx context.Context, in, out, to string, open table.Options, rows []int64, cols []string, opts writeOptions, stdout, stderr io.Writer) error {
 	if err := checkOutput(out); err != nil {
 		return err
 	}
@@ -109,7 +127,8 @@ func take(ctx context.Context, in, out, to, name string, rows []int64, cols []st
 	if err != nil {
 		return err
 	}
-	t, err := table.Open(in, table.Options{Table: name, Limits: limits.Limits{}})
+	open.NoPageCache = true // one take decompresses each page once
+	t, err := openTable(in, open, "take", stderr)
 	if err != nil {
 		return err
 	}
@@ -119,10 +138,11 @@ func take(ctx context.Context, in, out, to, name string, rows []int64, cols []st
 			fmt.Fprintf(stderr, "ndarrow take: warning: %s: a TFRecord file has no row index: all its records were read to take the rows (Parquet and Arrow files are read only where the rows are: convert it once for random access)\n", displayName(f))
 		}
 	}
+	inputLoaded(in)
 	tuneCollector(t, int64(len(rows)), cols)
 	got, err := t.Take(ctx, rows, cols)
 	if err != nil {
-		return err
+		return checkedBy(t.CheckUnchanged, err)
 	}
 	tensors, err := filled(got.Columns, opts.fill)
 	if err != nil {
@@ -134,7 +154,9 @@ func take(ctx context.Context, in, out, to, name string, rows []int64, cols []st
 				return err
 			}
 		}
-		return write(format, w, tensors, opts.forOutput(out))
+		// The rows are copies, read at Take: the check is that Take's reads were of one
+		// version of every file, made before OUT is renamed into place.
+		return checkedBy(t.CheckUnchanged, write(format, w, tensors, opts.forOutput(out)))
 	})
 	if err == nil && len(cols) == 0 {
 		for _, l := range t.LeftOut {
@@ -174,4 +196,38 @@ func displayName(path string) string {
 		return path[:i]
 	}
 	return path
+}
+
+// skipUnreadableFlag adds --skip-unreadable to fs: read a directory's table without the files
+// of it that cannot be read, each named on stderr.
+func skipUnreadableFlag(fs *flag.FlagSet) *bool {
+	return fs.Bool("skip-unreadable", false, "read a directory's table without its files that cannot be read (cut short, not joining the other parts, two of one base name), each named on stderr; without it such a file is an error")
+}
+
+// openTable opens the table at in as o says (table.Open); the files left out of it
+// (o.SkipUnreadable) are named on stderr, one line each, and a table with a file that cannot
+// be read, without o.SkipUnreadable, is an error that says --skip-unreadable reads the rest.
+func openTable(in string, o table.Options, command string, stderr io.Writer) (*table.Table, error) {
+	t, err := table.Open(in, o)
+	if err != nil {
+		return nil, unreadableHint(err, o.SkipUnreadable)
+	}
+	reportSkippedFiles(stderr, command, t.Skipped())
+	return t, nil
+}
+
+// unreadableHint returns err, which a read without skip gave, saying that --skip-unreadable
+// reads the rest when it is a table's unreadable file and the table has others.
+func unreadableHint(err error, skip bool) error {
+	if !skip && errors.Is(err, dataset.ErrUnreadable) && !errors.Is(err, table.ErrNoTable) {
+		return fmt.Errorf("%w (--skip-unreadable reads the rest)", err)
+	}
+	return err
+}
+
+// reportSkippedFiles names on stderr, one line each, the files command left out.
+func reportSkippedFiles[E error](stderr io.Writer, command string, skipped []E) {
+	for _, sf := range skipped {
+		fmt.Fprintf(stderr, "ndarrow %s: skipped: %v\n", command, sf)
+	}
 }

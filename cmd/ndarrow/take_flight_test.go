@@ -148,7 +148,7 @@ func TestGetBatches(t *testing.T) {
 		{"not a stream", []string{"--batch-size", "8", s.uri, "t", "o.parquet"}, exitUsage, "Arrow IPC stream"},
 		{"with --rows", []string{"--batch-size", "8", "--rows", "1", s.uri, "t", "o.arrows"}, exitUsage, "not with --rows"},
 		{"a bad cursor", []string{"--batch-size", "8", "--after", "c1.x", s.uri, "t", "o.arrows"}, exitUsage, "--after"},
-		{"a cursor of another table", []string{"--batch-size", "8", "--after", "c1.0123456789abcdef.0.0.0.8.0.1.0.1", s.uri, "t", "o.arrows"}, exitFail, "changed"},
+		{"a cursor of another table", []string{"--batch-size", "8", "--after", "c2.0123456789abcdef.0.0.0.8.0.1.0.1", s.uri, "t", "o.arrows"}, exitFail, "changed"},
 		{"a flight not served", []string{"--batch-size", "8", s.uri, "nope", "o.arrows"}, exitFail, "nope"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -67,7 +67,8 @@ func TestTakeCommand(t *testing.T) {
 }
 
 // TestTakeCommandErrors: a row outside the table is one error line naming it and the table's
-// rows, and no output; a missing --rows or a row that is no number is a usage error.
+// rows, and no output; a missing --rows or a row that is no number is a usage error; a rows
+// file that cannot be read one error line naming it.
 func TestTakeCommandErrors(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "t.parquet")
@@ -90,8 +91,8 @@ func TestTakeCommandErrors(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, `"x" is not a row index`)
 	code, _, stderr = runCLI("take", "--rows", "@"+filepath.Join(dir, "none.txt"), path, out)
-	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, "none.txt")
+	assert.Equal(t, 1, code, "a rows file that cannot be read is a failure naming it, not a usage error")
+	assert.Equal(t, "ndarrow take: --rows: "+filepath.Join(dir, "none.txt")+": no such file or directory\n", stderr)
 
 	// Inputs that are no table: one line naming the input once.
 	bad := filepath.Join(dir, "bad.parquet")

@@ -24,24 +24,50 @@ type input struct {
 	dir     bool
 	tensors []tensor
 	leftOut []dataset.LeftOut // the columns of its tables that have no tensor form, once each
-	skipped []error           // the files of a directory that could not be read, and names taken twice
-	release func()
+	skipped []error           // the files of a directory left out (dataset.SkippedFile)
+	// skipUnreadable says the command reads a directory without the files of it left out,
+	// each named (readOptions.skipUnreadable).
+	skipUnreadable bool
+	release        func()
+	check          func() error // the error of a file of the input modified since it was read, or nil (nil: standard input)
 }
 
 // Release drops the input's mappings; its tensors must not be used afterwards.
 func (in *input) Release() { in.release() }
 
-// readOptions say how to read an input: as a TFRecord file compressed so (none, gzip, zlib)
-// when compression is not empty; its Examples by the feature spec in the JSON file spec (see
-// tfrecord.ReadSpec) when spec is not empty.
-type readOptions struct {
-	compression string
-	spec        string
+// checked returns the error naming the first of the input's files that was modified since it
+// was read — its size, modification time or change time differs (dataset.File.CheckUnchanged)
+// — when one was, else err: a command checks its input once it has read and written all of
+// it, before it takes what it wrote as whole (an output renamed into place, exit status 0),
+// and the change also stands for whatever failed meanwhile. An object's every read is of the
+// version first seen.
+func (in *input) checked(err error) error { return checkedBy(in.check, err) }
+
+// checkedBy returns what check returns — the error of an input file modified since it was
+// read — when it is not nil, else err (check nil: err).
+func checkedBy(check func() error, err error) error {
+	if check != nil {
+		if cerr := check(); cerr != nil {
+			return cerr
+		}
+	}
+	return err
 }
 
-// inputFlags adds --compression and --spec to fs.
+// readOptions say how to read an input: as a TFRecord file compressed so (none, gzip, zlib)
+// when compression is not empty; its Examples by the feature spec in the JSON file spec (see
+// tfrecord.ReadSpec) when spec is not empty; a directory without its files that cannot be
+// read, each named on stderr, when skipUnreadable (else such a file is an error).
+type readOptions struct {
+	compression    string
+	spec           string
+	skipUnreadable bool
+}
+
+// inputFlags adds --compression, --spec and --skip-unreadable to fs.
 func inputFlags(fs *flag.FlagSet) *readOptions {
 	o := &readOptions{}
+	fs.BoolVar(&o.skipUnreadable, "skip-unreadable", false, "read a directory without its files that cannot be read (cut short, not joining the other parts of their table, two of one base name), each named on stderr; without it such a file is an error")
 	fs.StringVar(&o.compression, "compression", "", "read the input as a TFRecord file compressed so: none, gzip or zlib (default: what its name and first bytes say)")
 	fs.StringVar(&o.spec, "spec", "", "read a TFRecord file's Examples by the feature spec in this JSON `FILE`, as tf.io.parse_example: "+
 		`{"image": {"dtype": "float32", "shape": [28, 28]}, "label": {"dtype": "int64", "shape": [], "default": 0}, "tokens": {"dtype": "int64", "ragged": true}}`)
@@ -68,14 +94,16 @@ func (o readOptions) features() ([]tfrecord.Feature, error) {
 func load(path string, o readOptions) (*input, error) {
 	in, err := loadInput(path, o)
 	if err == nil {
+		in.skipUnreadable = o.skipUnreadable
 		inputLoaded(path)
 	}
 	return in, err
 }
 
 // inputLoaded is called with each input path once its tensors are read (views of its
-// mapping, values not yet touched): the test seam where tests change the file under a
-// command.
+// mapping, values not yet touched), or once the table or Parquet stream a command reads is
+// opened (batches, take, convert --to arrows from a file's pages): the test seam where tests
+// change the file under a command.
 var inputLoaded = func(path string) {}
 
 // stdinName is how standard input is named: its tensors are named after it, stdin.NAME …
@@ -144,7 +172,7 @@ func loadInput(path string, o readOptions) (*input, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &input{path: path, tensors: f.Tensors, release: f.Release}, nil
+		return &input{path: path, tensors: f.Tensors, release: f.Release, check: f.CheckUnchanged}, nil
 	}
 	if err == nil && st.IsDir() {
 		d, err := dataset.OpenDir(path, limits.Limits{})
@@ -157,7 +185,7 @@ func loadInput(path string, o readOptions) (*input, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &input{path: path, tensors: f.Tensors, leftOut: f.LeftOut, release: f.Release}, nil
+	return &input{path: path, tensors: f.Tensors, leftOut: f.LeftOut, release: f.Release, check: f.CheckUnchanged}, nil
 }
 
 // loadExamples reads the Examples of the TFRecord file at path ("-": standard input) by the
@@ -192,7 +220,7 @@ func loadExamples(path string, o readOptions) (*input, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &input{path: path, tensors: f.Tensors, leftOut: f.LeftOut, release: f.Release}, nil
+	return &input{path: path, tensors: f.Tensors, leftOut: f.LeftOut, release: f.Release, check: f.CheckUnchanged}, nil
 }
 
 // loadObjects reads the tensors of the object uri names or, when it names a prefix (it ends
@@ -202,7 +230,7 @@ func loadObjects(uri string) (*input, error) {
 	if !strings.HasSuffix(uri, "/") {
 		f, err := dataset.Open(uri, limits.Limits{})
 		if err == nil {
-			return &input{path: f.Path, tensors: f.Tensors, leftOut: f.LeftOut, release: f.Release}, nil
+			return &input{path: f.Path, tensors: f.Tensors, leftOut: f.LeftOut, release: f.Release, check: f.CheckUnchanged}, nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
@@ -225,19 +253,27 @@ func loadObjects(uri string) (*input, error) {
 
 // dirInput returns the input of the directory (or prefix) at path that d holds.
 func dirInput(path string, d *dataset.Dir) *input {
-	return &input{path: path, dir: true, tensors: d.Tensors, leftOut: d.LeftOut, skipped: d.Skipped, release: d.Release}
+	return &input{path: path, dir: true, tensors: d.Tensors, leftOut: d.LeftOut, skipped: d.Skipped, release: d.Release, check: d.CheckUnchanged}
 }
 
 // whole returns an error when a directory input left files out: convert and put take all of a
-// dataset or nothing.
+// dataset or nothing, unless told to skip them (skipUnreadable), which reportSkipped names.
 func (in *input) whole() error {
-	switch len(in.skipped) {
-	case 0:
+	switch {
+	case len(in.skipped) == 0 || in.skipUnreadable:
 		return nil
-	case 1:
-		return in.skipped[0]
+	case len(in.skipped) == 1:
+		return fmt.Errorf("%w (--skip-unreadable reads the rest)", in.skipped[0])
 	}
-	return fmt.Errorf("%w (and %d more problems in %s)", in.skipped[0], len(in.skipped)-1, in.path)
+	return fmt.Errorf("%w (and %d more problems in %s; --skip-unreadable reads the rest)", in.skipped[0], len(in.skipped)-1, in.path)
+}
+
+// reportSkipped names on stderr, one line each, the files of a directory input command left
+// out (skipUnreadable).
+func (in *input) reportSkipped(stderr io.Writer, command string) {
+	if in.skipUnreadable {
+		reportSkippedFiles(stderr, command, in.skipped)
+	}
 }
 
 // selectTensor returns the tensors of in, or the one named name when name is not empty (as
@@ -302,6 +338,24 @@ func noTensorForm(left []dataset.LeftOut, names bool) string {
 		listed = append(listed, l.Name+" "+l.Type)
 	}
 	return s + " (" + strings.Join(listed, ", ") + ")"
+}
+
+// maxDenseError returns err, when it is a dense form above the limit --max-dense sets
+// (maxDense; 0 or less: the default), saying what to do: the --max-dense that expands it
+// (which use says what for: "hash it"), or else instead (", or …"; "" for nothing else).
+// Any other error is returned as it is.
+func maxDenseError(err error, maxDense int64, use, instead string) error {
+	if maxDense <= 0 {
+		maxDense = limits.Default().MaxDenseElements
+	}
+	var e *limits.ExceededError
+	if !errors.As(err, &e) || e.Field != "MaxDenseElements" || e.Limit != maxDense {
+		return err
+	}
+	if e.Needs < 0 {
+		return fmt.Errorf("%w: no --max-dense can %s%s", err, use, instead)
+	}
+	return fmt.Errorf("%w: give --max-dense %d to %s%s", err, e.Needs, use, instead)
 }
 
 // maxDenseFlag adds --max-dense, the bound on expanding a sparse tensor into its dense form.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 
@@ -22,6 +23,7 @@ type tfioFlags struct {
 	endpoint, tensors string
 	rowsPerBatch      int64
 	maxDense          int64
+	skipUnreadable    bool // serve's --skip-unreadable
 }
 
 // startTFIO serves the tensors of dir named in f.tensors (all when empty) as the Arrow IPC
@@ -102,6 +104,12 @@ func (ts *tfioStreams) make(gen uint64) (*tfioStream, error) {
 		d.Release()
 		return nil, fmt.Errorf("--tfio: %s holds no tensors to stream", ts.dir)
 	}
+	if !ts.f.skipUnreadable {
+		if err := tfioWhole(d, tensors, ts.f.tensors != ""); err != nil {
+			d.Release()
+			return nil, err
+		}
+	}
 	var s *tfio.Stream
 	err = dataset.Guard(func() error { // a sparse tensor's dense form reads its file
 		var err error
@@ -110,6 +118,9 @@ func (ts *tfioStreams) make(gen uint64) (*tfioStream, error) {
 	})
 	if err != nil {
 		d.Release()
+		if dense := maxDenseError(err, ts.f.maxDense, "stream it dense", ", or leave it out with --tfio-tensors"); dense != err {
+			return nil, fmt.Errorf("--tfio: %w", dense)
+		}
 		return nil, fmt.Errorf("--tfio: %w (pick tensors of one row count with --tfio-tensors)", err)
 	}
 	s.SetCheck(d.CheckUnchanged) // a file written in place under a connection ends it without its end marker
@@ -156,6 +167,31 @@ func (ts *tfioStreams) close() {
 		ts.drop(ts.current)
 		ts.current = nil
 	}
+}
+
+// tfioWhole returns an error naming the first file of d left out of a table the tensors
+// streamed are of (of any table, when picked is false: every tensor is streamed), nil when
+// none was.
+func tfioWhole(d *dataset.Dir, tensors []tensor, picked bool) error {
+	for _, err := range d.Skipped {
+		var sf *dataset.SkippedFile
+		if !errors.As(err, &sf) {
+			continue
+		}
+		if !picked || slices.ContainsFunc(tensors, func(t tensor) bool { return tableOfTensor(t) == sf.Table }) {
+			return fmt.Errorf("--tfio: %w: the table %s is not streamed (serve --skip-unreadable streams the rest)", err, sf.Table)
+		}
+	}
+	return nil
+}
+
+// tableOfTensor returns the name of the table a tensor of a directory is a column of: its
+// name without .COLUMN, or its name.
+func tableOfTensor(t tensor) string {
+	if name, ok := strings.CutSuffix(t.Name, "."+t.Column); ok && t.Column != "" {
+		return name
+	}
+	return t.Name
 }
 
 // indexOfTensor returns the index of the tensor named name, or -1.

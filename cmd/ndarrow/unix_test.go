@@ -118,6 +118,38 @@ func TestOutputsAsAUnixToolWritesThem(t *testing.T) {
 		assert.NotZero(t, st.Mode()&os.ModeCharDevice, "still a device")
 	})
 
+	// batches and get --batch-size write an Arrow stream to any OUT written in place, as every
+	// other output: whatever its name
+	t.Run("batches to /dev/null and a FIFO", func(t *testing.T) {
+		in := filepath.Join(t.TempDir(), "t.parquet")
+		writeLabelled(t, in, 100)
+		code, stdout, stderr := ndarrowProcess(t, "batches", "--batch-size", "16", in, os.DevNull)
+		require.Equal(t, exitOK, code, stderr)
+		assert.Empty(t, stdout)
+		st, err := os.Stat(os.DevNull)
+		require.NoError(t, err)
+		assert.NotZero(t, st.Mode()&os.ModeCharDevice, "still a device")
+
+		fifo := filepath.Join(dir, "fifo")
+		require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+		defer os.Remove(fifo)
+		got := readFIFO(fifo)
+		code, _, stderr = ndarrowProcess(t, "batches", "--batch-size", "16", in, fifo)
+		require.Equal(t, exitOK, code, stderr)
+		var rows []int64
+		for _, b := range labels(t, <-got) {
+			rows = append(rows, b...)
+		}
+		assert.Len(t, rows, 100, "the reader of the FIFO got every batch")
+		st, err = os.Lstat(fifo)
+		require.NoError(t, err)
+		assert.Equal(t, os.ModeNamedPipe, st.Mode().Type(), "still a FIFO")
+
+		code, _, stderr = runCLI("batches", "--batch-size", "16", in, filepath.Join(dir, "b.parquet"))
+		assert.Equal(t, exitUsage, code, "a regular file's name still says its format")
+		assert.Contains(t, stderr, "OUT is an Arrow IPC stream: a .arrows file, - (standard output), or a device or FIFO")
+	})
+
 	for _, format := range []string{"npy", "npz", "arrow", "arrows", "tensor", "parquet"} {
 		t.Run("- as "+format, func(t *testing.T) {
 			code, stdout, stderr := ndarrowProcess(t, "convert", "--to", format, image, "-")
@@ -176,7 +208,11 @@ func TestCommandLinesAsUsersTypeThem(t *testing.T) {
 // name, in one order; inspect summarizes a ragged tensor's row splits unless --splits.
 func TestJSONFieldsAgree(t *testing.T) {
 	const ragged = "../../arrowtensor/testdata/arrow-cpp-17/batch_tensors.arrow"
-	s := startServe(t, "../../arrowtensor/testdata/arrow-cpp-17")
+	dir := t.TempDir() // batch_tensors.arrow alone: beside batch_tensors.arrows neither is served
+	b, err := os.ReadFile(ragged)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "batch_tensors.arrow"), b, 0o644))
+	s := startServe(t, dir)
 	code, lsOut, stderr := runCLI("ls", "--json", s.uri)
 	require.Equal(t, exitOK, code, stderr)
 	code, inspectOut, stderr := runCLI("inspect", "--json", ragged)

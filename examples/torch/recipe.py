@@ -15,7 +15,8 @@ directory it has ndarrow write a Parquet table and .npy/.npz files, then shows a
      workers;
   e. a DataLoader over `ndarrow serve`'s mini-batches (ndarrow_flight.TorchBatches).
 
-It prints one line per check and exits 1 at the first that fails.
+It prints one line per check and exits 1 at the first that fails, 77 when a module it needs
+is missing. CI runs it (cmd/ndarrow TestPythonExamples).
 """
 
 import os
@@ -26,23 +27,29 @@ import sys
 import tempfile
 import warnings
 
-import numpy as np
-import scipy
-import scipy.sparse as sp
-import torch
-from torch.utils.data import BatchSampler, DataLoader, Dataset, RandomSampler
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN = os.path.join(HERE, "..", "..", "ipc", "testdata", "arrow-cpp-17")
-sys.path.insert(0, os.path.join(HERE, "..", "trainers"))
-import ndarrow_flight as nf  # noqa: E402
+MISSING = 77  # the exit status saying a module it needs is missing (cmd/ndarrow TestPythonExamples)
 
 try:
-    import pyarrow.flight as flight
-    FLIGHT = "pyarrow.flight"
-except ImportError:
-    import flight_standin as flight  # noqa: E402
-    FLIGHT = "flight_standin (no pyarrow here)"
+    import numpy as np
+    import scipy
+    import scipy.sparse as sp
+    import torch
+    from torch.utils.data import BatchSampler, DataLoader, Dataset, RandomSampler
+
+    sys.path.insert(0, os.path.join(HERE, "..", "trainers"))
+    import ndarrow_flight as nf
+
+    try:
+        import pyarrow.flight as flight
+        FLIGHT = "pyarrow.flight"
+    except ImportError:
+        import flight_standin as flight
+        FLIGHT = "flight_standin (no pyarrow here)"
+except ImportError as e:
+    print(f"recipe.py: {e} (Debian: apt-get install python3-numpy python3-scipy python3-torch python3-grpcio)", file=sys.stderr)
+    sys.exit(MISSING)
 
 ROWS, WIDTH = 8192, 256  # emb float32 [ROWS, WIDTH] (8 MiB), label int64 [ROWS]
 

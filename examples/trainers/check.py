@@ -14,33 +14,53 @@ r, r+0.5, …) and label int64 (r) — as ZSTD Parquet, serves it, and checks th
   file for that shard, and the order is the same in a second run;
 - another epoch gives another order;
 - resuming a shard after a cursor gives exactly the batches that followed it;
-- a batch larger than the server's message limit arrives whole (its pieces joined).
+- a batch larger than the server's message limit arrives whole (its pieces joined);
+- README.md's "For trainers" snippet, run as it is written (its server's address made this
+  one's) in two ranks of a DataLoader of four workers: every row at most once in batches of
+  256 rows, each emb the rows its labels name, and its checkpoint (`cursors`) each shard's last
+  cursor, those `ndarrow batches --cursors` writes.
 
-It prints one line per check and exits 1 at the first that fails. tf_batches is not checked:
-TensorFlow is not installable here.
+It prints one line per check and exits 1 at the first that fails, 77 when a module it needs
+is missing. tf_batches is not checked: TensorFlow is not installable here. CI runs it
+(cmd/ndarrow TestPythonExamples).
 """
 
 import os
+import re
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+import types
+import warnings
 
-import numpy as np
-import torch
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import ndarrow_flight as nf  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+README = os.path.join(HERE, "..", "..", "README.md")
+MISSING = 77  # the exit status saying a module it needs is missing (cmd/ndarrow TestPythonExamples)
 
 try:
-    import pyarrow.flight as flight
-    FLIGHT = "pyarrow.flight"
-except ImportError:
-    import flight_standin as flight
-    FLIGHT = "flight_standin (no pyarrow here)"
+    import numpy as np
+    import torch
+
+    sys.path.insert(0, HERE)
+    import ndarrow_flight as nf
+
+    try:
+        import pyarrow.flight as flight
+        FLIGHT = "pyarrow.flight"
+    except ImportError:
+        import flight_standin as flight
+        FLIGHT = "flight_standin (no pyarrow here)"
+except ImportError as e:
+    print(f"check.py: {e} (Debian: apt-get install python3-numpy python3-torch python3-grpcio)", file=sys.stderr)
+    sys.exit(MISSING)
+
+# The snippet's four workers a rank on two cores: torch's advice against it is beside the point.
+warnings.filterwarnings("ignore", message="This DataLoader will create", category=UserWarning)
 
 ROWS, WIDTH, BATCH = 20000, 64, 256
+TABLE = "train"  # the README's snippet's name
 
 
 def ok(what, cond):
@@ -70,12 +90,61 @@ def epoch_of(uri, epoch, world=2, workers=2, after=None):
     """Every batch of every rank's DataLoader: [(shard, labels, emb, cursor)]."""
     out = []
     for rank in range(world):
-        ds = nf.TorchBatches(uri, "t", BATCH, seed=42, epoch=epoch, rank=rank, world=world,
+        ds = nf.TorchBatches(uri, TABLE, BATCH, seed=42, epoch=epoch, rank=rank, world=world,
                              columns=["emb", "label"], after=after, flight=flight)
         loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=workers)
         for batch, cursor in loader:
             out.append((nf.shard_of(cursor), batch["label"], batch["emb"], cursor))
     return out
+
+
+def readme_snippet():
+    """The Python of README.md's "For trainers" snippet, up to its tf.data part (TensorFlow is
+    not installable here)."""
+    with open(README) as f:
+        text = f.read()
+    section = text[text.index("### For trainers"):]
+    code = section[section.index("```python\n") + len("```python\n"):]
+    code = code[:code.index("```")]
+    return code[:code.index("# tf.data")] if "# tf.data" in code else code
+
+
+def run_readme_snippet(ndarrow, uri, table, tmp, epoch=3, world=2):
+    """Runs the README's snippet as it is written — its server's address made uri's, `flight`
+    not given, so pyarrow.flight or, without pyarrow, the stand-in under its name — in each
+    rank of world, and checks what its loop saw and its checkpoint."""
+    if FLIGHT != "pyarrow.flight":  # what `import pyarrow.flight` in ndarrow_flight finds
+        pyarrow = types.ModuleType("pyarrow")
+        pyarrow.__path__, pyarrow.flight = [], flight
+        sys.modules["pyarrow"], sys.modules["pyarrow.flight"] = pyarrow, flight
+    code = re.sub(r'"grpc://[^"]*"', repr(uri), readme_snippet())
+    ok("README's snippet names a grpc:// server", repr(uri) in code)
+    seen, shards, checkpoint = [], None, {}
+    for rank in range(world):
+        steps = []
+        scope = {"epoch": epoch, "rank": rank, "world": world,
+                 "step": lambda emb, label: steps.append((emb, label))}
+        exec(compile(code, "README.md (For trainers)", "exec"), scope)
+        loader = scope["loader"]
+        shards = world * loader.num_workers
+        seen += steps
+        checkpoint.update(scope["cursors"])
+    labels = torch.cat([label for _, label in seen]).numpy()
+    per_shard = ROWS // shards // BATCH * BATCH
+    ok(f"README's snippet, {world} ranks: {len(seen)} batches of {BATCH} rows from {shards} shards",
+       all(len(label) == BATCH for _, label in seen) and len(labels) == shards * per_shard)
+    ok("README's snippet: every row at most once, each batch's emb the rows its labels name",
+       len(set(labels.tolist())) == len(labels) and
+       all(torch.equal(emb, (label[:, None] + torch.arange(WIDTH) / 2).float()) for emb, label in seen))
+    want = {}
+    for shard in range(shards):
+        cursors = os.path.join(tmp, f"readme-cursors-{shard}.txt")
+        subprocess.run([ndarrow, "batches", "--batch-size", str(BATCH), "--shuffle", "42", "--epoch", str(epoch),
+                        "--shard", f"{shard}/{shards}", "--drop-last", "--columns", "emb,label", "--cursors", cursors,
+                        table, "-"], check=True, stdout=subprocess.DEVNULL)
+        with open(cursors) as f:
+            want[shard] = f.read().split()[-1]
+    ok(f"README's snippet: its checkpoint holds each of the {shards} shards' last cursor", checkpoint == want)
 
 
 def main():
@@ -88,7 +157,7 @@ def main():
         rows = np.arange(ROWS, dtype=np.int64)
         np.save(os.path.join(src, "emb.npy"), (rows[:, None] + np.arange(WIDTH) / 2).astype(np.float32))
         np.save(os.path.join(src, "label.npy"), rows)
-        table = os.path.join(d, "t.parquet")
+        table = os.path.join(d, TABLE + ".parquet")
         subprocess.run([ndarrow, "convert", src, table], check=True)
 
         p, uri = serve(ndarrow, d, "--max-message-bytes", "1048576")
@@ -128,7 +197,11 @@ def main():
             ok("the other shards start from their first batch again",
                [b[3] for b in rest if b[0] == 0] == [b[3] for b in first if b[0] == 0])
 
-            ticket = nf.command("t", 8192, seed=1, columns=["emb", "label"])
+            # Before this process opens a connection of its own, which its DataLoaders' forked
+            # workers would inherit (grpcio's connections do not survive a fork).
+            run_readme_snippet(ndarrow, uri, table, tmp)
+
+            ticket = nf.command(TABLE, 8192, seed=1, columns=["emb", "label"])
             reader, pieces = flight.connect(uri).do_get(flight.Ticket(ticket)), 0
             while True:
                 try:

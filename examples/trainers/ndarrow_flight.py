@@ -37,7 +37,7 @@ def command(table, batch_size, seed=None, epoch=0, shard=0, shards=1, drop_last=
 
 
 def shard_of(cursor):
-    """The shard a cursor's text belongs to: c1.VERSION.SHUFFLE.SEED.EPOCH.SIZE.SHARD.…"""
+    """The shard a cursor's text belongs to: c2.VERSION.SHUFFLE.SEED.EPOCH.SIZE.SHARD.…"""
     return int(cursor.split(".")[6])
 
 

@@ -3,6 +3,7 @@ package childtest
 import (
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"testing"
 
@@ -27,17 +28,21 @@ func TestChildBody(t *testing.T) {
 	}
 }
 
-// TestChild runs TestChildBody as a child process, and shows that an allocation beyond the
-// limit ends the child with Go's fatal out-of-memory error — which Run reports as the
-// test's failure instead of ending the test run.
+// TestChild runs TestChildBody as a child process, and shows that, without the race
+// detector, the child runs under its limit (on Linux) and an allocation beyond it ends the
+// child with Go's fatal out-of-memory error — which Run reports as the test's failure
+// instead of ending the test run.
 func TestChild(t *testing.T) {
 	Run(t, "TestChildBody", 1<<30)
 	if RaceEnabled {
 		return // no address-space limit under the race detector
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestChildBody$", "-test.count=1")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChildBody$", "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(), envVar+"="+strconv.Itoa(1<<30), "CHILDTEST_OVER=1")
 	out, err := cmd.CombinedOutput()
 	assert.Error(t, err)
+	if runtime.GOOS == "linux" {
+		assert.Contains(t, string(out), "child: address space limited to 1024 MiB", "the limit applied")
+	}
 	assert.Contains(t, string(out), "out of memory")
 }

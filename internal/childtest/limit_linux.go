@@ -15,7 +15,17 @@ func limitAddressSpace(extra int64) error {
 		return errors.New("cannot read VmSize from /proc/self/status")
 	}
 	lim := uint64(vm + extra)
-	return syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: lim, Max: lim})
+	if err := syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: lim, Max: lim}); err != nil {
+		return err
+	}
+	var got syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_AS, &got); err != nil {
+		return err
+	}
+	if got.Cur != lim {
+		return fmt.Errorf("RLIMIT_AS is %d bytes after setting it to %d", got.Cur, lim)
+	}
+	return nil
 }
 
 // vmSize returns the process's address-space size from /proc/self/status, -1 if unknown.

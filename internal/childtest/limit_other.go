@@ -2,7 +2,5 @@
 
 package childtest
 
-import "errors"
-
 // limitAddressSpace is only implemented on Linux.
-func limitAddressSpace(int64) error { return errors.New("not on Linux") }
+func limitAddressSpace(int64) error { return errNoLimits }

@@ -6,7 +6,7 @@
 // Guard runs a function that reads mappings so that such a fault becomes an error naming the
 // file (a *FaultError, wrapping ErrChanged) instead. Every goroutine that reads a mapping
 // must do so inside Guard. A mapping keeps its file open, so that what became of the file is
-// asked of the file itself, not of the path it was opened by (Unchanged).
+// asked of the file itself, not of the path it was opened by (Changes).
 package mmap
 
 import (
@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/ndarrow/ndarrow/internal/fileid"
 	"github.com/ndarrow/ndarrow/internal/sentinel"
 )
 
@@ -37,6 +38,8 @@ type Mapping struct {
 	file *os.File
 	// reserved says the mapping is Reserve's: pages committed one range at a time.
 	reserved bool
+	// atRelease are what runs at the last Release (AtRelease).
+	atRelease releaseHooks
 }
 
 // ErrNotRegular reports a path that is not a regular file: a directory, a device, a pipe.
@@ -130,27 +133,41 @@ func (m *Mapping) Bytes() []byte { return m.bytes }
 // Path returns the path the file was opened by.
 func (m *Mapping) Path() string { return m.path }
 
-// Info returns what the file was when it was mapped: its size, modification time and
-// identity (os.SameFile).
+// Info returns what the file was when it was mapped: its size, modification time, change time
+// (fileid.ChangeTimeOf) and identity (os.SameFile).
 func (m *Mapping) Info() fs.FileInfo { return m.info }
 
-// Unchanged reports whether the file mapped still has the size and modification time it had
-// when Open mapped it: the file itself (fstat of the descriptor the mapping keeps), whatever
-// its path names now — a file renamed over or removed keeps its contents under the mapping
-// and is unchanged unless it was written to. A mapping past the descriptor budget looks at
-// its path instead, and reports false when the path no longer names the file (it cannot tell
-// such a file from one modified). A mapping of nothing (an empty file), a copy (where the
-// platform maps nothing) and a reservation have nothing that can change: true.
+// Unchanged reports whether the file mapped is still as Open mapped it: Changes is 0.
+func (m *Mapping) Unchanged() bool { return m.Changes() == 0 }
+
+// Changes returns what became of the file mapped since Open mapped it, 0 when nothing did:
+// which of its size, modification time and change time (ctime) differ (fileid.Compare) — of
+// the file itself (fstat of the descriptor the mapping keeps), whatever its path names now.
 //
-// The modification time is the file system's: a write that keeps the size and lands in the
-// same tick of its clock as the modification before Open cannot be told. Linux since 6.13
-// gives a modification that follows a stat of the file a time of its own (multigrain
+// A file replaced by a rename, or removed, keeps its contents whole under the mapping: it is
+// unchanged unless it was written to. Its change time says nothing then — losing its last
+// name (or a name of several) stamps it, whatever became of its bytes — so the change time is
+// compared only while the file has as many links as it had when mapped; while it does, any
+// change of it counts: a write that kept the size and set the modification time back (what
+// `rsync --inplace -t` leaves), and so also a chmod, chown, touch, or a rename of the file
+// itself, which cannot be told from such a write. A write that kept the size and the
+// modification time, followed by a link made or removed (the file then renamed over or
+// removed), is not seen.
+//
+// A mapping past the descriptor budget looks at its path instead, and reports fileid.Inode
+// (or fileid.Gone) when the path no longer names the file: it cannot tell such a file from
+// one modified. A mapping of nothing (an empty file), a copy (where the platform maps nothing)
+// and a reservation have nothing that can change: 0.
+//
+// The change and modification times are the file system's: a write that keeps the size and
+// lands in the same tick of its clock as the change before Open cannot be told. Linux since
+// 6.13 gives a change that follows a stat of the file a time of its own (multigrain
 // timestamps, on ext4, XFS, Btrfs and tmpfs), and Open's stat is one; earlier kernels and
-// other file systems stamp a write with a clock of a few milliseconds' tick (a second or
-// two on some).
-func (m *Mapping) Unchanged() bool {
+// other file systems stamp a write with a clock of a few milliseconds' tick (a second or two
+// on some).
+func (m *Mapping) Changes() fileid.Change {
 	if m.info == nil || m.unmap == nil || m.reserved {
-		return true
+		return 0
 	}
 	var st fs.FileInfo
 	var err error
@@ -159,8 +176,45 @@ func (m *Mapping) Unchanged() bool {
 	} else {
 		st, err = os.Stat(m.path)
 	}
-	return err == nil && os.SameFile(m.info, st) && st.Size() == m.info.Size() && st.ModTime().Equal(m.info.ModTime())
+	if err != nil {
+		st = nil
+	}
+	return changesOf(m.info, st)
 }
+
+// changesOf returns what differs between was, the stat of a file when it was mapped, and now,
+// a stat of it since (nil: none), as Changes counts it: the change time only while the file
+// has as many links as it had.
+func changesOf(was, now fs.FileInfo) fileid.Change {
+	c := fileid.Compare(was, now)
+	if c&fileid.ChangeTime != 0 && fileid.LinksOf(was) != fileid.LinksOf(now) {
+		c &^= fileid.ChangeTime // a link made or removed stamps it: it tells nothing of the bytes
+	}
+	return c
+}
+
+// CheckUnchanged returns a *ChangedError saying what became of the file mapped (Changes) when
+// anything did, else nil.
+func (m *Mapping) CheckUnchanged() error {
+	if c := m.Changes(); c != 0 {
+		return &ChangedError{Path: m.path, Changes: c}
+	}
+	return nil
+}
+
+// ChangedError is a mapped file that changed since it was mapped, not (or not yet) under a
+// read of its pages: what differs (Mapping.Changes). It wraps ErrChanged.
+type ChangedError struct {
+	Path    string // the file, as it was opened
+	Changes fileid.Change
+}
+
+func (e *ChangedError) Error() string {
+	return fmt.Sprintf("%s: %v: %v", e.Path, ErrChanged, e.Changes)
+}
+
+// Unwrap returns ErrChanged.
+func (e *ChangedError) Unwrap() error { return ErrChanged }
 
 // Refs returns the number of references held.
 func (m *Mapping) Refs() int64 { return m.refs.Load() }
@@ -173,6 +227,7 @@ func (m *Mapping) Retain() { m.refs.Add(1) }
 func (m *Mapping) Release() {
 	switch n := m.refs.Add(-1); {
 	case n == 0:
+		m.atRelease.run()
 		if m.unmap != nil {
 			live.remove(m)
 			_ = m.unmap(m.bytes)
@@ -395,5 +450,5 @@ func (c unmapped) now() fs.FileInfo {
 // names another file, or none).
 func (c unmapped) faultedAt(off int64) bool {
 	st := c.now()
-	return st == nil || c.info == nil || st.Size() <= off || st.Size() != c.info.Size() || !st.ModTime().Equal(c.info.ModTime())
+	return st == nil || c.info == nil || st.Size() <= off || changesOf(c.info, st) != 0
 }

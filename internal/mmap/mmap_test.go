@@ -12,6 +12,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndarrow/ndarrow/internal/fileid"
+	"github.com/ndarrow/ndarrow/internal/fileid/fileidtest"
 )
 
 func TestMapping(t *testing.T) {
@@ -179,9 +182,12 @@ func withDescriptorBudget(n int64, f func()) {
 
 // TestUnchangedFollowsTheFile: Unchanged looks at the file mapped, not at its path: a file
 // written to in place is changed whether its path is then left alone, renamed over or
-// removed; one only renamed over or removed is unchanged, its old contents whole under the
-// mapping. Past the descriptor budget, a mapping can only look at its path, and a path that
-// names another file, or none, counts as changed.
+// removed; one only renamed over, removed or given another link is unchanged, its old
+// contents whole under the mapping. A rewrite that keeps the size and sets the modification
+// time back (rsync --inplace -t) is told by the change time, and so is a chmod — unless a link
+// was then removed (the file renamed over or removed), which stamps the change time by itself:
+// the limit Changes documents. Past the descriptor budget, a mapping can only look at its
+// path, and a path that names another file, or none, counts as changed.
 func TestUnchangedFollowsTheFile(t *testing.T) {
 	const size = 64 << 10
 	writes := map[string]func(t *testing.T, path string){
@@ -202,10 +208,17 @@ func TestUnchangedFollowsTheFile(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, f.Close())
 		},
+		"rewritten keeping its size and times": func(t *testing.T, path string) { // rsync --inplace -t
+			fileidtest.RewriteKeepingTimes(t, path, bytes.Repeat([]byte{2}, size))
+		},
 		"not written to": func(*testing.T, string) {},
 	}
 	thens := map[string]func(t *testing.T, path string){
 		"left alone": func(*testing.T, string) {},
+		"made read-only": func(t *testing.T, path string) {
+			fileidtest.Stamped(t, path, func() error { return os.Chmod(path, 0o444) })
+		},
+		"linked": func(t *testing.T, path string) { require.NoError(t, os.Link(path, path+".link")) },
 		"renamed over": func(t *testing.T, path string) {
 			other := path + ".new"
 			require.NoError(t, os.WriteFile(other, bytes.Repeat([]byte{3}, size), 0o644))
@@ -228,7 +241,14 @@ func TestUnchangedFollowsTheFile(t *testing.T) {
 		{"not written to", "left alone", -1, true},
 		{"not written to", "renamed over", -1, true},
 		{"not written to", "removed", -1, true},
+		{"not written to", "linked", -1, true},
+		{"not written to", "made read-only", -1, false},
+		{"rewritten keeping its size and times", "left alone", -1, false},
+		{"rewritten keeping its size and times", "linked", -1, true},  // the limit: a link made stamps the change time
+		{"rewritten keeping its size and times", "removed", -1, true}, // and so does the last link removed
+		{"rewritten keeping its size and times", "renamed over", -1, true},
 		{"overwritten", "left alone", 0, false},
+		{"rewritten keeping its size and times", "left alone", 0, false},
 		{"not written to", "left alone", 0, true},
 		{"not written to", "renamed over", 0, false},
 		{"not written to", "removed", 0, false},
@@ -265,6 +285,63 @@ func TestUnchangedFollowsTheFile(t *testing.T) {
 			}
 			m.Release()
 			assert.Equal(t, held, descriptors.Load(), "the descriptor closed with the mapping")
+		})
+	}
+}
+
+// TestChangesSaysWhatDiffers: Changes names the attributes that differ — the change time
+// alone for a rewrite that kept the size and the modification time, all three for an append;
+// past the descriptor budget, another file or none at the path — and CheckUnchanged's error
+// names the file once, says what differs and wraps ErrChanged.
+func TestChangesSaysWhatDiffers(t *testing.T) {
+	const size = 8192
+	for _, tc := range []struct {
+		name   string
+		budget int64 // -1: the process's
+		change func(t *testing.T, path string)
+		want   fileid.Change
+		says   string
+	}{
+		{"rewritten keeping its size and times", -1, func(t *testing.T, path string) {
+			fileidtest.RewriteKeepingTimes(t, path, bytes.Repeat([]byte{2}, size))
+		}, fileid.ChangeTime, "its change time differs (a write that kept its size and modification time, as rsync --inplace -t leaves it, or a chmod, chown, touch or rename)"},
+		{"appended to", -1, func(t *testing.T, path string) {
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+			require.NoError(t, err)
+			_, err = f.Write([]byte{2})
+			require.NoError(t, err)
+			require.NoError(t, f.Close())
+		}, fileid.Size | fileid.ModTime | fileid.ChangeTime, "its size, modification time and change time differ (written to: truncated, rewritten or appended to)"},
+		{"renamed over, past the descriptor budget", 0, func(t *testing.T, path string) {
+			require.NoError(t, os.WriteFile(path+".new", make([]byte, size), 0o644))
+			require.NoError(t, os.Rename(path+".new", path))
+		}, fileid.Inode, "its path names another file now (another device or inode: replaced)"},
+		{"removed, past the descriptor budget", 0, func(t *testing.T, path string) {
+			require.NoError(t, os.Remove(path))
+		}, fileid.Gone, "its path names no file now (removed, or renamed away)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "f")
+			require.NoError(t, os.WriteFile(path, bytes.Repeat([]byte{1}, size), 0o644))
+			aged(t, path)
+			var m *Mapping
+			var err error
+			if tc.budget >= 0 {
+				withDescriptorBudget(tc.budget, func() { m, err = Open(path) })
+			} else {
+				m, err = Open(path)
+			}
+			require.NoError(t, err)
+			defer m.Release()
+			require.NoError(t, m.CheckUnchanged())
+			tc.change(t, path)
+			assert.Equal(t, tc.want, m.Changes())
+			err = m.CheckUnchanged()
+			require.ErrorIs(t, err, ErrChanged)
+			var ce *ChangedError
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, path, ce.Path)
+			assert.Equal(t, path+": file changed while being read: "+tc.says, err.Error())
 		})
 	}
 }
