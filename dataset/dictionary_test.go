@@ -444,3 +444,34 @@ func TestDictionaryBytes(t *testing.T) {
 	require.ErrorIs(t, err, dataset.ErrBatchTooLarge)
 	assert.ErrorContains(t, err, "column cat's dictionary holds 20 bytes, a message at most 19")
 }
+
+// BenchmarkBatchCategory: Batch of a category of 2^20 rows and 64 values, as its strings and
+// dictionary-encoded (what a Tensor read from a dictionary column writes): the time, and the
+// bytes the record batch and its dictionary take (RecordBytes, what goes on the wire).
+//
+//	go test ./dataset -run '^$' -bench BatchCategory -benchtime 5x
+func BenchmarkBatchCategory(b *testing.B) {
+	const rows = 1 << 20
+	values := ndarray.FromFunc(func(i []int64) string { return "category-" + strings.Repeat("x", int(i[0]%8)) + string(rune('A'+i[0]%64)) }, rows)
+	for _, dict := range []bool{false, true} {
+		name := "strings"
+		t := dataset.Tensor{Name: "c", Column: "c", Dense: values}
+		if dict {
+			name, t.Dictionary = "dictionary", &dataset.Dictionary{Type: catType}
+		}
+		b.Run(name, func(b *testing.B) {
+			for range b.N {
+				rec, err := dataset.Batch(memory.DefaultAllocator, []dataset.Tensor{t})
+				if err != nil {
+					b.Fatal(err)
+				}
+				n, err := dataset.RecordBytes(rec)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(n), "wire-bytes/op")
+				rec.Release()
+			}
+		})
+	}
+}
