@@ -452,7 +452,9 @@ func TestDictionaryBytes(t *testing.T) {
 //	go test ./dataset -run '^$' -bench BatchCategory -benchtime 5x
 func BenchmarkBatchCategory(b *testing.B) {
 	const rows = 1 << 20
-	values := ndarray.FromFunc(func(i []int64) string { return "category-" + strings.Repeat("x", int(i[0]%8)) + string(rune('A'+i[0]%64)) }, rows)
+	values := ndarray.FromFunc(func(i []int64) string {
+		return "category-" + strings.Repeat("x", int(i[0]%8)) + string(rune('A'+i[0]%64))
+	}, rows)
 	for _, dict := range []bool{false, true} {
 		name := "strings"
 		t := dataset.Tensor{Name: "c", Column: "c", Dense: values}
