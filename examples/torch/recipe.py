@@ -4,8 +4,8 @@
     /usr/bin/python3 examples/torch/recipe.py /tmp/ndarrow
 
 Needs NumPy, SciPy and PyTorch (Debian: python3-numpy python3-scipy python3-torch) and, where
-pyarrow is missing (Debian has no package of it), grpcio (python3-grpcio) for
-../trainers/flight_standin.py, which then stands in for pyarrow.flight. In a temporary
+pyarrow is missing (Debian has no package of it), grpcio (python3-grpcio), over which
+../trainers/ndarrow_flight then reads the Flight stream itself. In a temporary
 directory it has ndarrow write a Parquet table and .npy/.npz files, then shows and checks:
 
   a. a memory-mapped .npy into torch without a copy (mmap_mode "c" and "r");
@@ -41,12 +41,7 @@ try:
     sys.path.insert(0, os.path.join(HERE, "..", "trainers"))
     import ndarrow_flight as nf
 
-    try:
-        import pyarrow.flight as flight
-        FLIGHT = "pyarrow.flight"
-    except ImportError:
-        import flight_standin as flight
-        FLIGHT = "flight_standin (no pyarrow here)"
+    FLIGHT = nf.Client("grpc://127.0.0.1:1").transport  # pyarrow where it is installed, else grpcio
 except ImportError as e:
     print(f"recipe.py: {e} (Debian: apt-get install python3-numpy python3-scipy python3-torch python3-grpcio)", file=sys.stderr)
     sys.exit(MISSING)
@@ -323,7 +318,7 @@ def main():
            f"every row once, the same order as fork's epoch 0", good and np.array_equal(es, e0))
 
         # ---- e. a DataLoader over the Flight stream ------------------------------------------
-        print("\n# e. ndarrow serve + TorchBatches (examples/trainers/ndarrow_flight.py), DataLoader(num_workers=2)")
+        print("\n# e. ndarrow serve + TorchBatches (examples/trainers/ndarrow_flight), DataLoader(num_workers=2)")
         port = free_port()
         print("$ ndarrow serve --addr 127.0.0.1:PORT served")
         p = subprocess.Popen([ndarrow, "serve", "--addr", f"127.0.0.1:{port}", served],
@@ -333,7 +328,7 @@ def main():
             ok(f"ndarrow serve: {line.split(' from ')[0]!r}", line.startswith("serving"))
             uri = f"grpc://127.0.0.1:{port}"
             ds = nf.TorchBatches(uri, "t", 500, seed=7, epoch=0, columns=["emb", "label"],
-                                 drop_last=False, flight=flight)
+                                 drop_last=False)
             loader = DataLoader(ds, batch_size=None, num_workers=2)  # worker w reads shard w of 2
             labels, sizes, shards, good = [], [], set(), True
             for batch, cursor in loader:

@@ -1,12 +1,13 @@
-"""Checks ndarrow_flight.py's recipes against a real `ndarrow serve`, with PyTorch.
+"""Checks ndarrow_flight's recipes against a real `ndarrow serve` with TLS and a token, with PyTorch.
 
     go build -o /tmp/ndarrow ./cmd/ndarrow
     /usr/bin/python3 examples/trainers/check.py /tmp/ndarrow
 
 Needs NumPy and PyTorch (Debian: python3-numpy python3-torch) and, where pyarrow is missing
-(Debian has no package of it), grpcio (python3-grpcio) for flight_standin.py, which then
-stands in for pyarrow.flight. It writes a table of 20000 rows — emb float32 [64] (row r:
-r, r+0.5, …) and label int64 (r) — as ZSTD Parquet, serves it, and checks that:
+(Debian has no package of it), grpcio (python3-grpcio), over which ndarrow_flight then reads
+the stream itself. It writes a table of 20000 rows — emb float32 [64] (row r: r, r+0.5, …) and
+label int64 (r) — as ZSTD Parquet, serves it over TLS with a token (serve --tls-cert, the
+token in $NDARROW_TOKEN; the certificates of tls_files.py), and checks that:
 
 - two ranks of a DataLoader of two workers each (four shards) see every row once in an epoch,
   each batch's emb the rows its labels name, every batch 256 rows (drop_last);
@@ -18,7 +19,8 @@ r, r+0.5, …) and label int64 (r) — as ZSTD Parquet, serves it, and checks th
 - README.md's "For trainers" snippet, run as it is written (its server's address made this
   one's) in two ranks of a DataLoader of four workers: every row at most once in batches of
   256 rows, each emb the rows its labels name, and its checkpoint (`cursors`) each shard's last
-  cursor, those `ndarrow batches --cursors` writes.
+  cursor, those `ndarrow batches --cursors` writes; the snippet's CA file made this one's, its
+  token taken from $NDARROW_TOKEN.
 
 It prints one line per check and exits 1 at the first that fails, 77 when a module it needs
 is missing. tf_batches is not checked: TensorFlow is not installable here. CI runs it
@@ -32,7 +34,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import types
 import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -45,13 +46,9 @@ try:
 
     sys.path.insert(0, HERE)
     import ndarrow_flight as nf
+    import tls_files
 
-    try:
-        import pyarrow.flight as flight
-        FLIGHT = "pyarrow.flight"
-    except ImportError:
-        import flight_standin as flight
-        FLIGHT = "flight_standin (no pyarrow here)"
+    FLIGHT = nf.Client("grpc://127.0.0.1:1", token="").transport  # pyarrow where it is installed, else grpcio
 except ImportError as e:
     print(f"check.py: {e} (Debian: apt-get install python3-numpy python3-torch python3-grpcio)", file=sys.stderr)
     sys.exit(MISSING)
@@ -61,6 +58,8 @@ warnings.filterwarnings("ignore", message="This DataLoader will create", categor
 
 ROWS, WIDTH, BATCH = 20000, 64, 256
 TABLE = "train"  # the README's snippet's name
+TOKEN = "check-" + os.urandom(8).hex()  # the server's bearer token
+TLS = {}  # tls_files.files(): the CA, the server's certificate and key
 
 
 def ok(what, cond):
@@ -76,14 +75,16 @@ def free_port():
 
 
 def serve(ndarrow, d, *flags):
+    """ndarrow serve of d over TLS (TLS's server certificate) with TOKEN, and its URI."""
     port = free_port()
-    p = subprocess.Popen([ndarrow, "serve", "--addr", f"127.0.0.1:{port}", *flags, d],
+    p = subprocess.Popen([ndarrow, "serve", "--addr", f"127.0.0.1:{port}", "--tls-cert", TLS["server.pem"],
+                          "--tls-key", TLS["server.key"], *flags, d], env=dict(os.environ, NDARROW_TOKEN=TOKEN),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = p.stdout.readline()
     if not line.startswith("serving"):
         p.kill()
         sys.exit(f"ndarrow serve did not start: {line}{p.stderr.read()}")
-    return p, f"grpc://127.0.0.1:{port}"
+    return p, f"grpc+tls://127.0.0.1:{port}"
 
 
 def epoch_of(uri, epoch, world=2, workers=2, after=None):
@@ -91,7 +92,7 @@ def epoch_of(uri, epoch, world=2, workers=2, after=None):
     out = []
     for rank in range(world):
         ds = nf.TorchBatches(uri, TABLE, BATCH, seed=42, epoch=epoch, rank=rank, world=world,
-                             columns=["emb", "label"], after=after, flight=flight)
+                             columns=["emb", "label"], after=after, token=TOKEN, tls_ca=TLS["ca.pem"])
         loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=workers)
         for batch, cursor in loader:
             out.append((nf.shard_of(cursor), batch["label"], batch["emb"], cursor))
@@ -110,15 +111,14 @@ def readme_snippet():
 
 
 def run_readme_snippet(ndarrow, uri, table, tmp, epoch=3, world=2):
-    """Runs the README's snippet as it is written — its server's address made uri's, `flight`
-    not given, so pyarrow.flight or, without pyarrow, the stand-in under its name — in each
-    rank of world, and checks what its loop saw and its checkpoint."""
-    if FLIGHT != "pyarrow.flight":  # what `import pyarrow.flight` in ndarrow_flight finds
-        pyarrow = types.ModuleType("pyarrow")
-        pyarrow.__path__, pyarrow.flight = [], flight
-        sys.modules["pyarrow"], sys.modules["pyarrow.flight"] = pyarrow, flight
-    code = re.sub(r'"grpc://[^"]*"', repr(uri), readme_snippet())
-    ok("README's snippet names a grpc:// server", repr(uri) in code)
+    """Runs the README's snippet as it is written — its server's address made uri's, its CA
+    file TLS's, its token in $NDARROW_TOKEN — in each rank of world, and checks what its loop
+    saw and its checkpoint."""
+    code = re.sub(r'"grpc\+tls://[^"]*"', repr(uri), readme_snippet())
+    ok("README's snippet names a grpc+tls:// server", repr(uri) in code)
+    code = code.replace('"ca.pem"', repr(TLS["ca.pem"]))
+    ok("README's snippet names its CA file ca.pem", repr(TLS["ca.pem"]) in code)
+    os.environ["NDARROW_TOKEN"] = TOKEN
     seen, shards, checkpoint = [], None, {}
     for rank in range(world):
         steps = []
@@ -151,6 +151,11 @@ def main():
     ndarrow = sys.argv[1] if len(sys.argv) > 1 else "ndarrow"
     print(f"torch {torch.__version__}, numpy {np.__version__}, Flight client: {FLIGHT}")
     with tempfile.TemporaryDirectory() as tmp:
+        try:
+            TLS.update(tls_files.files(tmp))
+        except LookupError as e:
+            print(f"check.py: {e}", file=sys.stderr)
+            sys.exit(MISSING)
         src, d = os.path.join(tmp, "src"), os.path.join(tmp, "served")
         os.makedirs(src)
         os.makedirs(d)
@@ -202,14 +207,9 @@ def main():
             run_readme_snippet(ndarrow, uri, table, tmp)
 
             ticket = nf.command(TABLE, 8192, seed=1, columns=["emb", "label"])
-            reader, pieces = flight.connect(uri).do_get(flight.Ticket(ticket)), 0
-            while True:
-                try:
-                    reader.read_chunk()
-                    pieces += 1
-                except StopIteration:
-                    break
-            big = list(nf.batches(uri, ticket, flight))
+            client = nf.Client(uri, token=TOKEN, tls_ca=TLS["ca.pem"])
+            pieces = sum(1 for _ in client.do_get(ticket))
+            big = list(nf.batches(client, ticket))
             ok(f"batches of 8192 rows (2 MiB, sent as {pieces} record batches under the 1 MiB message limit) arrive whole",
                pieces > len(big) == ROWS // 8192 and all(len(c["label"]) == 8192 and c["emb"].shape == (8192, WIDTH) for c, _ in big))
         finally:
