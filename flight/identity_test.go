@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/stretchr/testify/assert"
@@ -166,4 +167,24 @@ func TestBatchesSendNoRowOfARewrite(t *testing.T) {
 	}
 	require.Equal(t, codes.DataLoss, status.Code(failed), "after %d batches: %v", batches, failed)
 	assert.Contains(t, status.Convert(failed).Message(), "t.parquet: t.label: file changed while being read: its change time differs")
+}
+
+// TestBatchesChangedTableNamesFilesAsServed: a cursor of a served table one of whose files
+// was touched since (a new version, rescanned) is refused with FailedPrecondition naming the
+// file as the server names its files to clients — by its path under the served directory, as
+// every other error of a served file does (fileStatus) — never by the server's own path.
+func TestBatchesChangedTableNamesFilesAsServed(t *testing.T) {
+	s, path, c := batchesFixture(t, Options{})
+	o := table.BatchOptions{Size: 8}
+	b, err := first(c.Batches(t.Context(), "t", o))
+	require.NoError(t, err)
+	fileidtest.Stamped(t, path, func() error { now := time.Now(); return os.Chtimes(path, now, now) }) // touch
+	_, err = s.store.Rescan()
+	require.NoError(t, err)
+	o.After = &b.Cursor
+	_, err = first(c.Batches(t.Context(), "t", o))
+	require.ErrorIs(t, err, table.ErrTableChanged)
+	msg := status.Convert(err).Message()
+	assert.Contains(t, msg, "the table changed since the cursor was made: t.parquet: its modification time and change time differ")
+	assert.NotContains(t, msg, filepath.Dir(path), "the server's own path")
 }
