@@ -49,7 +49,7 @@ func TestConcurrentUploadsWithinTheBudgetChild(t *testing.T) {
 	// of the sizes.
 	scale := map[bool]int64{false: 1, true: 4}[childtest.RaceEnabled]
 	budget := 256 << 20 / scale
-	s := serve(t, Options{MemoryBudget: budget, BudgetWait: 2 * time.Second}, "grpc")
+	s := serve(t, Options{Writable: true, MemoryBudget: budget, BudgetWait: 2 * time.Second}, "grpc")
 	keep := randomDense[float64](mrand.New(mrand.NewPCG(1, 2)), 64, 64)
 	require.NoError(t, s.store.Add("keep", dataset.Tensor{Dense: keep}))
 	// 192 MiB: within the budget alone, not twice.
@@ -129,7 +129,7 @@ func TestConcurrentUploadsWithinTheBudgetChild(t *testing.T) {
 // transactions are bounded in number.
 func TestStoredUploadsCountUntilDeleted(t *testing.T) {
 	const budget = 16 << 20
-	s := serve(t, Options{MemoryBudget: budget, WireBudget: 512 << 20, BudgetWait: 50 * time.Millisecond}, "grpc")
+	s := serve(t, Options{Writable: true, MemoryBudget: budget, WireBudget: 512 << 20, BudgetWait: 50 * time.Millisecond}, "grpc")
 	c := dial(t, s.uri, ClientOptions{})
 	x := randomDense[float32](mrand.New(mrand.NewPCG(5, 6)), 1<<10, 1<<10) // 4 MiB
 	var stored []string
@@ -184,7 +184,7 @@ func TestStoredUploadsCountUntilDeleted(t *testing.T) {
 // before it is read — an upload's with what to do about it, a unary call's request too — and
 // the wire budget is whole again afterwards.
 func TestOversizedMessagesAreRefused(t *testing.T) {
-	s := serve(t, Options{MaxRecvMessageBytes: 1 << 20}, "grpc")
+	s := serve(t, Options{Writable: true, MaxRecvMessageBytes: 1 << 20}, "grpc")
 	raw := rawClient(t, s.uri)
 	big := randomDense[uint8](mrand.New(mrand.NewPCG(9, 10)), 2<<10, 1<<10)
 	fds := flightData(streamOf(t, dataset.Tensor{Dense: big}), "big")

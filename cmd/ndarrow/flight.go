@@ -102,6 +102,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.DurationVar(&lim.stall, "stall-timeout", flight.DefaultStallTimeout, "how long a message may take to arrive, or a client to take one, before its call is cut")
 	fs.DurationVar(&lim.idle, "idle-timeout", flight.DefaultIdleTimeout, "how long a connection may stay without a call before it is closed")
 	fs.IntVar(&lim.conns, "max-connections", flight.DefaultMaxConnections, "the most connections held at once; more are closed as they come")
+	fs.BoolVar(&lim.writable, "writable", false, "take uploads (put) and deletes from clients; without it the server is read-only and refuses them with PermissionDenied (give --token too: without one, any client that reaches the server may write)")
+	fs.DurationVar(&lim.grace, "grace", defaultGrace, "at SIGTERM or Ctrl-C, how long the calls under way may take to finish (new ones are refused) before they are cut with Unavailable")
 	lim.pageCache = -1
 	fs.Var(&lim.pageCache, "page-cache", "decode each page of served compressed Parquet files that takes and mini-batches read once, into a scratch file in TMPDIR of at most `SIZE` (default 16GiB, or half its free space if less, under ulimit -v a quarter of the address space it leaves; said on stderr when smaller so, or none; 0: none); a file's pages are dropped once its version is no longer served")
 	tf := addTLSFlags(fs, true)
@@ -115,6 +117,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if *poll <= 0 {
 		return usageError(stderr, "serve", fmt.Errorf("--poll %v: not a positive duration", *poll))
+	}
+	if lim.grace < 0 {
+		return usageError(stderr, "serve", fmt.Errorf("--grace %v: a negative duration", lim.grace))
 	}
 	k, n, err := parseShare(*share)
 	if err != nil {
@@ -141,13 +146,20 @@ func parseShare(s string) (k, n int, err error) {
 	return k, n, nil
 }
 
-// serveLimits are the flags that bound what clients can make a server hold.
+// serveLimits are the flags that bound what clients can make a server hold, whether they may
+// write, and how long they have at shutdown.
 type serveLimits struct {
 	memory, wire   int64
 	maxRecv, conns int
 	stall, idle    time.Duration
 	pageCache      byteSize // -1: the default
+	writable       bool
+	grace          time.Duration
 }
+
+// defaultGrace is serve's --grace: what the calls under way have to finish at SIGTERM, within
+// the 30 seconds Kubernetes gives a pod before SIGKILL.
+const defaultGrace = 10 * time.Second
 
 func serve(ctx context.Context, dir, addr, location, shards string, shareK, shareN int, maxMsg int, lim serveLimits, watch bool, poll time.Duration, grpcOnly, skipUnreadable bool, tf tlsFlags, tfi tfioFlags, stdout, stderr io.Writer) error {
 	cfg, err := tf.config(true)
@@ -168,7 +180,7 @@ func serve(ctx context.Context, dir, addr, location, shards string, shareK, shar
 	}
 	opts := flight.Options{TLS: cfg, Token: *tf.token, MaxMessageBytes: maxMsg, Location: location, GRPCOnly: grpcOnly,
 		MemoryBudget: lim.memory, WireBudget: lim.wire, MaxRecvMessageBytes: lim.maxRecv,
-		StallTimeout: lim.stall, IdleTimeout: lim.idle, MaxConnections: lim.conns}
+		StallTimeout: lim.stall, IdleTimeout: lim.idle, MaxConnections: lim.conns, Writable: lim.writable}
 	budget, wire := lim.memory, lim.wire
 	if budget == 0 {
 		budget = flight.DefaultMemoryBudget()
@@ -234,8 +246,8 @@ func serve(ctx context.Context, dir, addr, location, shards string, shareK, shar
 		return err
 	case <-ctx.Done():
 	}
-	fmt.Fprintln(stdout, "shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	fmt.Fprintf(stdout, "shutting down: the calls under way have %v to finish\n", lim.grace)
+	sctx, cancel := context.WithTimeout(context.Background(), lim.grace)
 	defer cancel()
 	srv.Shutdown(sctx)
 	return <-done

@@ -35,7 +35,7 @@ func TestPutChecksEveryTensorFirst(t *testing.T) {
 	require.NoError(t, z.Close())
 	require.NoError(t, f.Close())
 
-	s := startServe(t, t.TempDir())
+	s := startServe(t, t.TempDir(), "--writable")
 	code, stdout, stderr := runCLI("put", s.uri, path)
 	assert.Equal(t, exitFail, code)
 	assert.Empty(t, stdout, "nothing stored")
