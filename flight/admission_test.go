@@ -379,3 +379,33 @@ func TestStagesOfOneTransactionAreBounded(t *testing.T) {
 	require.NoError(t, st.add("other", "a", entry()))
 	assert.Equal(t, int64(maxStagesPerTx+1), st.bytes)
 }
+
+// TestWireBudgetBelowOneCall: a wire budget that cannot hold one call receiving a message and
+// sending two beside the headroom it keeps for requests is refused by NewServer, naming the
+// smallest that can; that smallest is taken.
+func TestWireBudgetBelowOneCall(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		opts      Options
+		recv, msg int
+	}{
+		{"the defaults", Options{}, DefaultServerRecvMessageBytes, DefaultMaxMessageBytes},
+		{"large messages sent", Options{MaxRecvMessageBytes: 64 << 10, MaxMessageBytes: 16 << 20}, 64 << 10, 16 << 20},
+		{"uploads bounded", Options{MaxPutBytes: 1 << 20}, 1<<20 + messageHeadroom, DefaultMaxMessageBytes},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			need := minWireBudget(tc.recv, tc.msg)
+			opts := tc.opts
+			opts.MemoryBudget, opts.WireBudget = 1<<30, need-1
+			_, err := NewServer(NewStore(nil), opts)
+			require.Error(t, err)
+			assert.ErrorContains(t, err, fmt.Sprintf("flight: a wire budget of %d bytes (serve --wire-budget) holds not even one call receiving a message of %d bytes", need-1, tc.recv))
+			assert.ErrorContains(t, err, fmt.Sprintf("it takes at least %d bytes", need))
+			opts.WireBudget = need
+			s, err := NewServer(NewStore(nil), opts)
+			require.NoError(t, err)
+			assert.GreaterOrEqual(t, s.wire.size-s.wire.headroom, int64(tc.recv)+2*int64(tc.msg), "one call fits beside the headroom")
+			s.Shutdown(context.Background())
+		})
+	}
+}
