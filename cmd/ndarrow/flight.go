@@ -32,10 +32,11 @@ import (
 // tlsFlags are the TLS and token flags shared by serve and the client commands.
 type tlsFlags struct {
 	cert, key, ca, token *string
+	fs                   *flag.FlagSet
 }
 
 func addTLSFlags(fs *flag.FlagSet, server bool) tlsFlags {
-	f := tlsFlags{token: fs.String("token", os.Getenv("NDARROW_TOKEN"), "bearer token (default $NDARROW_TOKEN)")}
+	f := tlsFlags{token: fs.String("token", "", "bearer token (default $NDARROW_TOKEN)"), fs: fs}
 	if server {
 		f.cert = fs.String("tls-cert", "", "serve TLS with this PEM certificate (chain) file")
 		f.key = fs.String("tls-key", "", "the PEM private key of --tls-cert")
@@ -46,6 +47,17 @@ func addTLSFlags(fs *flag.FlagSet, server bool) tlsFlags {
 		f.ca = fs.String("tls-ca", "", "trust servers signed by this PEM CA (default: the system's roots)")
 	}
 	return f
+}
+
+// bearer returns the token: --token's, or $NDARROW_TOKEN when --token is not given — read
+// then, not as the flag's default, which --help would print.
+func (f tlsFlags) bearer() string {
+	given := false
+	f.fs.Visit(func(fl *flag.Flag) { given = given || fl.Name == "token" })
+	if given {
+		return *f.token
+	}
+	return os.Getenv("NDARROW_TOKEN")
 }
 
 // config returns the TLS configuration the flags ask for, nil for none.
@@ -104,8 +116,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&lim.conns, "max-connections", flight.DefaultMaxConnections, "the most connections held at once; more are closed as they come")
 	fs.BoolVar(&lim.writable, "writable", false, "take uploads (put) and deletes from clients; without it the server is read-only and refuses them with PermissionDenied (give --token too: without one, any client that reaches the server may write)")
 	fs.DurationVar(&lim.grace, "grace", defaultGrace, "at SIGTERM or Ctrl-C, how long the calls under way may take to finish (new ones are refused) before they are cut with Unavailable")
-	lim.pageCache = -1
-	fs.Var(&lim.pageCache, "page-cache", "decode each page of served compressed Parquet files that takes and mini-batches read once, into a scratch file in TMPDIR of at most `SIZE` (default 16GiB, or half its free space if less, under ulimit -v a quarter of the address space it leaves; said on stderr when smaller so, or none; 0: none); a file's pages are dropped once its version is no longer served")
+	lim.pageCache = autoSize
+	fs.Var(&lim.pageCache, "page-cache", "decode each page of served compressed Parquet files that takes and mini-batches read once, into a scratch file in TMPDIR of at most `SIZE` (auto: 16GiB, or half its free space if less, under ulimit -v a quarter of the address space it leaves; said on stderr when smaller so, or none; 0: none); a file's pages are dropped once its version is no longer served")
 	tf := addTLSFlags(fs, true)
 	var tfi tfioFlags
 	fs.StringVar(&tfi.endpoint, "tfio", "", "also stream the tensors to tensorflow-io's ArrowStreamDataset on tcp://A.B.C.D:PORT or unix://PATH")
@@ -152,7 +164,7 @@ type serveLimits struct {
 	memory, wire   int64
 	maxRecv, conns int
 	stall, idle    time.Duration
-	pageCache      byteSize // -1: the default
+	pageCache      autoByteSize
 	writable       bool
 	grace          time.Duration
 }
@@ -178,7 +190,7 @@ func serve(ctx context.Context, dir, addr, location, shards string, shareK, shar
 	if err := store.SetShare(shareK, shareN); err != nil {
 		return err
 	}
-	opts := flight.Options{TLS: cfg, Token: *tf.token, MaxMessageBytes: maxMsg, Location: location, GRPCOnly: grpcOnly,
+	opts := flight.Options{TLS: cfg, Token: tf.bearer(), MaxMessageBytes: maxMsg, Location: location, GRPCOnly: grpcOnly,
 		MemoryBudget: lim.memory, WireBudget: lim.wire, MaxRecvMessageBytes: lim.maxRecv,
 		StallTimeout: lim.stall, IdleTimeout: lim.idle, MaxConnections: lim.conns, Writable: lim.writable}
 	budget, wire := lim.memory, lim.wire
@@ -375,7 +387,7 @@ func clientFlags(fs *flag.FlagSet) func(uri string, use func(*flight.Client) err
 		if cfg != nil && strings.HasPrefix(uri, "grpc://") {
 			return fmt.Errorf("TLS flags with %s: use grpc+tls://", uri)
 		}
-		opts := flight.ClientOptions{TLS: cfg, Token: *tf.token, MaxMessageBytes: *maxMsg, MaxRecvMessageBytes: *maxRecv, GRPCOnly: *grpcOnly}
+		opts := flight.ClientOptions{TLS: cfg, Token: tf.bearer(), MaxMessageBytes: *maxMsg, MaxRecvMessageBytes: *maxRecv, GRPCOnly: *grpcOnly}
 		if *tokenEndpoints != "" {
 			opts.TokenEndpoints = strings.Split(*tokenEndpoints, ",")
 		}
