@@ -31,7 +31,7 @@ import (
 // services (a health watch, which never ends by itself) have once the Flight calls are done.
 // A Server stops within a second of its grace period.
 const (
-	cutWait  = 750 * time.Millisecond
+	cutWait  = 600 * time.Millisecond
 	stopWait = 250 * time.Millisecond
 )
 

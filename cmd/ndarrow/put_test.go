@@ -210,3 +210,21 @@ func TestServeIsReadOnlyUnlessWritable(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "ndarrow serve: --grace -1s: a negative duration\n")
 }
+
+// TestTokenFromTheEnvironment: without --token, serve and the clients take $NDARROW_TOKEN; an
+// explicit --token "" sends none; and no --help prints the token.
+func TestTokenFromTheEnvironment(t *testing.T) {
+	t.Setenv("NDARROW_TOKEN", "env-s3cret")
+	s := startServe(t, t.TempDir())
+	code, _, stderr := runCLI("ls", s.uri)
+	assert.Equal(t, exitOK, code, stderr)
+	code, _, stderr = runCLI("ls", "--token", "", s.uri)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, "Unauthenticated")
+	for _, command := range []string{"serve", "ls", "get", "put", "delete"} {
+		code, stdout, _ := runCLI(command, "--help")
+		assert.Equal(t, exitOK, code, command)
+		assert.Contains(t, stdout, "bearer token (default $NDARROW_TOKEN)\n", command)
+		assert.NotContains(t, stdout, "env-s3cret", command)
+	}
+}
