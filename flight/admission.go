@@ -362,7 +362,7 @@ func (s *Server) admitStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServer
 // watchedStream is a call's stream as its handler sees it: each message received reserves
 // what it may hold from the wire budget (MaxRecvMessageBytes) while it arrives, and each
 // message received or sent must be done within StallTimeout; once the server has cut the call
-// (or is stopping it, stopSending), none is received or sent: the handler gets the status.
+// (or is stopping it: call.stop), none is received or sent: the handler gets the status.
 type watchedStream struct {
 	grpc.ServerStream
 	c        *call
