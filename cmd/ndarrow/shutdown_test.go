@@ -87,7 +87,7 @@ func TestServeShutsDownWithinItsGrace(t *testing.T) {
 	assert.True(t, bytes.Equal(big.Data(), f.t.Dense.(*ndarray.Dense[uint8]).Data()), "whole")
 
 	cutLine := regexp.MustCompile(`WARN flight: shutdown cut a stream at the end of the grace period method=DoGet flight=big client=127\.0\.0\.1:\d+ sent_bytes=(\d+) grace=2s`)
-	require.Eventually(t, func() bool { return cutLine.MatchString(p.stderr.String()) }, grace+time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return cutLine.MatchString(p.stderr.String()) }, grace+5*time.Second, 10*time.Millisecond)
 	close(cut)
 	f = <-beyond
 	require.ErrorIs(t, f.err, flight.ErrShuttingDown)
@@ -102,7 +102,8 @@ func TestServeShutsDownWithinItsGrace(t *testing.T) {
 	case <-time.After(grace + 5*time.Second):
 		t.Fatal("serve did not exit")
 	}
-	assert.Less(t, time.Since(signalled), grace+time.Second, "serve exits within a second of its grace")
+	// within a second of its grace, bar a loaded machine's scheduling; not the 10s default's
+	assert.Less(t, time.Since(signalled), grace+3*time.Second, "serve exits at the end of its grace")
 	assert.NotContains(t, p.stderr.String(), "goroutine")
 	assert.Regexp(t, `sent_bytes=[1-9]\d{5,}`, cutLine.FindString(p.stderr.String()), "what it had sent")
 }
