@@ -191,9 +191,7 @@ func TestShutdownDrainsThenCuts(t *testing.T) {
 		}
 	})
 	<-stopped
-	// within a second of the grace period, bar a loaded machine's scheduling: not when the
-	// streams it cut are read to their end (the test does so at once) or later
-	assert.Less(t, time.Since(begun), grace+5*time.Second, "Shutdown returns at the end of the grace period")
+	assert.Less(t, time.Since(begun), grace+time.Second, "Shutdown returns within a second of the grace period")
 }
 
 // TestShutdownWithoutCallsIsAtOnce: a server with nothing under way stops as soon as Shutdown
