@@ -302,6 +302,7 @@ func (s *Server) doGetBatches(raw []byte, stream arrowflight.FlightService_DoGet
 	if err != nil {
 		return err
 	}
+	noteFlight(ctx, p.req.Name)
 	e := p.e
 	defer e.release()
 	var mu sync.Mutex

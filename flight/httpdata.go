@@ -186,6 +186,16 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request) {
 		fail(w, status.Error(codes.PermissionDenied, err.Error()))
 		return
 	}
+	// Shutdown refuses the GET while it drains, and cuts the stream at the end of its grace
+	// period (the status in the trailer).
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	ds := &dataStream{r: r, ticket: string(ticket), cancel: cancel}
+	if !s.active.add(ds) {
+		fail(w, errShuttingDown)
+		return
+	}
+	defer s.active.remove(ds)
 	e, err := s.store.get(string(ticket))
 	if err != nil {
 		fail(w, statusOf(err))
@@ -205,8 +215,14 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request) {
 	}
 	defer s.wire.release(dataStreamCost)
 	sw = &streamWriter{srv: s, w: w, tls: r.TLS != nil || s.opts.TLS != nil}
-	if err = s.streamEntry(r.Context(), e, sw); err != nil {
+	ds.mu.Lock()
+	ds.w = sw
+	ds.mu.Unlock()
+	if err = s.streamEntry(ctx, e, sw); err != nil {
 		err = s.fileStatus(e, "GET", err)
+	}
+	if err != nil && ctx.Err() != nil && r.Context().Err() == nil {
+		err = context.Cause(ctx) // Shutdown's status
 	}
 	if !sw.started {
 		if err != nil {
@@ -255,8 +271,9 @@ type streamWriter struct {
 	conn    net.Conn
 	bw      *bufio.Writer
 	scratch []byte
-	broken  error // the connection failed: nothing more is sent
-	inChunk bool  // a chunk is begun and not completed: the response cannot end well
+	broken  error        // the connection failed: nothing more is sent
+	inChunk bool         // a chunk is begun and not completed: the response cannot end well
+	sent    atomic.Int64 // the bytes of the stream written to the connection
 }
 
 // directWrite is the size from which a plaintext buffer is written straight to the socket.
@@ -323,6 +340,7 @@ func (s *streamWriter) Write(p []byte) (int, error) {
 		var k int
 		k, err = s.conn.Write(p[n:min(len(p), n+stallPiece)])
 		n += k
+		s.sent.Add(int64(k))
 	}
 	if err != nil {
 		if !errors.Is(err, syscall.EFAULT) {
@@ -385,6 +403,7 @@ func (s *streamWriter) writeCopied(p []byte) (int, error) {
 			return done, s.fail(err)
 		}
 		done += k
+		s.sent.Add(int64(k))
 		p = p[k:]
 	}
 	return done, nil

@@ -349,6 +349,7 @@ func (s *Server) takeEntry(ctx context.Context, ticket []byte) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	noteFlight(ctx, p.req.Name)
 	defer releaseParse()
 	defer e.release()
 	req := p.req
