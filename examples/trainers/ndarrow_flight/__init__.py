@@ -24,7 +24,9 @@ file or a pipe the same way (`ndarrow batches … -`).
 
 Importing it sets GRPC_ENABLE_FORK_SUPPORT=true when grpc is not imported yet and the
 variable is not set: a DataLoader worker forked while its parent has a gRPC channel open then
-works instead of hanging (grpcio reads the variable when it is first imported).
+works instead of hanging (grpcio reads the variable when it is first imported). A parent whose
+own calls failed (a server it could not reach) may still lose its forked workers in grpcio's
+fork handlers: DataLoader(multiprocessing_context="spawn") works whatever the parent did.
 """
 
 import os

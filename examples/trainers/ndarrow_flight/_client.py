@@ -172,8 +172,9 @@ class Client:
                         "the server's certificate is not signed by the system's roots: pass its CA as tls_ca=")
             elif self.tls and ("WRONG_VERSION_NUMBER" in text or "wrong version number" in text):
                 hint = f"the server speaks plain text: use grpc://{self.target}"
-            elif self.tls and self.credentials[2] is None and ("Socket closed" in text or "handshake" in text.lower()
-                                                                or "CERTIFICATE_REQUIRED" in text):
+            elif self.tls and self.credentials[2] is None and any(
+                    t in text.lower() for t in ("socket closed", "handshake", "certificate required",
+                                                "certificate_required", "endpoint read failed")):
                 hint = ("does the server require a client certificate (serve --tls-client-ca)? "
                         "pass tls_cert= and tls_key=")
             elif not self.tls and ("Socket closed" in text or "preface" in text or "Connection reset" in text):

@@ -44,7 +44,9 @@ class TorchBatches(IterableDataset):
     uri is a Client, or a URI with the Client's connection options: token (None: $NDARROW_TOKEN),
     tls_ca, tls_cert, tls_key, transport, max_recv_message_bytes. They are checked, the TLS
     files read and the transport imported here, in the process that makes the dataset; the
-    connection is opened by each worker as it starts iterating, never before.
+    connection is opened by each worker as it starts iterating, never before. Workers forked
+    from a process that has made calls of its own that failed may die in grpcio's fork
+    handlers: give the DataLoader multiprocessing_context="spawn" there.
     """
 
     def __init__(self, uri, table, batch_size, seed=None, epoch=0, rank=0, world=1,
