@@ -1,0 +1,265 @@
+"""Checks ndarrow_flight's connection options and its IPC reader against a real `ndarrow serve`.
+
+    go build -o /tmp/ndarrow ./cmd/ndarrow
+    /usr/bin/python3 examples/trainers/client_check.py /tmp/ndarrow
+
+Needs NumPy, grpcio (or pyarrow) and PyTorch (Debian: python3-numpy python3-grpcio
+python3-torch), and certificates (tls_files.py: $NDARROW_EXAMPLES_TLS, else openssl). It
+serves Arrow C++'s dict.parquet (flight/testdata/arrow-cpp-17: a label int64 and a category,
+dictionary<values=string, indices=int32> with two nulls) three ways — over TLS with a token,
+over mutual TLS with a token, in plain text — and checks that:
+
+- the mini-batches of the table over TLS with the token read as `ndarrow convert` writes the
+  columns to .npy (its nulls None), the category a dictionary column on the wire;
+- the token is taken from $NDARROW_TOKEN when none is given; a wrong token and none are
+  UNAUTHENTICATED, each saying what to pass; a token to a grpc:// server warns;
+- TLS without the CA, grpc:// to the TLS server and grpc+tls:// to the plain one fail with
+  UNAVAILABLE, each saying what to do;
+- mutual TLS reads with the client certificate and fails without, saying to pass it;
+- TorchBatches in a DataLoader of two workers (forked, and spawned after this process's own
+  failed calls) reads every row once over TLS with the token;
+- ndarrow_flight.read_stream reads `ndarrow batches … -` (a dictionary batch again before its
+  last record batch) as Flight's stream, and refuses the stream cut short with an IPCError;
+- bad options (TLS files with grpc://, a certificate without its key, a CA file that is not
+  there) are a ValueError when the client is made;
+- `pip install ./examples/trainers` installs a package that imports outside the repository.
+
+It prints one line per check and exits 1 at the first that fails, 77 when a module it needs
+is missing. CI runs it (cmd/ndarrow TestPythonExamples).
+"""
+
+import io
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import warnings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DICT = os.path.join(HERE, "..", "..", "flight", "testdata", "arrow-cpp-17", "dict.parquet")
+MISSING = 77  # the exit status saying a module it needs is missing (cmd/ndarrow TestPythonExamples)
+
+try:
+    import numpy as np
+    import torch
+
+    sys.path.insert(0, HERE)
+    import ndarrow_flight as nf
+    import tls_files
+
+    FLIGHT = nf.Client("grpc://127.0.0.1:1", token="").transport  # pyarrow where it is installed, else grpcio
+except ImportError as e:
+    print(f"client_check.py: {e} (Debian: apt-get install python3-numpy python3-grpcio python3-torch)", file=sys.stderr)
+    sys.exit(MISSING)
+
+TOKEN = "check-" + os.urandom(8).hex()
+BATCH = 4
+
+
+def ok(what, cond):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        sys.exit(1)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve(ndarrow, d, tls, *flags):
+    """ndarrow serve of d (TOKEN in $NDARROW_TOKEN) and its URI: over TLS (tls: tls_files'
+    {name: path}) when tls, else in plain text."""
+    port = free_port()
+    cmd = [ndarrow, "serve", "--addr", f"127.0.0.1:{port}", *flags, d]
+    if tls:
+        cmd[2:2] = ["--tls-cert", tls["server.pem"], "--tls-key", tls["server.key"]]
+    p = subprocess.Popen(cmd, env=dict(os.environ, NDARROW_TOKEN=TOKEN),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = p.stdout.readline()
+    if not line.startswith("serving"):
+        p.kill()
+        sys.exit(f"ndarrow serve did not start: {line}{p.stderr.read()}")
+    return p, f"grpc{'+tls' if tls else ''}://127.0.0.1:{port}"
+
+
+def joined(got):
+    """{column: the rows of every batch, in order} of batches()' (columns, cursor) pairs."""
+    out = {}
+    for columns, _ in got:
+        for name, values in columns.items():
+            out.setdefault(name, []).extend(values.tolist())
+    return out
+
+
+def failure(call):
+    """The FlightError call raises (None when it raises none)."""
+    try:
+        call()
+    except nf.FlightError as e:
+        return e
+    return None
+
+
+def value_error(call):
+    """The text of the ValueError call raises, "" when it raises none."""
+    try:
+        call()
+    except ValueError as e:
+        return str(e)
+    return ""
+
+
+def torch_epoch(uri, tls, context):
+    """(label, cat) of every row of an epoch of TorchBatches of the table in a DataLoader of
+    two workers started by context ("fork", "spawn"), the token taken from $NDARROW_TOKEN when
+    the dataset is made, sorted by label."""
+    os.environ["NDARROW_TOKEN"] = TOKEN
+    ds = nf.TorchBatches(uri, "dict", 2, seed=5, columns=["label", "cat"], drop_last=False, tls_ca=tls["ca.pem"])
+    del os.environ["NDARROW_TOKEN"]  # read when the dataset was made, not in its workers
+    seen = []
+    for batch, _ in torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2, multiprocessing_context=context):
+        seen += list(zip(batch["label"].tolist(), batch["cat"].tolist()))
+    return sorted(seen, key=lambda r: r[0])
+
+
+def check_pip_install(tmp):
+    """pip install of a copy of examples/trainers (pip builds in the tree it is given) into a
+    target directory, and an import of it from outside the repository."""
+    src, target = os.path.join(tmp, "trainers"), os.path.join(tmp, "site")
+    shutil.copytree(HERE, src, ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
+    r = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-build-isolation", "--no-deps",
+                        "--no-index", "--disable-pip-version-check", "--target", target, src],
+                       env=dict(os.environ, PIP_ROOT_USER_ACTION="ignore"), capture_output=True, text=True)
+    ok(f"pip install ./examples/trainers: exit {r.returncode} {r.stderr.strip()[-300:] if r.returncode else ''}",
+       r.returncode == 0)
+    r = subprocess.run([sys.executable, "-c", "import ndarrow_flight as nf, ndarrow_flight.ipc; "
+                        "print(nf.__file__, nf.__version__, nf.TorchBatches.__name__)"],
+                       cwd=tmp, env=dict(os.environ, PYTHONPATH=target), capture_output=True, text=True)
+    ok(f"the installed package imports outside the repository: {r.stdout.strip() or r.stderr.strip()[-300:]}",
+       r.returncode == 0 and r.stdout.startswith(os.path.join(target, "ndarrow_flight", "__init__.py")))
+
+
+def main():
+    ndarrow = sys.argv[1] if len(sys.argv) > 1 else "ndarrow"
+    print(f"numpy {np.__version__}, torch {torch.__version__}, Flight client: {FLIGHT}")
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            tls = tls_files.files(tmp)
+        except LookupError as e:
+            print(f"client_check.py: {e}", file=sys.stderr)
+            sys.exit(MISSING)
+        served = os.path.join(tmp, "served")
+        os.makedirs(served)
+        shutil.copy(DICT, os.path.join(served, "dict.parquet"))
+        want = {}
+        for column in ("label", "cat"):
+            npy = os.path.join(tmp, f"{column}.npy")
+            subprocess.run([ndarrow, "convert", "--tensor", f"dict.{column}", "--fill", "<null>", DICT, npy], check=True)
+            want[column] = [None if v == "<null>" else v for v in np.load(npy).tolist()]
+        ok(f"ndarrow convert: the category's 10 rows, 2 of them null: {want['cat']}",
+           len(want["cat"]) == 10 and want["cat"].count(None) == 2)
+        ticket = nf.command("dict", BATCH, drop_last=False, columns=["label", "cat"])
+        os.environ.pop("NDARROW_TOKEN", None)
+
+        servers = []
+        try:
+            servers.append(serve(ndarrow, served, tls))
+            uri = servers[-1][1]
+            servers.append(serve(ndarrow, served, tls, "--tls-client-ca", tls["client-ca.pem"]))
+            mutual = servers[-1][1]
+            servers.append(serve(ndarrow, served, None))
+            plain = servers[-1][1]
+
+            # Before this process makes a call of its own: the DataLoader forks its workers.
+            forked = torch_epoch(uri, tls, "fork")
+            ok(f"TorchBatches, 2 forked workers, TLS and the token of $NDARROW_TOKEN: every row once {forked}",
+               forked == list(zip(want["label"], want["cat"])))
+
+            got = list(nf.batches(uri, ticket, token=TOKEN, tls_ca=tls["ca.pem"]))
+            rows = joined(got)
+            ok(f"TLS and a token: {len(got)} batches of {[len(c['label']) for c, _ in got]} rows",
+               [len(c["label"]) for c, _ in got] == [4, 4, 2])
+            ok(f"the category reads as ndarrow convert writes it (None where null): {rows['cat']}",
+               rows["cat"] == want["cat"] and rows["label"] == want["label"])
+            ok("the category is an object array of str", all(c["cat"].dtype == object for c, _ in got))
+            client = nf.Client(uri, token=TOKEN, tls_ca=tls["ca.pem"])
+            types = {b.schema.field("cat").type for b, _ in client.do_get(ticket)}
+            ok(f"on the wire the category is a dictionary column: {sorted(types)}",
+               types == {"dictionary<values=utf8, indices=int32>"})
+
+            os.environ["NDARROW_TOKEN"] = TOKEN
+            ok("the token from $NDARROW_TOKEN", joined(nf.batches(uri, ticket, tls_ca=tls["ca.pem"])) == rows)
+            del os.environ["NDARROW_TOKEN"]
+            e = failure(lambda: list(nf.batches(uri, ticket, token="not-" + TOKEN, tls_ca=tls["ca.pem"])))
+            ok(f"a wrong token: {e}", e is not None and e.code == "UNAUTHENTICATED" and "refused the token" in str(e)
+               and TOKEN not in str(e))
+            e = failure(lambda: list(nf.batches(uri, ticket, tls_ca=tls["ca.pem"])))
+            ok(f"no token: {e}", e is not None and e.code == "UNAUTHENTICATED" and "$NDARROW_TOKEN" in str(e))
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                nf.Client(plain, token=TOKEN)
+            ok(f"a token to a grpc:// server warns: {[str(w.message) for w in caught]}",
+               len(caught) == 1 and "clear text" in str(caught[0].message) and TOKEN not in str(caught[0].message))
+
+            e = failure(lambda: list(nf.batches(uri, ticket, token=TOKEN)))
+            ok(f"TLS without the CA: {e}", e is not None and e.code == "UNAVAILABLE" and "tls_ca" in str(e))
+            e = failure(lambda: list(nf.batches(uri.replace("grpc+tls://", "grpc://"), ticket, token="")))
+            ok(f"grpc:// to a TLS server: {e}", e is not None and e.code == "UNAVAILABLE" and "grpc+tls://" in str(e))
+            e = failure(lambda: list(nf.batches(plain.replace("grpc://", "grpc+tls://"), ticket, token=TOKEN,
+                                                tls_ca=tls["ca.pem"])))
+            ok(f"grpc+tls:// to a plain-text server: {e}", e is not None and e.code == "UNAVAILABLE" and "grpc://" in str(e))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the token in clear, said above
+                ok("plain text with the token", joined(nf.batches(plain, ticket, token=TOKEN)) == rows)
+
+            got = joined(nf.batches(mutual, ticket, token=TOKEN, tls_ca=tls["ca.pem"], tls_cert=tls["client.pem"],
+                                    tls_key=tls["client.key"]))
+            ok("mutual TLS with the client's certificate", got == rows)
+            with open(tls["client.pem"]) as f:
+                cert = f.read()
+            got = joined(nf.batches(mutual, ticket, token=TOKEN, tls_ca=tls["ca.pem"], tls_cert=cert,
+                                    tls_key=open(tls["client.key"], "rb").read()))
+            ok("mutual TLS with the certificate and key given as PEM", got == rows)
+            e = failure(lambda: list(nf.batches(mutual, ticket, token=TOKEN, tls_ca=tls["ca.pem"])))
+            ok(f"mutual TLS without a client certificate: {e}", e is not None and e.code == "UNAVAILABLE"
+               and "tls_cert=" in str(e))
+
+            # This process's own failed calls (below) leave grpcio in a state a forked worker
+            # may not survive: a DataLoader of spawned workers is read after them.
+            spawned = torch_epoch(uri, tls, "spawn")
+            ok(f"TorchBatches, 2 spawned workers after this process's failed calls: every row once {spawned}",
+               spawned == list(zip(want["label"], want["cat"])))
+
+            stream = subprocess.run([ndarrow, "batches", "--batch-size", str(BATCH), "--columns", "label,cat", DICT, "-"],
+                                    check=True, capture_output=True).stdout
+            read = list(nf.read_stream(stream))
+            dictionaries = sum(1 for _ in nf.ipc.messages(io.BytesIO(stream))) - 1 - len(read)  # less the schema
+            ok(f"read_stream of ndarrow batches … -: {len(read)} batches after {dictionaries} dictionary batches, "
+               "as Flight's", [b.num_rows for b in read] == [4, 4, 2] and dictionaries == 2 and
+               [v for b in read for v in b.to_numpy()["cat"].tolist()] == want["cat"])
+            try:
+                list(nf.read_stream(stream[:len(stream) - 20]))
+                cut = "no error"
+            except nf.IPCError as e:
+                cut = str(e)
+            ok(f"the stream cut short: IPCError {cut!r}", cut.startswith("the stream ends inside"))
+
+            ok("TLS files with grpc://", "use grpc+tls://" in value_error(lambda: nf.Client(plain, tls_ca=tls["ca.pem"])))
+            ok("a certificate without its key", "go together" in value_error(
+                lambda: nf.Client(uri, tls_ca=tls["ca.pem"], tls_cert=tls["client.pem"])))
+            missing = os.path.join(tmp, "no-such-ca.pem")
+            ok("a CA file that is not there", missing in value_error(lambda: nf.Client(uri, tls_ca=missing)))
+        finally:
+            for p, _ in servers:
+                p.terminate()
+                p.wait(timeout=30)
+        check_pip_install(tmp)
+    print("all checks passed")
+
+
+if __name__ == "__main__":
+    main()
