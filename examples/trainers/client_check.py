@@ -3,8 +3,8 @@
     go build -o /tmp/ndarrow ./cmd/ndarrow
     /usr/bin/python3 examples/trainers/client_check.py /tmp/ndarrow
 
-Needs NumPy, grpcio (or pyarrow) and PyTorch (Debian: python3-numpy python3-grpcio
-python3-torch), and certificates (tls_files.py: $NDARROW_EXAMPLES_TLS, else openssl). It
+Needs NumPy, grpcio (or pyarrow), PyTorch, lz4 and zstandard (Debian: python3-numpy
+python3-grpcio python3-torch python3-lz4 python3-zstandard), and certificates (tls_files.py: $NDARROW_EXAMPLES_TLS, else openssl). It
 serves Arrow C++'s dict.parquet (flight/testdata/arrow-cpp-17: a label int64 and a category,
 dictionary<values=string, indices=int32> with two nulls) three ways — over TLS with a token,
 over mutual TLS with a token, in plain text — and checks that:
@@ -20,6 +20,8 @@ over mutual TLS with a token, in plain text — and checks that:
   failed calls) reads every row once over TLS with the token;
 - ndarrow_flight.read_stream reads `ndarrow batches … -` (a dictionary batch again before its
   last record batch) as Flight's stream, and refuses the stream cut short with an IPCError;
+- read_stream reads Arrow C++'s streams of LZ4 and ZSTD bodies (python3-lz4,
+  python3-zstandard) as `ndarrow convert` writes their columns;
 - bad options (TLS files with grpc://, a certificate without its key, a CA file that is not
   there) are a ValueError when the client is made;
 - `pip install ./examples/trainers` installs a package that imports outside the repository.
@@ -39,11 +41,15 @@ import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DICT = os.path.join(HERE, "..", "..", "flight", "testdata", "arrow-cpp-17", "dict.parquet")
+COMPRESSED = os.path.join(HERE, "..", "..", "ipc", "testdata", "arrow-testing", "arrow-ipc-stream", "integration",
+                          "2.0.0-compression")  # Arrow C++'s streams of LZ4 and ZSTD bodies
 MISSING = 77  # the exit status saying a module it needs is missing (cmd/ndarrow TestPythonExamples)
 
 try:
     import numpy as np
+    import lz4.frame  # noqa: F401  (ndarrow_flight.ipc imports them when a stream is compressed)
     import torch
+    import zstandard  # noqa: F401
 
     sys.path.insert(0, HERE)
     import ndarrow_flight as nf
@@ -51,7 +57,7 @@ try:
 
     FLIGHT = nf.Client("grpc://127.0.0.1:1", token="").transport  # pyarrow where it is installed, else grpcio
 except ImportError as e:
-    print(f"client_check.py: {e} (Debian: apt-get install python3-numpy python3-grpcio python3-torch)", file=sys.stderr)
+    print(f"client_check.py: {e} (Debian: apt-get install python3-numpy python3-grpcio python3-torch python3-lz4 python3-zstandard)", file=sys.stderr)
     sys.exit(MISSING)
 
 TOKEN = "check-" + os.urandom(8).hex()
@@ -124,6 +130,24 @@ def torch_epoch(uri, tls, context):
     for batch, _ in torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2, multiprocessing_context=context):
         seen += list(zip(batch["label"].tolist(), batch["cat"].tolist()))
     return sorted(seen, key=lambda r: r[0])
+
+
+def check_compressed(ndarrow, tmp, codec):
+    """read_stream of Arrow C++'s stream of codec-compressed bodies (ints int64, strs utf8 with
+    nulls) against what `ndarrow convert` writes of it to .npy."""
+    path = os.path.join(tmp, f"{codec}.arrows")
+    shutil.copy(os.path.join(COMPRESSED, f"generated_{codec}.stream"), path)
+    want = {}
+    for column in ("ints", "strs"):
+        npy = os.path.join(tmp, f"{codec}.{column}.npy")
+        subprocess.run([ndarrow, "convert", "--tensor", f"{codec}.{column}", "--fill", "<null>", path, npy], check=True)
+        want[column] = [None if v == "<null>" else v for v in np.load(npy).tolist()]
+    got = {"ints": [], "strs": []}
+    for b in nf.read_stream(path):
+        for column, values in b.to_numpy().items():
+            got[column] += values.tolist()
+    ok(f"read_stream of Arrow C++'s {codec.upper()} stream: {len(got['ints'])} rows, {got['strs'].count(None)} "
+       "strings null, as ndarrow convert writes them", got == want and len(want["ints"]) > 0)
 
 
 def check_pip_install(tmp):
@@ -247,6 +271,9 @@ def main():
             except nf.IPCError as e:
                 cut = str(e)
             ok(f"the stream cut short: IPCError {cut!r}", cut.startswith("the stream ends inside"))
+
+            for codec in ("lz4", "zstd"):
+                check_compressed(ndarrow, tmp, codec)
 
             ok("TLS files with grpc://", "use grpc+tls://" in value_error(lambda: nf.Client(plain, tls_ca=tls["ca.pem"])))
             ok("a certificate without its key", "go together" in value_error(
