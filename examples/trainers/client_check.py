@@ -20,8 +20,10 @@ over mutual TLS with a token, in plain text — and checks that:
   failed calls) reads every row once over TLS with the token;
 - ndarrow_flight.read_stream reads `ndarrow batches … -` (a dictionary batch again before its
   last record batch) as Flight's stream, and refuses the stream cut short with an IPCError;
-- read_stream reads Arrow C++'s streams of LZ4 and ZSTD bodies (python3-lz4,
-  python3-zstandard) as `ndarrow convert` writes their columns;
+- read_stream reads Arrow's integration streams — every number, bool, binary and string type,
+  nulls, large offsets, dictionaries (one shared by two columns), LZ4 and ZSTD bodies
+  (python3-lz4, python3-zstandard) — as `ndarrow convert` writes their columns to .npz, and
+  refuses a struct column naming it;
 - bad options (TLS files with grpc://, a certificate without its key, a CA file that is not
   there) are a ValueError when the client is made;
 - `pip install ./examples/trainers` installs a package that imports outside the repository.
@@ -41,8 +43,15 @@ import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DICT = os.path.join(HERE, "..", "..", "flight", "testdata", "arrow-cpp-17", "dict.parquet")
-COMPRESSED = os.path.join(HERE, "..", "..", "ipc", "testdata", "arrow-testing", "arrow-ipc-stream", "integration",
-                          "2.0.0-compression")  # Arrow C++'s streams of LZ4 and ZSTD bodies
+INTEGRATION = os.path.join(HERE, "..", "..", "ipc", "testdata", "arrow-testing", "arrow-ipc-stream", "integration")
+# Arrow's integration streams (Arrow C++'s): every number, bool, binary and string type with
+# nulls, large offsets, dictionaries of strings and of numbers (one shared by two columns),
+# LZ4 and ZSTD bodies.
+GOLDEN = [(name, os.path.join(INTEGRATION, d, f"generated_{name}.stream")) for d, name in (
+    ("1.0.0-littleendian", "primitive"), ("1.0.0-littleendian", "primitive_large_offsets"),
+    ("1.0.0-littleendian", "dictionary"), ("4.0.0-shareddict", "shared_dict"),
+    ("2.0.0-compression", "lz4"), ("2.0.0-compression", "zstd"))]
+NESTED = os.path.join(INTEGRATION, "1.0.0-littleendian", "generated_nested.stream")  # lists and a struct
 MISSING = 77  # the exit status saying a module it needs is missing (cmd/ndarrow TestPythonExamples)
 
 try:
@@ -132,22 +141,49 @@ def torch_epoch(uri, tls, context):
     return sorted(seen, key=lambda r: r[0])
 
 
-def check_compressed(ndarrow, tmp, codec):
-    """read_stream of Arrow C++'s stream of codec-compressed bodies (ints int64, strs utf8 with
-    nulls) against what `ndarrow convert` writes of it to .npy."""
-    path = os.path.join(tmp, f"{codec}.arrows")
-    shutil.copy(os.path.join(COMPRESSED, f"generated_{codec}.stream"), path)
-    want = {}
-    for column in ("ints", "strs"):
-        npy = os.path.join(tmp, f"{codec}.{column}.npy")
-        subprocess.run([ndarrow, "convert", "--tensor", f"{codec}.{column}", "--fill", "<null>", path, npy], check=True)
-        want[column] = [None if v == "<null>" else v for v in np.load(npy).tolist()]
-    got = {"ints": [], "strs": []}
-    for b in nf.read_stream(path):
+def column_values(values):
+    """A column's NumPy array (to_numpy()) as (values, null mask): object arrays' None and
+    masked arrays' mask are the nulls; bytes without their trailing NULs (.npy's S dtype
+    drops them)."""
+    if isinstance(values, np.ma.MaskedArray):
+        return values.data, np.asarray(values.mask)
+    if values.dtype == object:
+        null = np.array([v is None for v in values], dtype=bool)
+        return [v.rstrip(b"\0") if isinstance(v, bytes) else v for v in values], null
+    return values, np.zeros(len(values), dtype=bool)
+
+
+def check_golden(ndarrow, tmp, name, path):
+    """read_stream of one of Arrow's integration streams against what `ndarrow convert` writes
+    of it to .npz twice, its null rows filled with 0 and with 1: the rows where those differ
+    are the nulls, the others the values."""
+    src = os.path.join(tmp, f"{name}.arrows")  # the extension ndarrow reads a stream by
+    shutil.copy(path, src)
+    filled = []
+    for fill in ("0", "1"):
+        npz = os.path.join(tmp, f"{name}.{fill}.npz")
+        subprocess.run([ndarrow, "convert", "--fill", fill, src, npz], check=True)
+        with np.load(npz) as z:
+            filled.append({k: z[k] for k in z.files})
+    batches = list(nf.read_stream(path))
+    got = {}
+    for b in batches:
         for column, values in b.to_numpy().items():
-            got[column] += values.tolist()
-    ok(f"read_stream of Arrow C++'s {codec.upper()} stream: {len(got['ints'])} rows, {got['strs'].count(None)} "
-       "strings null, as ndarrow convert writes them", got == want and len(want["ints"]) > 0)
+            got.setdefault(column, []).append(values)
+    bad, nulls = [], 0
+    for column, want0 in filled[0].items():
+        parts = [column_values(v) for v in got.get(column, [])]
+        values = [x for p in parts for x in (p[0].tolist() if hasattr(p[0], "tolist") else p[0])]
+        null = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, bool)
+        want_null = want0 != filled[1][column]
+        nulls += int(want_null.sum())
+        want = want0.tolist()
+        if len(values) != len(want) or not np.array_equal(null, want_null) or \
+                any(v != w for v, w, n in zip(values, want, null) if not n):
+            bad.append(column)
+    ok(f"read_stream of Arrow's {name}: {len(filled[0])} columns, {sum(b.num_rows for b in batches)} rows, "
+       f"{nulls} nulls, as ndarrow convert writes them{f' (differ: {bad})' if bad else ''}",
+       not bad and set(got) == set(filled[0]))
 
 
 def check_pip_install(tmp):
@@ -272,8 +308,14 @@ def main():
                 cut = str(e)
             ok(f"the stream cut short: IPCError {cut!r}", cut.startswith("the stream ends inside"))
 
-            for codec in ("lz4", "zstd"):
-                check_compressed(ndarrow, tmp, codec)
+            for name, path in GOLDEN:
+                check_golden(ndarrow, tmp, name, path)
+            try:
+                list(nf.read_stream(NESTED))
+                refused = "no error"
+            except nf.IPCError as e:
+                refused = str(e)
+            ok(f"a struct column is an IPCError naming it: {refused!r}", "'struct_nullable' is struct" in refused)
 
             ok("TLS files with grpc://", "use grpc+tls://" in value_error(lambda: nf.Client(plain, tls_ca=tls["ca.pem"])))
             ok("a certificate without its key", "go together" in value_error(

@@ -43,6 +43,9 @@ __all__ = ["IPCError", "Field", "Schema", "Column", "RecordBatch", "StreamDecode
 
 MAX_MESSAGE_BYTES = 1 << 30  # the largest message (metadata and body) read_stream takes by default
 MAX_DEPTH = 64  # the deepest nesting of types a schema may have
+# The most rows a column of values of no bytes (fixed_size_binary[0]) may claim: its rows take
+# no bytes of the message, but its object array a pointer each.
+MAX_EMPTY_VALUE_ROWS = 1 << 24
 _CONTINUATION = 0xFFFFFFFF
 _CHUNK = 1 << 24  # read_stream reads a message in pieces of this size: memory grows with data
 
@@ -467,6 +470,9 @@ def _decode(body, field, dicts, depth=0):
         data = body.buffer(field, end, "data")
         return _BinaryColumn(field, length, valid, o, data[:end], k in (_UTF8, _LARGE_UTF8), body.what)
     if k == _FIXED_BINARY:
+        if field.size == 0 and length > MAX_EMPTY_VALUE_ROWS:
+            raise IPCError(f"{body.what}: column {field.name!r}: {length} values of 0 bytes, above the "
+                           f"{MAX_EMPTY_VALUE_ROWS} this reader takes (MAX_EMPTY_VALUE_ROWS)")
         raw = body.buffer(field, length * field.size, "values")
         return _FixedBinaryColumn(field, length, valid, raw[:length * field.size])
     if k in (_LIST, _LARGE_LIST):
