@@ -20,6 +20,9 @@ over mutual TLS with a token, in plain text — and checks that:
   failed calls) reads every row once over TLS with the token;
 - ndarrow_flight.read_stream reads `ndarrow batches … -` (a dictionary batch again before its
   last record batch) as Flight's stream, and refuses the stream cut short with an IPCError;
+- the mini-batches of a TFRecord file of TensorFlow's, over TLS, read its ragged int64, float32
+  and string features (variable lists on the wire) as Python's protobuf runtime read them
+  (tfrecord/testdata/expected.jsonl);
 - read_stream reads Arrow's integration streams — every number, bool, binary and string type,
   nulls, large offsets, dictionaries (one shared by two columns), LZ4 and ZSTD bodies
   (python3-lz4, python3-zstandard) — as `ndarrow convert` writes their columns to .npz, and
@@ -32,11 +35,14 @@ It prints one line per check and exits 1 at the first that fails, 77 when a modu
 is missing. CI runs it (cmd/ndarrow TestPythonExamples).
 """
 
+import hashlib
 import io
+import json
 import os
 import shutil
 import socket
 import subprocess
+import struct
 import sys
 import tempfile
 import warnings
@@ -51,6 +57,11 @@ GOLDEN = [(name, os.path.join(INTEGRATION, d, f"generated_{name}.stream")) for d
     ("1.0.0-littleendian", "primitive"), ("1.0.0-littleendian", "primitive_large_offsets"),
     ("1.0.0-littleendian", "dictionary"), ("4.0.0-shareddict", "shared_dict"),
     ("2.0.0-compression", "lz4"), ("2.0.0-compression", "zstd"))]
+# A TFRecord file of TensorFlow's (Lingvo's) with ragged int64, float32 and string features, and
+# what Python's protobuf runtime read of it (tfrecord/testdata/expected.py): each feature's row
+# splits and the SHA-256 of its values.
+TFDATA = os.path.join(HERE, "..", "..", "tfrecord", "testdata")
+LINGVO = "lingvo_wmt14_ende_wpm_32k_test"
 NESTED = os.path.join(INTEGRATION, "1.0.0-littleendian", "generated_nested.stream")  # lists and a struct
 MISSING = 77  # the exit status saying a module it needs is missing (cmd/ndarrow TestPythonExamples)
 
@@ -153,6 +164,37 @@ def column_values(values):
     return values, np.zeros(len(values), dtype=bool)
 
 
+def tf_digest(rows, dtype):
+    """The SHA-256 tfrecord/testdata/expected.py gives a feature: over its values in row order,
+    int64 and float32 little-endian, strings a 4-byte little-endian length and the bytes."""
+    h = hashlib.sha256()
+    for row in rows:
+        if dtype == "string":
+            for v in (row if isinstance(row, np.ndarray) else [row]):
+                h.update(struct.pack("<I", len(v)) + v)
+        else:
+            h.update(np.asarray(row, dtype="<i8" if dtype == "int64" else "<f4").tobytes())
+    return h.hexdigest()
+
+
+def check_ragged(uri, tls):
+    """Mini-batches of Lingvo's TFRecord file over TLS, its ragged features variable lists on
+    the wire, against what Python's protobuf runtime read of it."""
+    with open(os.path.join(TFDATA, "expected.jsonl")) as f:
+        want = [r for r in map(json.loads, f) if r.get("name", "").startswith(LINGVO + ".")]
+    got = joined(nf.batches(uri, nf.command(LINGVO, 30, drop_last=False), token=TOKEN, tls_ca=tls["ca.pem"]))
+    bad = []
+    for w in want:
+        rows = got.get(w["column"], [])
+        splits = np.cumsum([0] + [len(r) for r in rows]).tolist() if w["kind"] == "ragged" else None
+        if len(rows) != w["shape"][0] or tf_digest(rows, w["dtype"]) != w["sha256"] or \
+                (splits is not None and [splits] != w["row_splits"]):
+            bad.append(w["column"])
+    ragged = sum(w["kind"] == "ragged" for w in want)
+    ok(f"TFRecord's ragged features over TLS: {len(want)} columns ({ragged} ragged), as Python's protobuf read "
+       f"them{f' (differ: {bad})' if bad else ''}", not bad and ragged == 8 and set(got) == {w["column"] for w in want})
+
+
 def check_golden(ndarrow, tmp, name, path):
     """read_stream of one of Arrow's integration streams against what `ndarrow convert` writes
     of it to .npz twice, its null rows filled with 0 and with 1: the rows where those differ
@@ -215,6 +257,7 @@ def main():
         served = os.path.join(tmp, "served")
         os.makedirs(served)
         shutil.copy(DICT, os.path.join(served, "dict.parquet"))
+        shutil.copy(os.path.join(TFDATA, "tensorflow", LINGVO + ".tfrecord"), served)
         want = {}
         for column in ("label", "cat"):
             npy = os.path.join(tmp, f"{column}.npy")
@@ -308,6 +351,7 @@ def main():
                 cut = str(e)
             ok(f"the stream cut short: IPCError {cut!r}", cut.startswith("the stream ends inside"))
 
+            check_ragged(uri, tls)
             for name, path in GOLDEN:
                 check_golden(ndarrow, tmp, name, path)
             try:
