@@ -20,6 +20,9 @@ over mutual TLS with a token, in plain text — and checks that:
   failed calls) reads every row once over TLS with the token;
 - ndarrow_flight.read_stream reads `ndarrow batches … -` (a dictionary batch again before its
   last record batch) as Flight's stream, and refuses the stream cut short with an IPCError;
+- the mini-batches of tensors (an arrow.fixed_shape_tensor float32 [2, 3], a fixed-size list of
+  bools, float16, uint16) over TLS are the .npy files they were converted from, and
+  TorchBatches' tensors of them (uint16 widened to int32);
 - the mini-batches of a TFRecord file of TensorFlow's, over TLS, read its ragged int64, float32
   and string features (variable lists on the wire) as Python's protobuf runtime read them
   (tfrecord/testdata/expected.jsonl);
@@ -164,6 +167,45 @@ def column_values(values):
     return values, np.zeros(len(values), dtype=bool)
 
 
+def write_cells(ndarrow, tmp, served):
+    """Writes served/cells.parquet (ndarrow convert of .npy files) and returns its columns:
+    cube float32 [50, 2, 3] (an arrow.fixed_shape_tensor), mask bool [50, 4] (a fixed-size
+    list of bools), half float16 [50] and small uint16 [50]."""
+    src, r = os.path.join(tmp, "cells"), np.arange(50)
+    os.makedirs(src)
+    cells = {"cube": (r[:, None, None] * 6 + np.arange(6).reshape(2, 3)).astype(np.float32),
+             "mask": (r[:, None] + np.arange(4)) % 3 == 0, "half": (r / 4).astype(np.float16),
+             "small": (r * 1000).astype(np.uint16)}
+    for name, values in cells.items():
+        np.save(os.path.join(src, f"{name}.npy"), values)
+    subprocess.run([ndarrow, "convert", src, os.path.join(served, "cells.parquet")], check=True)
+    return cells
+
+
+def check_cells(uri, tls, cells):
+    """The mini-batches of cells.parquet over TLS: each column's dtype and cells as the .npy
+    files held them; TorchBatches' tensors of them (uint16 widened to int32)."""
+    ticket = nf.command("cells", 20, drop_last=False)
+    got = list(nf.batches(uri, ticket, token=TOKEN, tls_ca=tls["ca.pem"]))
+    joined_cells = {k: np.concatenate([c[k] for c, _ in got]) for k in cells}
+    ok(f"tensors over TLS: {[(k, str(v.dtype), v.shape) for k, v in joined_cells.items()]} as the .npy files",
+       all(joined_cells[k].dtype == v.dtype and np.array_equal(joined_cells[k], v) for k, v in cells.items()))
+    stream = nf.Client(uri, token=TOKEN, tls_ca=tls["ca.pem"]).do_get(ticket)
+    types = {f.name: f.type for f in next(stream)[0].schema.fields}
+    stream.close()  # the stream left before its end: the call is cancelled
+    ok(f"on the wire: {types}", types["cube"].startswith("arrow.fixed_shape_tensor") and
+       types["mask"] == "fixed_size_list<bool>[4]" and types["half"] == "halffloat" and types["small"] == "uint16")
+    ds = nf.TorchBatches(uri, "cells", 20, drop_last=False, token=TOKEN, tls_ca=tls["ca.pem"])
+    stream = iter(ds)
+    batch, _ = next(stream)
+    stream.close()
+    ok(f"TorchBatches' tensors: {[(k, str(v.dtype), tuple(v.shape)) for k, v in batch.items()]}",
+       batch["cube"].dtype == torch.float32 and tuple(batch["cube"].shape) == (20, 2, 3) and
+       batch["mask"].dtype == torch.bool and batch["half"].dtype == torch.float16 and
+       batch["small"].dtype == torch.int32 and torch.equal(batch["small"], torch.from_numpy(cells["small"][:20].astype(np.int32)))
+       and torch.equal(batch["cube"], torch.from_numpy(cells["cube"][:20])))
+
+
 def tf_digest(rows, dtype):
     """The SHA-256 tfrecord/testdata/expected.py gives a feature: over its values in row order,
     int64 and float32 little-endian, strings a 4-byte little-endian length and the bytes."""
@@ -258,6 +300,7 @@ def main():
         os.makedirs(served)
         shutil.copy(DICT, os.path.join(served, "dict.parquet"))
         shutil.copy(os.path.join(TFDATA, "tensorflow", LINGVO + ".tfrecord"), served)
+        cells = write_cells(ndarrow, tmp, served)
         want = {}
         for column in ("label", "cat"):
             npy = os.path.join(tmp, f"{column}.npy")
@@ -351,6 +394,7 @@ def main():
                 cut = str(e)
             ok(f"the stream cut short: IPCError {cut!r}", cut.startswith("the stream ends inside"))
 
+            check_cells(uri, tls, cells)
             check_ragged(uri, tls)
             for name, path in GOLDEN:
                 check_golden(ndarrow, tmp, name, path)
