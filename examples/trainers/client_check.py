@@ -30,6 +30,8 @@ over mutual TLS with a token, in plain text — and checks that:
   nulls, large offsets, dictionaries (one shared by two columns), LZ4 and ZSTD bodies
   (python3-lz4, python3-zstandard) — as `ndarrow convert` writes their columns to .npz, and
   refuses a struct column naming it;
+- mutants of those streams (bytes changed at random, a fixed seed) read or fail with an
+  IPCError, never another exception;
 - bad options (TLS files with grpc://, a certificate without its key, a CA file that is not
   there) are a ValueError when the client is made;
 - `pip install ./examples/trainers` installs a package that imports outside the repository.
@@ -42,6 +44,7 @@ import hashlib
 import io
 import json
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -270,6 +273,31 @@ def check_golden(ndarrow, tmp, name, path):
        not bad and set(got) == set(filled[0]))
 
 
+def check_mutations(streams, n=400):
+    """read_stream of n copies of each stream, one to four bytes of each changed (a fixed
+    seed): each reads, or fails with an IPCError — or, of a schema whose names now repeat,
+    to_numpy()'s ValueError saying so — never another exception."""
+    rng, other, refused = random.Random(46), [], 0
+    for name, data in streams:
+        for _ in range(n):
+            b = bytearray(data)
+            for _ in range(rng.randint(1, 4)):
+                p = rng.randrange(len(b))
+                b[p] = rng.choice([0, 0xFF, rng.randrange(256), b[p] ^ (1 << rng.randrange(8))])
+            try:
+                for batch in nf.read_stream(bytes(b), max_message_bytes=1 << 26):
+                    batch.to_numpy()
+            except nf.IPCError:
+                refused += 1
+            except ValueError as e:
+                if not str(e).startswith("columns of the same name"):
+                    other.append(f"{name}: ValueError: {e}")
+            except Exception as e:  # noqa: BLE001 (what the check is for)
+                other.append(f"{name}: {type(e).__name__}: {e}")
+    ok(f"{n} mutants of each of {len(streams)} streams: {refused} IPCErrors, no other exception{f' ({other[:3]})' if other else ''}",
+       not other and refused > 0)
+
+
 def check_pip_install(tmp):
     """pip install of a copy of examples/trainers (pip builds in the tree it is given) into a
     target directory, and an import of it from outside the repository."""
@@ -404,6 +432,8 @@ def main():
             except nf.IPCError as e:
                 refused = str(e)
             ok(f"a struct column is an IPCError naming it: {refused!r}", "'struct_nullable' is struct" in refused)
+            mutants = [(name, open(path, "rb").read()) for name, path in GOLDEN] + [("batches of dict.parquet", stream)]
+            check_mutations(mutants)
 
             ok("TLS files with grpc://", "use grpc+tls://" in value_error(lambda: nf.Client(plain, tls_ca=tls["ca.pem"])))
             ok("a certificate without its key", "go together" in value_error(
