@@ -87,6 +87,8 @@ type call struct {
 	ended   bool        // its context ended (end ran)
 	request int64       // reserved for a unary call's request while it arrives
 	arrival *time.Timer // cuts a unary call whose request does not arrive
+
+	rec callRecord // what its access record says (accesslog.go)
 }
 
 type callKey struct{}
@@ -177,6 +179,7 @@ func (s *Server) admitCall(ctx context.Context, info *tap.Info) (context.Context
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	c := &call{Context: ctx, s: s, method: info.FullMethodName, cancel: cancel, unary: unaryMethods[info.FullMethodName], cost: cost}
+	s.calls.Add(1)
 	context.AfterFunc(ctx, c.end)
 	return c, nil
 }
@@ -192,6 +195,7 @@ func (c *call) end() {
 	}
 	c.mu.Unlock()
 	c.s.wire.release(c.cost + request)
+	c.s.calls.Add(-1)
 }
 
 // awaitRequest reserves, for a unary call, what its request may hold while gRPC reads it, and
@@ -255,7 +259,22 @@ func (h callStats) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.C
 	return ctx
 }
 
-func (callStats) HandleRPC(context.Context, stats.RPCStats) {}
+// HandleRPC counts the bytes of a call's messages and, at its end, writes its access record
+// (accesslog.go).
+func (h callStats) HandleRPC(ctx context.Context, st stats.RPCStats) {
+	c := callOf(ctx)
+	if c == nil {
+		return
+	}
+	switch st := st.(type) {
+	case *stats.InPayload:
+		c.rec.bytesReceived.Add(int64(st.Length))
+	case *stats.OutPayload:
+		c.rec.bytesSent.Add(int64(st.Length))
+	case *stats.End:
+		h.s.logCall(ctx, c, st)
+	}
+}
 
 // TagConn gives each gRPC connection a grpcConn, which its calls find in their context.
 func (h callStats) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
@@ -275,7 +294,10 @@ func (h callStats) HandleConn(ctx context.Context, st stats.ConnStats) {
 // grpcConn is what a Server keeps of a gRPC connection: whether it holds connectionCost of the
 // wire budget, which it reserves with its first call (a connection that never makes one holds
 // only its place among MaxConnections, and what an idle connection costs, some 60 KiB).
-type grpcConn struct{ charged atomic.Bool }
+type grpcConn struct {
+	charged   atomic.Bool
+	toldClear atomic.Bool // the log said a token arrived on it in clear
+}
 
 type connKey struct{}
 

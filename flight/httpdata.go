@@ -155,6 +155,14 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request) {
 	// connection (Hijack).
 	s.streams.Add(1)
 	defer s.streams.Done()
+	s.dataStreams.Add(1)
+	defer s.dataStreams.Add(-1)
+	rec := &dataRecord{start: time.Now()}
+	defer s.logData(r, rec) // after the recovery below has set its status
+	failed := func(err error) {
+		rec.err = err
+		fail(w, err)
+	}
 	var sw *streamWriter
 	defer func() {
 		if v := recover(); v != nil {
@@ -162,6 +170,7 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request) {
 				panic(v)
 			}
 			err := s.panicStatus("GET "+dataPath, v)
+			rec.err = err
 			switch {
 			case sw == nil || !sw.started: // nothing written yet
 				fail(w, err)
@@ -173,41 +182,47 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	if r.URL.Path != dataPath {
+		rec.code = http.StatusNotFound
 		http.NotFound(w, r)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		rec.code = http.StatusMethodNotAllowed
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "only GET", http.StatusMethodNotAllowed)
 		return
 	}
 	ticket, err := s.ticketOf(r.URL.Query())
 	if err != nil {
-		fail(w, status.Error(codes.PermissionDenied, err.Error()))
+		failed(status.Error(codes.PermissionDenied, err.Error()))
 		return
 	}
+	rec.flight = string(ticket)
 	e, err := s.store.get(string(ticket))
 	if err != nil {
-		fail(w, statusOf(err))
+		failed(statusOf(err))
 		return
 	}
 	defer e.release()
 	if e.meta.Version != "" {
 		w.Header().Set(versionHeader, e.meta.Version)
+		rec.version = e.meta.Version
 	}
 	if r.Method == http.MethodHead {
 		w.Header().Set("Content-Type", arrowStreamType)
 		return
 	}
 	if !s.wire.tryReserve(dataStreamCost) {
-		fail(w, status.Errorf(codes.ResourceExhausted, "flight: the server's wire budget of %d bytes (serve --wire-budget) is held by other connections and calls; retry later", s.wire.size))
+		failed(status.Errorf(codes.ResourceExhausted, "flight: the server's wire budget of %d bytes (serve --wire-budget) is held by other connections and calls; retry later", s.wire.size))
 		return
 	}
 	defer s.wire.release(dataStreamCost)
 	sw = &streamWriter{srv: s, w: w, tls: r.TLS != nil || s.opts.TLS != nil}
+	rec.sw = sw
 	if err = s.streamEntry(r.Context(), e, sw); err != nil {
 		err = s.fileStatus(e, "GET", err)
 	}
+	rec.err = err
 	if !sw.started {
 		if err != nil {
 			fail(w, err)
@@ -257,6 +272,8 @@ type streamWriter struct {
 	scratch []byte
 	broken  error // the connection failed: nothing more is sent
 	inChunk bool  // a chunk is begun and not completed: the response cannot end well
+	sent    int64 // the bytes of the stream written to the connection (the access record's)
+	rows    int64 // the rows of the record batches written
 }
 
 // directWrite is the size from which a plaintext buffer is written straight to the socket.
@@ -306,7 +323,9 @@ func (s *streamWriter) Write(p []byte) (int, error) {
 		return 0, nil
 	}
 	if s.tls || len(p) < directWrite {
-		return s.writeCopied(p)
+		n, err := s.writeCopied(p)
+		s.sent += int64(n)
+		return n, err
 	}
 	s.deadline()
 	s.inChunk = true
@@ -324,6 +343,7 @@ func (s *streamWriter) Write(p []byte) (int, error) {
 		k, err = s.conn.Write(p[n:min(len(p), n+stallPiece)])
 		n += k
 	}
+	s.sent += int64(n)
 	if err != nil {
 		if !errors.Is(err, syscall.EFAULT) {
 			return n, s.fail(err)
@@ -397,7 +417,11 @@ func (s *streamWriter) WritePayload(p arrowipc.Payload) error {
 	if err := ipc.WriteMessageMetadata(s, meta.Bytes()); err != nil {
 		return err
 	}
-	return p.SerializeBody(s)
+	if err := p.SerializeBody(s); err != nil {
+		return err
+	}
+	s.rows += recordBatchRows(meta.Bytes())
+	return nil
 }
 
 // Close writes the end-of-stream marker.
@@ -492,6 +516,7 @@ func (l *splitListener) sort(c net.Conn) {
 	if l.tls != nil {
 		tc := tls.Server(c, l.tls)
 		if err := tc.Handshake(); err != nil {
+			logHandshake(l.log, c.RemoteAddr(), err)
 			c.Close()
 			return
 		}
@@ -511,6 +536,10 @@ func (l *splitListener) sort(c net.Conn) {
 		to = l.http
 		if string(first) == "PRI " { // HTTP/2's connection preface
 			to = l.grpc
+		}
+		if first[0] == 0x16 && first[1] == 0x03 { // a TLS handshake record: net/http answers it with an error
+			l.log.Warn("flight: a client spoke TLS to this plaintext port", "client", c.RemoteAddr().String(),
+				"hint", "it should dial grpc:// (or the server be started with --tls-cert and --tls-key)")
 		}
 	}
 	c.SetDeadline(time.Time{})

@@ -27,6 +27,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/health"
+	healthgrpc "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -97,9 +99,15 @@ type Options struct {
 	// default to MaxPutBytes: no message of an upload is larger, and no upload decompresses
 	// to more.
 	Limits limits.Limits
-	// Logger receives what the server does not send to clients: the stack of a panic in a
-	// handler, say. Default slog.Default().
+	// Logger receives what the server does not send to clients: an access record per call
+	// (see accesslog.go), failed authentications and TLS handshakes, problems of its TLS
+	// certificate at Serve, what its budgets hold (StatusInterval), the stack of a panic in a
+	// handler. Default slog.Default().
 	Logger *slog.Logger
+	// StatusInterval is how often the log says what the budgets hold, the connections and
+	// calls under way and the page cache (ServerStatus): at info when that changed since the
+	// last record at info, else at debug. Default DefaultStatusInterval; negative: never.
+	StatusInterval time.Duration
 	// PageCache, when set, keeps the pages of served compressed Parquet files that takes and
 	// mini-batches decompress (and the columns they decode whole), so that each is decoded
 	// once, not once per request or batch that needs it (see dataset.PageCache; its pages
@@ -188,6 +196,13 @@ type Server struct {
 	streams sync.WaitGroup        // its streams under way
 	started atomic.Int64          // its streams started, ever
 	conns   map[net.Conn]struct{} // the connections they took over
+
+	health      *health.Server                     // its states (health.go)
+	draining    atomic.Bool                        // Shutdown has begun
+	quit        chan struct{}                      // closed when it drains
+	calls       atomic.Int64                       // gRPC calls under way
+	dataStreams atomic.Int64                       // data URLs' responses under way
+	admitted    atomic.Pointer[admittedListener]   // what Serve accepts on
 }
 
 // NewServer returns a server for the tensors of store. Start it with Serve; stop it with
@@ -233,6 +248,9 @@ func NewServer(store *Store, opts Options) (*Server, error) {
 	if opts.DataURLLifetime <= 0 {
 		opts.DataURLLifetime = DefaultDataURLLifetime
 	}
+	if opts.StatusInterval == 0 {
+		opts.StatusInterval = DefaultStatusInterval
+	}
 	if opts.StallTimeout <= 0 {
 		opts.StallTimeout = DefaultStallTimeout
 	}
@@ -251,7 +269,7 @@ func NewServer(store *Store, opts Options) (*Server, error) {
 	// An upload's message may be as large as the upload, within the receive limit.
 	maxRecv := int(min(int64(opts.MaxRecvMessageBytes), opts.MaxPutBytes+messageHeadroom, math.MaxInt32))
 	maxRecv = max(maxRecv, minMessageBytes)
-	s := &Server{store: store, opts: opts, staged: &staging{budget: 4 * opts.MaxPutBytes}, maxRecv: maxRecv,
+	s := &Server{store: store, opts: opts, staged: &staging{budget: 4 * opts.MaxPutBytes}, maxRecv: maxRecv, health: newHealth(), quit: make(chan struct{}),
 		budget: newBudget("memory budget", "serve --memory-budget", opts.MemoryBudget, opts.BudgetWait),
 		wire:   newBudget("wire budget", "serve --wire-budget", opts.WireBudget, opts.BudgetWait)}
 	if s.wire != nil {
@@ -288,13 +306,14 @@ func NewServer(store *Store, opts Options) (*Server, error) {
 		grpc.ChainStreamInterceptor(s.admitStream, s.recoverStream, s.authStream),
 	}
 	if opts.TLS != nil && opts.GRPCOnly {
-		gopts = append(gopts, grpc.Creds(credentials.NewTLS(opts.TLS)))
+		gopts = append(gopts, grpc.Creds(loggedTLS{credentials.NewTLS(opts.TLS), s.opts.Logger}))
 	} // else Serve's splitListener terminates TLS and hands gRPC its connections
 	if _, err := crand.Read(s.signer.key[:]); err != nil {
 		return nil, fmt.Errorf("flight: a key for data URLs: %w", err)
 	}
 	s.grpc = grpc.NewServer(gopts...)
 	arrowflight.RegisterFlightServiceServer(s.grpc, s)
+	healthgrpc.RegisterHealthServer(s.grpc, healthService{Server: s.health, s: s})
 	return s, nil
 }
 
@@ -302,12 +321,20 @@ func NewServer(store *Store, opts Options) (*Server, error) {
 // Options.GRPCOnly, a TCP listener's connections are gRPC's or the data endpoint's by what
 // they speak. Serve may be called once.
 func (s *Server) Serve(lis net.Listener) error {
-	lis = &admittedListener{Listener: lis, s: s}
+	admitted := &admittedListener{Listener: lis, s: s}
+	s.admitted.Store(admitted)
+	lis = admitted
+	if s.opts.TLS != nil {
+		s.logCertificates(lis.Addr())
+	}
+	stopStatus := make(chan struct{})
+	defer close(stopStatus)
+	go s.logStatus(stopStatus)
 	if s.opts.GRPCOnly || lis.Addr().Network() != "tcp" {
 		if s.opts.TLS != nil && !s.opts.GRPCOnly { // gRPC has no credentials of its own here
 			cfg := s.opts.TLS.Clone()
 			cfg.NextProtos = []string{"h2"}
-			lis = tls.NewListener(lis, cfg)
+			lis = &handshakeLoggingListener{Listener: tls.NewListener(lis, cfg), log: s.opts.Logger}
 		}
 		return s.serveGRPC(lis)
 	}
@@ -338,9 +365,11 @@ func (s *Server) serveGRPC(lis net.Listener) error {
 	return err
 }
 
-// Shutdown stops the server gracefully: no new calls, and the calls under way finish, or are
+// Shutdown stops the server gracefully: it marks the server draining (Draining: its health
+// service answers NOT_SERVING), then takes no new calls, and the calls under way finish, or are
 // cut off when ctx ends. It then closes the connections to peers.
 func (s *Server) Shutdown(ctx context.Context) {
+	s.drain() // health NOT_SERVING from now on
 	done := make(chan struct{})
 	go func() {
 		s.grpc.GracefulStop()
@@ -578,6 +607,7 @@ func (s *Server) GetFlightInfo(ctx context.Context, d *arrowflight.FlightDescrip
 	if err != nil {
 		return nil, err
 	}
+	callOf(ctx).noteFlight(name, "")
 	if local || len(s.opts.Shards) == 0 {
 		e, err := s.store.get(name)
 		if err != nil {
@@ -714,6 +744,7 @@ func (s *Server) GetSchema(ctx context.Context, d *arrowflight.FlightDescriptor)
 	if err != nil {
 		return nil, err
 	}
+	callOf(ctx).noteFlight(name, "")
 	e, err := s.store.get(name)
 	if err != nil {
 		return nil, statusOf(err)
@@ -728,6 +759,7 @@ func (s *Server) GetSchema(ctx context.Context, d *arrowflight.FlightDescriptor)
 // files can be read listed by its name alone), which any other call for them refuses.
 func (s *Server) ListFlights(c *arrowflight.Criteria, stream arrowflight.FlightService_ListFlightsServer) error {
 	prefix := string(c.GetExpression())
+	callOf(stream.Context()).noteFlight(prefix, "")
 	unreadable, parts := s.store.unreadableTables()
 	names := s.store.Names()
 	for _, name := range unreadable {
@@ -775,8 +807,11 @@ func (s *Server) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_D
 	}
 	if isTake(t.GetTicket()) {
 		e, err = s.takeEntry(stream.Context(), t.GetTicket())
-	} else if e, err = s.store.get(string(t.GetTicket())); err != nil {
-		err = statusOf(err)
+	} else {
+		callOf(stream.Context()).noteFlight(string(t.GetTicket()), "")
+		if e, err = s.store.get(string(t.GetTicket())); err != nil {
+			err = statusOf(err)
+		}
 	}
 	if err != nil {
 		return err
@@ -784,6 +819,7 @@ func (s *Server) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_D
 	defer e.release()
 	if e.meta.Version != "" { // which version this stream sends, whatever the name serves by its end
 		_ = stream.SetHeader(metadata.Pairs(versionHeader, e.meta.Version))
+		callOf(stream.Context()).noteVersion(e.meta.Version)
 	}
 	frames.begin() // its messages are marshaled into frame buffers (serverCodec)
 	defer frames.end()
@@ -956,7 +992,8 @@ const (
 	ActionAbort  = "abort"  // body: an upload transaction; drops its staged tensors
 )
 
-// ListActions lists ActionList, ActionDelete and ActionReload.
+// ListActions lists ActionList, ActionDelete, ActionReload, ActionCommit, ActionAbort and
+// ActionStatus.
 func (s *Server) ListActions(_ *arrowflight.Empty, stream arrowflight.FlightService_ListActionsServer) error {
 	for _, a := range []*arrowflight.ActionType{
 		{Type: ActionList, Description: "one JSON object per tensor: name, kind, dtype, shape"},
@@ -964,6 +1001,7 @@ func (s *Server) ListActions(_ *arrowflight.Empty, stream arrowflight.FlightServ
 		{Type: ActionReload, Description: "rescan the served directories now; one JSON object: added, changed, removed, skipped"},
 		{Type: ActionCommit, Description: "store the tensors staged under the transaction the body names, all at once"},
 		{Type: ActionAbort, Description: "drop the tensors staged under the transaction the body names"},
+		{Type: ActionStatus, Description: "one JSON object: what the memory and wire budgets hold, the connections and calls under way, the page cache"},
 	} {
 		if err := stream.Send(a); err != nil {
 			return err
@@ -988,9 +1026,17 @@ type ReloadResult struct {
 	Skipped []string `json:"skipped,omitempty"`
 }
 
-// DoAction runs ActionList, ActionDelete or ActionReload.
+// DoAction runs ActionList, ActionDelete, ActionReload, ActionCommit, ActionAbort or
+// ActionStatus.
 func (s *Server) DoAction(a *arrowflight.Action, stream arrowflight.FlightService_DoActionServer) error {
+	named := ""
+	if a.GetType() == ActionDelete {
+		named = string(a.GetBody())
+	}
+	callOf(stream.Context()).noteAction(a.GetType(), named)
 	switch a.GetType() {
+	case ActionStatus:
+		return stream.Send(s.statusResult())
 	case ActionList:
 		for _, name := range s.store.Names() {
 			e, err := s.store.lookup(name)
@@ -1030,7 +1076,7 @@ func (s *Server) DoAction(a *arrowflight.Action, stream arrowflight.FlightServic
 		b, _ := json.Marshal(s.store.commit(t))
 		return stream.Send(&arrowflight.Result{Body: b})
 	}
-	return status.Errorf(codes.InvalidArgument, "unknown action %q (%s, %s, %s, %s, %s)", a.GetType(), ActionList, ActionDelete, ActionReload, ActionCommit, ActionAbort)
+	return status.Errorf(codes.InvalidArgument, "unknown action %q (%s, %s, %s, %s, %s, %s)", a.GetType(), ActionList, ActionDelete, ActionReload, ActionCommit, ActionAbort, ActionStatus)
 }
 
 // Handshake answers a handshake with an empty payload: authentication is the bearer token

@@ -448,6 +448,7 @@ func (s *Server) plannedTake(ctx context.Context, raw []byte, what, method strin
 		releaseParse()
 		return nil, nil, nil, statusOr(err, codes.InvalidArgument)
 	}
+	callOf(ctx).noteFlight(req.Name, "take")
 	if e, err = s.store.get(req.Name); err != nil {
 		releaseParse()
 		return nil, nil, nil, statusOf(err)
