@@ -197,12 +197,12 @@ type Server struct {
 	started atomic.Int64          // its streams started, ever
 	conns   map[net.Conn]struct{} // the connections they took over
 
-	health      *health.Server                     // its states (health.go)
-	draining    atomic.Bool                        // Shutdown has begun
-	quit        chan struct{}                      // closed when it drains
-	calls       atomic.Int64                       // gRPC calls under way
-	dataStreams atomic.Int64                       // data URLs' responses under way
-	admitted    atomic.Pointer[admittedListener]   // what Serve accepts on
+	health      *health.Server                   // its states (health.go)
+	draining    atomic.Bool                      // Shutdown has begun
+	quit        chan struct{}                    // closed when it drains
+	calls       atomic.Int64                     // gRPC calls under way
+	dataStreams atomic.Int64                     // data URLs' responses under way
+	admitted    atomic.Pointer[admittedListener] // what Serve accepts on
 }
 
 // NewServer returns a server for the tensors of store. Start it with Serve; stop it with
