@@ -2,6 +2,7 @@ package flight
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -397,6 +398,15 @@ type admittedConn struct {
 	net.Conn
 	l    *admittedListener
 	once sync.Once
+}
+
+// CloseWrite shuts the connection's writing side, when it has one to shut (a TCP
+// connection's): lingerClose.
+func (c *admittedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return errors.ErrUnsupported
 }
 
 func (c *admittedConn) Close() error {

@@ -45,15 +45,16 @@ var ErrTLS = errors.New("flight: TLS failed")
 // remote turns an error of a call to the server of c into one the sentinels of this package
 // match.
 func (c *Client) remote(err error) error {
-	if e := tlsFailure(c.origin, err); e != nil {
+	if e := tlsFailure(c.origin, c.opts.TLS != nil && (len(c.opts.TLS.Certificates) > 0 || c.opts.TLS.GetClientCertificate != nil), err); e != nil {
 		return e
 	}
 	return fromRemote(c.origin.host, err)
 }
 
 // tlsFailure returns, for the error of a call to the server at o that failed connecting on
-// TLS, an error matching ErrTLS that says in words what to do; nil for any other error.
-func tlsFailure(o origin, err error) error {
+// TLS (the client presenting a certificate of its own when withCert), an error matching ErrTLS
+// that says in words what to do; nil for any other error.
+func tlsFailure(o origin, withCert bool, err error) error {
 	st, ok := status.FromError(err)
 	if !ok || err == nil || st.Code() != codes.Unavailable {
 		return nil
@@ -72,6 +73,12 @@ func tlsFailure(o origin, err error) error {
 	case o.tls && (strings.Contains(msg, "doesn't contain any IP SANs") || strings.Contains(msg, "certificate is valid for") ||
 		strings.Contains(msg, "relies on legacy Common Name field") || strings.Contains(msg, "certificate is not valid for any names")):
 		text = fmt.Sprintf("the certificate of %s does not name %s in a subjectAltName: dial a host it names, or reissue it with subjectAltName=DNS:…,IP:… (%s)", host, hostName(host), connectionError(msg))
+	case o.tls && !withCert && (strings.Contains(msg, "remote error: tls: certificate required") || strings.Contains(msg, "remote error: tls: handshake failure")):
+		text = fmt.Sprintf("%s refused the TLS handshake: if it requires a client certificate (mutual TLS), give one (ndarrow --tls-cert and --tls-key; ClientOptions.TLS.Certificates) (%s)", host, connectionError(msg))
+	case o.tls && withCert && (strings.Contains(msg, "remote error: tls: certificate required") || strings.Contains(msg, "remote error: tls: handshake failure") ||
+		strings.Contains(msg, "remote error: tls: bad certificate") || strings.Contains(msg, "remote error: tls: unknown certificate authority")):
+		// A client sends its certificate only to a server that names the certificate's CA.
+		text = fmt.Sprintf("%s refused this client's certificate: it must be signed by a CA the server trusts (serve --tls-client-ca) (%s)", host, connectionError(msg))
 	case o.tls && strings.Contains(msg, "certificate has expired or is not yet valid"):
 		text = fmt.Sprintf("the certificate of %s has expired or is not yet valid (%s)", host, connectionError(msg))
 	default:

@@ -517,7 +517,7 @@ func (l *splitListener) sort(c net.Conn) {
 		tc := tls.Server(c, l.tls)
 		if err := tc.Handshake(); err != nil {
 			logHandshake(l.log, c.RemoteAddr(), err)
-			c.Close()
+			lingerClose(c)
 			return
 		}
 		c = tc

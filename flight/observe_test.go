@@ -450,6 +450,45 @@ func TestTLSMismatchSaidPlainly(t *testing.T) {
 	}
 }
 
+// TestMutualTLSRefusalsSaidPlainly: a client refused by a server requiring client
+// certificates — sending none, or one of a CA the server does not trust — is told which, in
+// one line matching ErrTLS, over TLS 1.2 and 1.3 (where a client learns of the refusal only
+// after its side of the handshake: the server lets it read the alert before it closes); the
+// server logs the refusal with a hint.
+func TestMutualTLSRefusalsSaidPlainly(t *testing.T) {
+	ca, caKey := newCA(t, "ca")
+	pool := x509.NewCertPool()
+	pool.AddCert(ca)
+	other, otherKey := newCA(t, "other")
+	serverCert := testCert(t, ca, caKey, func(*x509.Certificate) {})
+	stranger := leaf(t, other, otherKey, "stranger", false)
+	for _, grpcOnly := range []bool{false, true} {
+		for _, version := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
+			for _, tc := range []struct {
+				name  string
+				certs []tls.Certificate
+				error string
+			}{
+				{"no certificate", nil, "refused the TLS handshake: if it requires a client certificate (mutual TLS), give one (ndarrow --tls-cert and --tls-key"},
+				{"another CA's", []tls.Certificate{stranger}, "refused this client's certificate: it must be signed by a CA the server trusts (serve --tls-client-ca)"},
+			} {
+				t.Run(fmt.Sprintf("grpc-only %v, TLS %x, %s", grpcOnly, version, tc.name), func(t *testing.T) {
+					logger, log := jsonLog()
+					s := serve(t, Options{Logger: logger, GRPCOnly: grpcOnly, TLS: &tls.Config{Certificates: []tls.Certificate{serverCert},
+						ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert}}, "grpc+tls")
+					c := dial(t, s.uri, ClientOptions{TLS: &tls.Config{RootCAs: pool, MaxVersion: version, Certificates: tc.certs}})
+					_, err := c.List(t.Context())
+					require.ErrorIs(t, err, ErrTLS)
+					assert.Contains(t, err.Error(), tc.error)
+					assert.Equal(t, codes.Unavailable, status.Code(err))
+					awaitRecord(t, log, "flight: TLS handshake failed", map[string]string{"level": "WARN",
+						"hint": "mutual TLS: the client sent no certificate (ndarrow --tls-cert and --tls-key)"}) // Go's client sends none the server's CAs did not sign
+				})
+			}
+		}
+	}
+}
+
 // TestTokenOverTLSNotWarned: a token that arrives over TLS is not said to arrive in clear.
 func TestTokenOverTLSNotWarned(t *testing.T) {
 	ca, caKey := newCA(t, "ca")

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/credentials"
@@ -162,6 +163,20 @@ func handshakeHint(err error) string {
 	return ""
 }
 
+// lingerClose closes c, a connection whose TLS handshake failed, once the client has read the
+// alert the server sent (certificate required, say): its writes end, what the client still
+// sends is read and dropped for up to a second. Closed at once, the connection would be reset
+// under the alert, and the client told only "broken pipe".
+func lingerClose(c net.Conn) {
+	defer c.Close()
+	tcp, ok := c.(interface{ CloseWrite() error })
+	if !ok || tcp.CloseWrite() != nil {
+		return
+	}
+	c.SetReadDeadline(time.Now().Add(time.Second))
+	io.Copy(io.Discard, io.LimitReader(c, 64<<10))
+}
+
 // loggedTLS is gRPC's TLS credentials, logging the handshakes that fail (a Server with
 // GRPCOnly, where gRPC terminates TLS).
 type loggedTLS struct {
@@ -170,11 +185,29 @@ type loggedTLS struct {
 }
 
 func (c loggedTLS) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthInfo, error) {
-	conn, info, err := c.TransportCredentials.ServerHandshake(raw)
+	lc := &lingeringConn{Conn: raw}
+	conn, info, err := c.TransportCredentials.ServerHandshake(lc)
 	if err != nil {
 		logHandshake(c.log, raw.RemoteAddr(), err)
+		return conn, info, err
 	}
-	return conn, info, err
+	lc.handshook.Store(true)
+	return conn, info, nil
+}
+
+// lingeringConn is a connection whose Close, until its TLS handshake is done (handshook), is
+// lingerClose's: the client reads the alert of a handshake that failed.
+type lingeringConn struct {
+	net.Conn
+	handshook atomic.Bool
+}
+
+func (c *lingeringConn) Close() error {
+	if c.handshook.Load() {
+		return c.Conn.Close()
+	}
+	lingerClose(c.Conn)
+	return nil
 }
 
 func (c loggedTLS) Clone() credentials.TransportCredentials {

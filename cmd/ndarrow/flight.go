@@ -125,12 +125,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if n > 1 && *shards != "" && len(strings.Split(*shards, ",")) != n {
 		return usageError(stderr, "serve", fmt.Errorf("--shard %s: --shards lists %d servers, not %d", *share, len(strings.Split(*shards, ",")), n))
 	}
-	logger, err := lf.logger(stderr)
+	logger, lines, err := lf.open(stderr)
 	if err != nil {
 		return usageError(stderr, "serve", err)
 	}
 	tfi.skipUnreadable, tfi.logger = *skipUnreadable, logger
-	return finishCommand(ctx, stderr, "serve", serve(ctx, fs.Arg(0), *addr, *location, *shards, k, n, *maxMsg, lim, *watch, *poll, *grpcOnly, *skipUnreadable, tf, tfi, logger, stdout, stderr))
+	return finishCommand(ctx, stderr, "serve", serve(ctx, fs.Arg(0), *addr, *location, *shards, k, n, *maxMsg, lim, *watch, *poll, *grpcOnly, *skipUnreadable, tf, tfi, logger, stdout, lines))
 }
 
 // parseShare parses --shard K/N; "" is 0/1, the whole.
