@@ -320,9 +320,14 @@ func TestCertificateProblems(t *testing.T) {
 		notes    []string
 	}{
 		{"fits", func(*x509.Certificate) {}, loopback, "", nil, nil},
-		{"expired", func(c *x509.Certificate) { c.NotBefore, c.NotAfter = time.Now().Add(-2*time.Hour), time.Now().Add(-time.Hour) }, loopback, "",
+		{"expired", func(c *x509.Certificate) {
+			c.NotBefore, c.NotAfter = time.Now().Add(-2*time.Hour), time.Now().Add(-time.Hour)
+		}, loopback, "",
 			[]string{`the TLS certificate "CN=server" expired on `, "clients refuse it (x509: certificate has expired): renew it"}, nil},
-		{"not yet valid", func(c *x509.Certificate) { c.NotBefore = time.Now().Add(time.Hour); c.NotAfter = time.Now().Add(2 * time.Hour) }, loopback, "",
+		{"not yet valid", func(c *x509.Certificate) {
+			c.NotBefore = time.Now().Add(time.Hour)
+			c.NotAfter = time.Now().Add(2 * time.Hour)
+		}, loopback, "",
 			[]string{`the TLS certificate "CN=server" is not valid until `, "check this machine's clock"}, nil},
 		{"CN only", func(c *x509.Certificate) { c.IPAddresses = nil }, loopback, "",
 			[]string{`the TLS certificate "CN=server" names no host in a subjectAltName, only its subject's CN`, "subjectAltName=DNS:HOST,IP:ADDRESS"}, nil},

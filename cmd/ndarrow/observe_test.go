@@ -202,9 +202,13 @@ func TestServeWarnsOfItsCertificate(t *testing.T) {
 		edit func(*x509.Certificate)
 		want string
 	}{
-		{"expired", func(c *x509.Certificate) { c.NotBefore, c.NotAfter = time.Now().Add(-2*time.Hour), time.Now().Add(-time.Hour) },
+		{"expired", func(c *x509.Certificate) {
+			c.NotBefore, c.NotAfter = time.Now().Add(-2*time.Hour), time.Now().Add(-time.Hour)
+		},
 			`flight: the TLS certificate "CN=server" expired on …`},
-		{"not yet valid", func(c *x509.Certificate) { c.NotBefore, c.NotAfter = time.Now().Add(time.Hour), time.Now().Add(2*time.Hour) },
+		{"not yet valid", func(c *x509.Certificate) {
+			c.NotBefore, c.NotAfter = time.Now().Add(time.Hour), time.Now().Add(2*time.Hour)
+		},
 			`flight: the TLS certificate "CN=server" is not valid until …`},
 		{"no SAN", func(c *x509.Certificate) { c.IPAddresses = nil },
 			`flight: the TLS certificate "CN=server" names no host in a subjectAltName, only its subject's CN: clients refuse it …`},
