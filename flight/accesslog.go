@@ -26,7 +26,8 @@ import (
 // ends (callStats.HandleRPC, on stats.End): "flight: call" at info — at warn, "flight:
 // authentication failed", for a call refused for its token, and "flight: call" at warn for one
 // that failed on the server's side (Internal, Unknown, DataLoss); a health check's at debug —
-// with these attributes:
+// and one per GET of a data URL, "flight: data URL" (at warn for a URL the server did not
+// sign or that expired; a request for any other path at debug), with these attributes:
 //
 //	method          the Flight method (DoGet, DoPut, GetFlightInfo, ListFlights, DoAction, …;
 //	                grpc.health.v1.Health/Check for the health service), or GET for a data URL
@@ -240,7 +241,7 @@ func (s *Server) logData(r *http.Request, rec *dataRecord) {
 	switch {
 	case rec.code != 0:
 		level = slog.LevelDebug
-	case serverSideCode(st.Code()):
+	case serverSideCode(st.Code()), st.Code() == codes.PermissionDenied: // a URL not signed, or expired
 		level = slog.LevelWarn
 	}
 	ctx := r.Context()

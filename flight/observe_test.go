@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"math/big"
 	"net"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -95,8 +96,8 @@ func tokenHash(token string) string {
 }
 
 // TestAccessLogOneRecordPerCall: every call — a listing, a FlightInfo, a DoGet, a data URL's
-// GET, a take, mini-batches, an upload, a delete, the status action, one refused for its token
-// and one for a flight that does not exist — has its record in the server's log, naming the
+// GET, a take, mini-batches, an upload, a delete, the status action, one for a flight that does
+// not exist, a GET of a URL the server did not sign, one refused for its token — has its record in the server's log, naming the
 // method, the flight (and kind), the client's address, the token's identity (a hash), the
 // bytes and rows sent and received, the duration and the status; the token itself, and the
 // wrong one, appear nowhere in the log; a token arriving without TLS is said once per
@@ -153,6 +154,16 @@ func TestAccessLogOneRecordPerCall(t *testing.T) {
 			return nil
 		}, "flight: call",
 			map[string]string{"method": "GetFlightInfo", "flight": "nope", "status": "NotFound", "error": `flight: no such tensor: "nope"`}, false, true},
+		{"unsigned data URL", func() error {
+			resp, err := http.Get("http://" + strings.TrimPrefix(s.uri, "grpc://") + dataPath + "?ticket=dA&expires=1&signature=00")
+			if err != nil {
+				return err
+			}
+			resp.Body.Close()
+			assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+			return nil
+		}, "flight: data URL",
+			map[string]string{"method": "GET", "status": "PermissionDenied", "error": "a URL this server did not sign", "identity": "url", "level": "WARN"}, false, false},
 		{"wrong token", func() error {
 			_, err := dial(t, s.uri, ClientOptions{Token: wrong}).List(ctx)
 			assert.ErrorIs(t, err, ErrUnauthenticated)
