@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	flightgen "github.com/apache/arrow/go/v17/arrow/flight/gen/flight"
 	flatbuffers "github.com/google/flatbuffers/go"
@@ -68,7 +70,7 @@ func (c *call) noteFlight(name, kind string) {
 		return
 	}
 	c.rec.mu.Lock()
-	c.rec.flight, c.rec.kind = name, kind
+	c.rec.flight, c.rec.kind = logText(name), kind
 	c.rec.mu.Unlock()
 }
 
@@ -78,8 +80,24 @@ func (c *call) noteAction(typ, flight string) {
 		return
 	}
 	c.rec.mu.Lock()
-	c.rec.action, c.rec.flight = typ, flight
+	c.rec.action, c.rec.flight = logText(typ), logText(flight)
 	c.rec.mu.Unlock()
+}
+
+// maxLogText bounds what a record says of what a client sent (a flight's name, an action's
+// type, a status message naming them): a ticket may be megabytes.
+const maxLogText = 512
+
+// logText returns s, cut to maxLogText bytes (at a rune's start) with the length it had.
+func logText(s string) string {
+	if len(s) <= maxLogText {
+		return s
+	}
+	cut := maxLogText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", s[:cut], len(s))
 }
 
 // noteVersion records the version of the flight a call sends.
@@ -193,9 +211,27 @@ func (s *Server) logCall(ctx context.Context, c *call, end *stats.End) {
 		slog.Int64("rows_sent", c.rec.rowsSent.Load()), slog.Int64("rows_received", c.rec.rowsReceived.Load()),
 		slog.Duration("duration", end.EndTime.Sub(end.BeginTime)), slog.String("status", st.Code().String()))
 	if st.Code() != codes.OK {
-		attrs = append(attrs, slog.String("error", st.Message()))
+		attrs = append(attrs, slog.String("error", logText(st.Message())))
 	}
 	s.opts.Logger.LogAttrs(ctx, level, msg, attrs...)
+}
+
+// logRefused writes the access record of a call the server refused before it began (the wire
+// budget had no room for it): at warn, its bytes and rows zero.
+func (s *Server) logRefused(ctx context.Context, method string, err error) {
+	if !s.opts.Logger.Enabled(ctx, slog.LevelWarn) {
+		return
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	client := ""
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		client = p.Addr.String()
+	}
+	st := status.Convert(err)
+	s.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "flight: call", slog.String("method", shortMethod(method)),
+		slog.String("client", client), slog.String("identity", tokenIdentity(md)),
+		slog.Int64("bytes_sent", 0), slog.Int64("bytes_received", 0), slog.Int64("rows_sent", 0), slog.Int64("rows_received", 0),
+		slog.Duration("duration", 0), slog.String("status", st.Code().String()), slog.String("error", logText(st.Message())))
 }
 
 // appendNamed appends the attributes a call has when it names them.
@@ -264,7 +300,7 @@ func (s *Server) logData(r *http.Request, rec *dataRecord) {
 	} else {
 		attrs = append(attrs, slog.String("status", st.Code().String()))
 		if st.Code() != codes.OK {
-			attrs = append(attrs, slog.String("error", st.Message()))
+			attrs = append(attrs, slog.String("error", logText(st.Message())))
 		}
 	}
 	s.opts.Logger.LogAttrs(ctx, level, "flight: data URL", attrs...)

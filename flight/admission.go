@@ -168,15 +168,19 @@ func (s *Server) admitCall(ctx context.Context, info *tap.Info) (context.Context
 		// The connection's first call: its buffers will be used from now on.
 		if !s.wire.tryReserve(connectionCost) {
 			conn.charged.Store(false)
-			return nil, status.Errorf(codes.ResourceExhausted,
+			err := status.Errorf(codes.ResourceExhausted,
 				"flight: %s: the server's wire budget of %d bytes (serve --wire-budget) is held by other connections and calls; retry later",
 				info.FullMethodName, s.wire.size)
+			s.logRefused(ctx, info.FullMethodName, err)
+			return nil, err
 		}
 	}
 	if !s.wire.tryReserve(cost) {
-		return nil, status.Errorf(codes.ResourceExhausted,
+		err := status.Errorf(codes.ResourceExhausted,
 			"flight: %s: the server's wire budget of %d bytes (serve --wire-budget) is held by other connections and calls; retry later",
 			info.FullMethodName, s.wire.size)
+		s.logRefused(ctx, info.FullMethodName, err)
+		return nil, err
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	c := &call{Context: ctx, s: s, method: info.FullMethodName, cancel: cancel, unary: unaryMethods[info.FullMethodName], cost: cost}

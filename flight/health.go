@@ -30,13 +30,12 @@ func newHealth() *health.Server {
 func (s *Server) Draining() bool { return s.draining.Load() }
 
 // drain marks the server draining, once: the health service answers NOT_SERVING, the status
-// log stops (after one last record). Shutdown calls it first.
+// log stops (with a last record of what is under way). Shutdown calls it first.
 func (s *Server) drain() {
 	if !s.draining.CompareAndSwap(false, true) {
 		return
 	}
 	s.health.Shutdown()
-	close(s.quit)
 	st := s.Status()
 	s.opts.Logger.Info("flight: draining: health NOT_SERVING", "calls", st.Calls, "data_streams", st.DataStreams, "connections", st.Connections)
 }

@@ -197,7 +197,7 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request) {
 		failed(status.Error(codes.PermissionDenied, err.Error()))
 		return
 	}
-	rec.flight = string(ticket)
+	rec.flight = logText(string(ticket))
 	e, err := s.store.get(string(ticket))
 	if err != nil {
 		failed(statusOf(err))

@@ -210,6 +210,32 @@ func TestAccessLogOneRecordPerCall(t *testing.T) {
 	}
 }
 
+// TestAccessLogOfWhatIsRefusedOrHuge: a call the wire budget has no room for has its record at
+// warn (ResourceExhausted); a flight name of 100 KB is logged cut to its first 512 bytes and
+// its length, in the record's flight and error alike.
+func TestAccessLogOfWhatIsRefusedOrHuge(t *testing.T) {
+	logger, log := jsonLog()
+	s := serve(t, Options{Logger: logger}, "grpc")
+	ctx := t.Context()
+
+	huge := strings.Repeat("n", 100<<10)
+	_, err := dial(t, s.uri, ClientOptions{}).Info(ctx, huge)
+	require.ErrorIs(t, err, ErrNotFound)
+	cut := strings.Repeat("n", maxLogText) + fmt.Sprintf("… (%d bytes)", len(huge))
+	r := awaitRecord(t, log, "flight: call", map[string]string{"method": "GetFlightInfo", "flight": cut, "status": "NotFound"})
+	assert.LessOrEqual(t, len(r["error"].(string)), maxLogText+len("… (1000000 bytes)"), "the error, cut")
+	assert.NotContains(t, log.String(), strings.Repeat("n", maxLogText+1))
+
+	held := s.wire.size - s.wire.inUse()
+	require.True(t, s.wire.tryReserve(held), "the whole wire budget, held")
+	_, err = dial(t, s.uri, ClientOptions{}).List(ctx)
+	s.wire.release(held)
+	require.Equal(t, codes.ResourceExhausted, status.Code(err), "%v", err)
+	r = awaitRecord(t, log, "flight: call", map[string]string{"method": "ListFlights", "status": "ResourceExhausted", "level": "WARN", "identity": "none"})
+	assert.Contains(t, r["client"], "127.0.0.1:")
+	assert.Contains(t, r["error"], "wire budget")
+}
+
 // mustAction starts the action typ on c's server.
 func mustAction(t *testing.T, c *Client, typ string) arrowflight.FlightService_DoActionClient {
 	t.Helper()

@@ -199,7 +199,6 @@ type Server struct {
 
 	health      *health.Server                   // its states (health.go)
 	draining    atomic.Bool                      // Shutdown has begun
-	quit        chan struct{}                    // closed when it drains
 	calls       atomic.Int64                     // gRPC calls under way
 	dataStreams atomic.Int64                     // data URLs' responses under way
 	admitted    atomic.Pointer[admittedListener] // what Serve accepts on
@@ -269,7 +268,7 @@ func NewServer(store *Store, opts Options) (*Server, error) {
 	// An upload's message may be as large as the upload, within the receive limit.
 	maxRecv := int(min(int64(opts.MaxRecvMessageBytes), opts.MaxPutBytes+messageHeadroom, math.MaxInt32))
 	maxRecv = max(maxRecv, minMessageBytes)
-	s := &Server{store: store, opts: opts, staged: &staging{budget: 4 * opts.MaxPutBytes}, maxRecv: maxRecv, health: newHealth(), quit: make(chan struct{}),
+	s := &Server{store: store, opts: opts, staged: &staging{budget: 4 * opts.MaxPutBytes}, maxRecv: maxRecv, health: newHealth(),
 		budget: newBudget("memory budget", "serve --memory-budget", opts.MemoryBudget, opts.BudgetWait),
 		wire:   newBudget("wire budget", "serve --wire-budget", opts.WireBudget, opts.BudgetWait)}
 	if s.wire != nil {
@@ -327,9 +326,7 @@ func (s *Server) Serve(lis net.Listener) error {
 	if s.opts.TLS != nil {
 		s.logCertificates(lis.Addr())
 	}
-	stopStatus := make(chan struct{})
-	defer close(stopStatus)
-	go s.logStatus(stopStatus)
+	defer s.logStatus()()
 	if s.opts.GRPCOnly || lis.Addr().Network() != "tcp" {
 		if s.opts.TLS != nil && !s.opts.GRPCOnly { // gRPC has no credentials of its own here
 			cfg := s.opts.TLS.Clone()

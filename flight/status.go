@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"sync"
 	"time"
 
 	arrowflight "github.com/apache/arrow/go/v17/arrow/flight"
@@ -90,23 +91,24 @@ func (s *Server) statusResult() *arrowflight.Result {
 	return &arrowflight.Result{Body: b}
 }
 
-// logStatus writes the server's status to its log every Options.StatusInterval until it
-// drains or stop is closed: at info when it changed since the last record at info, at debug
-// otherwise.
-func (s *Server) logStatus(stop <-chan struct{}) {
+// logStatus starts writing the server's status to its log every Options.StatusInterval, until
+// it drains or the returned function is called: at info when it changed since the last record
+// at info, at debug otherwise. Between records it holds a timer, not a goroutine.
+func (s *Server) logStatus() (stop func()) {
 	if s.opts.StatusInterval < 0 {
-		return
+		return func() {}
 	}
-	t := time.NewTicker(s.opts.StatusInterval)
-	defer t.Stop()
+	var mu sync.Mutex
 	var last ServerStatus
-	for {
-		select {
-		case <-stop:
+	stopped := false
+	mu.Lock()
+	defer mu.Unlock()
+	var t *time.Timer
+	t = time.AfterFunc(s.opts.StatusInterval, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped || s.Draining() {
 			return
-		case <-s.quit:
-			return
-		case <-t.C:
 		}
 		st := s.Status()
 		level := slog.LevelDebug
@@ -114,6 +116,13 @@ func (s *Server) logStatus(stop <-chan struct{}) {
 			level, last = slog.LevelInfo, st
 		}
 		s.opts.Logger.LogAttrs(context.Background(), level, "flight: status", statusAttrs(st)...)
+		t.Reset(s.opts.StatusInterval)
+	})
+	return func() {
+		mu.Lock()
+		stopped = true
+		mu.Unlock()
+		t.Stop()
 	}
 }
 
