@@ -217,7 +217,7 @@ func (s *Server) logCall(ctx context.Context, c *call, end *stats.End) {
 }
 
 // logRefused writes the access record of a call the server refused before it began (the wire
-// budget had no room for it): at warn, its bytes and rows zero.
+// budget had no room for it, or the server drains): at warn, its bytes and rows zero.
 func (s *Server) logRefused(ctx context.Context, method string, err error) {
 	if !s.opts.Logger.Enabled(ctx, slog.LevelWarn) {
 		return
@@ -286,7 +286,7 @@ func (s *Server) logData(r *http.Request, rec *dataRecord) {
 	}
 	var bytes, rows int64
 	if rec.sw != nil {
-		bytes, rows = rec.sw.sent, rec.sw.rows
+		bytes, rows = rec.sw.sent.Load(), rec.sw.rows
 	}
 	attrs := make([]slog.Attr, 0, 14)
 	attrs = append(attrs, slog.String("method", r.Method))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -88,6 +89,7 @@ type call struct {
 	ended   bool        // its context ended (end ran)
 	request int64       // reserved for a unary call's request while it arrives
 	arrival *time.Timer // cuts a unary call whose request does not arrive
+	handled bool        // its handler ran: Shutdown waits for it to return, not for end
 
 	rec callRecord // what its access record says (accesslog.go)
 }
@@ -162,6 +164,11 @@ var sendsMany = map[string]bool{
 // creates the call, and must not wait. It reserves the call's flow-control window, refusing the
 // call when the wire budget has no room, and gives the call a context the Server can end.
 func (s *Server) admitCall(ctx context.Context, info *tap.Info) (context.Context, error) {
+	flightCall := strings.HasPrefix(info.FullMethodName, flightService)
+	if flightCall && s.Draining() {
+		s.logRefused(ctx, info.FullMethodName, errShuttingDown)
+		return nil, errShuttingDown
+	}
 	cost := int64(serverStreamWindow)
 	conn, _ := ctx.Value(connKey{}).(*grpcConn)
 	if conn != nil && conn.charged.CompareAndSwap(false, true) {
@@ -184,14 +191,24 @@ func (s *Server) admitCall(ctx context.Context, info *tap.Info) (context.Context
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	c := &call{Context: ctx, s: s, method: info.FullMethodName, cancel: cancel, unary: unaryMethods[info.FullMethodName], cost: cost}
+	if flightCall && !s.active.add(c) { // Shutdown began meanwhile
+		cancel(errShuttingDown)
+		s.wire.release(cost)
+		s.logRefused(ctx, info.FullMethodName, errShuttingDown)
+		return nil, errShuttingDown
+	}
 	s.calls.Add(1)
 	context.AfterFunc(ctx, c.end)
 	return c, nil
 }
 
-// end gives back what the call holds of the wire budget; it runs once the call's context ends.
+// end gives back what the call holds of the wire budget, and, if no handler ran, tells
+// Shutdown the call is over; it runs once the call's context ends.
 func (c *call) end() {
 	c.mu.Lock()
+	if !c.handled {
+		defer c.s.active.remove(c)
+	}
 	c.ended = true
 	request := c.request
 	c.request = 0
@@ -308,10 +325,33 @@ type connKey struct{}
 
 // admitUnary is the first of a Server's unary interceptors: the request has arrived.
 func (s *Server) admitUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if c := callOf(ctx); c != nil {
-		c.started()
+	c := callOf(ctx)
+	if c == nil {
+		return handler(ctx, req)
 	}
-	return handler(ctx, req)
+	c.started()
+	defer c.handle()()
+	resp, err := handler(ctx, req)
+	if cutBy := c.cutCause(); err != nil && cutBy != nil {
+		return nil, statusOr(cutBy, codes.DeadlineExceeded) // cut by the server: say why
+	}
+	return resp, err
+}
+
+// handle marks the call's handler running and returns what tells Shutdown, when the handler
+// returns, that the call is over: its status is then on its way to the client.
+func (c *call) handle() (returned func()) {
+	c.mu.Lock()
+	c.handled = true
+	c.mu.Unlock()
+	return func() { c.s.active.remove(c) }
+}
+
+// cutCause returns why the server cut the call, nil when it did not.
+func (c *call) cutCause() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cutBy
 }
 
 // admitStream is the first of a Server's stream interceptors: the handler's messages are
@@ -322,6 +362,7 @@ func (s *Server) admitStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServer
 		return handler(srv, ss)
 	}
 	c.started()
+	defer c.handle()()
 	if sendsData[c.method] {
 		n := 2 * int64(s.opts.MaxMessageBytes)
 		if err := s.wire.reserve(ss.Context(), c.method, n); err != nil {
@@ -330,10 +371,7 @@ func (s *Server) admitStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServer
 		defer s.wire.release(n)
 	}
 	err := handler(srv, &watchedStream{ServerStream: ss, c: c})
-	c.mu.Lock()
-	cutBy := c.cutBy
-	c.mu.Unlock()
-	if err != nil && cutBy != nil {
+	if cutBy := c.cutCause(); err != nil && cutBy != nil {
 		// Cut by the server: say why (a client still reading gets it).
 		return statusOr(cutBy, codes.DeadlineExceeded)
 	}
@@ -342,7 +380,8 @@ func (s *Server) admitStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServer
 
 // watchedStream is a call's stream as its handler sees it: each message received reserves
 // what it may hold from the wire budget (MaxRecvMessageBytes) while it arrives, and each
-// message received or sent must be done within StallTimeout.
+// message received or sent must be done within StallTimeout; once the server has cut the call
+// (or is stopping it: call.stop), none is received or sent: the handler gets the status.
 type watchedStream struct {
 	grpc.ServerStream
 	c        *call
@@ -350,6 +389,9 @@ type watchedStream struct {
 }
 
 func (w *watchedStream) RecvMsg(m any) error {
+	if cutBy := w.c.cutCause(); cutBy != nil {
+		return statusOr(cutBy, codes.DeadlineExceeded)
+	}
 	n := int64(w.c.s.maxRecv)
 	reserve := w.c.s.wire.reserve // the messages of a stream that sends many: an upload's
 	if !w.received && !sendsMany[w.c.method] {
@@ -369,6 +411,9 @@ func (w *watchedStream) RecvMsg(m any) error {
 }
 
 func (w *watchedStream) SendMsg(m any) error {
+	if cutBy := w.c.cutCause(); cutBy != nil { // the call's status, rather than gRPC's of its context
+		return statusOr(cutBy, codes.DeadlineExceeded)
+	}
 	defer w.c.watch("the client took no message")()
 	return w.ServerStream.SendMsg(m)
 }

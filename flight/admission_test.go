@@ -49,7 +49,7 @@ func TestConcurrentUploadsWithinTheBudgetChild(t *testing.T) {
 	// of the sizes.
 	scale := map[bool]int64{false: 1, true: 4}[childtest.RaceEnabled]
 	budget := 256 << 20 / scale
-	s := serve(t, Options{MemoryBudget: budget, BudgetWait: 2 * time.Second}, "grpc")
+	s := serve(t, Options{Writable: true, MemoryBudget: budget, BudgetWait: 2 * time.Second}, "grpc")
 	keep := randomDense[float64](mrand.New(mrand.NewPCG(1, 2)), 64, 64)
 	require.NoError(t, s.store.Add("keep", dataset.Tensor{Dense: keep}))
 	// 192 MiB: within the budget alone, not twice.
@@ -129,7 +129,7 @@ func TestConcurrentUploadsWithinTheBudgetChild(t *testing.T) {
 // transactions are bounded in number.
 func TestStoredUploadsCountUntilDeleted(t *testing.T) {
 	const budget = 16 << 20
-	s := serve(t, Options{MemoryBudget: budget, WireBudget: 512 << 20, BudgetWait: 50 * time.Millisecond}, "grpc")
+	s := serve(t, Options{Writable: true, MemoryBudget: budget, WireBudget: 512 << 20, BudgetWait: 50 * time.Millisecond}, "grpc")
 	c := dial(t, s.uri, ClientOptions{})
 	x := randomDense[float32](mrand.New(mrand.NewPCG(5, 6)), 1<<10, 1<<10) // 4 MiB
 	var stored []string
@@ -184,7 +184,7 @@ func TestStoredUploadsCountUntilDeleted(t *testing.T) {
 // before it is read — an upload's with what to do about it, a unary call's request too — and
 // the wire budget is whole again afterwards.
 func TestOversizedMessagesAreRefused(t *testing.T) {
-	s := serve(t, Options{MaxRecvMessageBytes: 1 << 20}, "grpc")
+	s := serve(t, Options{Writable: true, MaxRecvMessageBytes: 1 << 20}, "grpc")
 	raw := rawClient(t, s.uri)
 	big := randomDense[uint8](mrand.New(mrand.NewPCG(9, 10)), 2<<10, 1<<10)
 	fds := flightData(streamOf(t, dataset.Tensor{Dense: big}), "big")
@@ -378,4 +378,34 @@ func TestStagesOfOneTransactionAreBounded(t *testing.T) {
 	require.NoError(t, st.add("tx", "n7", entry()), "a name it holds is replaced")
 	require.NoError(t, st.add("other", "a", entry()))
 	assert.Equal(t, int64(maxStagesPerTx+1), st.bytes)
+}
+
+// TestWireBudgetBelowOneCall: a wire budget that cannot hold one call receiving a message and
+// sending two beside the headroom it keeps for requests is refused by NewServer, naming the
+// smallest that can; that smallest is taken.
+func TestWireBudgetBelowOneCall(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		opts      Options
+		recv, msg int
+	}{
+		{"the defaults", Options{}, DefaultServerRecvMessageBytes, DefaultMaxMessageBytes},
+		{"large messages sent", Options{MaxRecvMessageBytes: 64 << 10, MaxMessageBytes: 16 << 20}, 64 << 10, 16 << 20},
+		{"uploads bounded", Options{MaxPutBytes: 1 << 20}, 1<<20 + messageHeadroom, DefaultMaxMessageBytes},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			need := minWireBudget(tc.recv, tc.msg)
+			opts := tc.opts
+			opts.MemoryBudget, opts.WireBudget = 1<<30, need-1
+			_, err := NewServer(NewStore(nil), opts)
+			require.Error(t, err)
+			assert.ErrorContains(t, err, fmt.Sprintf("flight: a wire budget of %d bytes (serve --wire-budget) holds not even one call receiving a message of %d bytes", need-1, tc.recv))
+			assert.ErrorContains(t, err, fmt.Sprintf("it takes at least %d bytes", need))
+			opts.WireBudget = need
+			s, err := NewServer(NewStore(nil), opts)
+			require.NoError(t, err)
+			assert.GreaterOrEqual(t, s.wire.size-s.wire.headroom, int64(tc.recv)+2*int64(tc.msg), "one call fits beside the headroom")
+			s.Shutdown(context.Background())
+		})
+	}
 }

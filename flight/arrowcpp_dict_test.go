@@ -299,7 +299,7 @@ func TestArrowCppDictionaryPeers(t *testing.T) {
 	require.NoError(t, err)
 	requireCppDictColumn(t, "Arrow C++'s server", all[0], cppDictValues)
 
-	s := serve(t, Options{}, "grpc")
+	s := serve(t, Options{Writable: true}, "grpc")
 	_, err = flightreplay.SendPut(ctx, strings.TrimPrefix(s.uri, "grpc://"), rec.Put, -1)
 	require.NoError(t, err)
 	c := dial(t, s.uri, ClientOptions{})

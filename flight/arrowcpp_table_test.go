@@ -151,7 +151,7 @@ func TestRecordArrowCppLabels(t *testing.T) {
 
 	// The table put to an ndarrow server by Arrow C++'s client, and its table flight fetched
 	// back by Arrow C++'s client.
-	s := serve(t, Options{}, "grpc")
+	s := serve(t, Options{Writable: true}, "grpc")
 	runCpp(t, bin, "put", s.uri, "labels", input)
 	out, err := exec.Command(filepath.Join(bin, "flight_ref"), "get", s.uri, "labels", filepath.Join(dir, "back.arrow")).Output()
 	require.NoError(t, err)
@@ -240,7 +240,7 @@ func TestArrowCppTablePut(t *testing.T) {
 	rec, err := flightreplay.Read(cppLabelsRecording)
 	require.NoError(t, err)
 	ctx := context.Background()
-	s := serve(t, Options{}, "grpc")
+	s := serve(t, Options{Writable: true}, "grpc")
 	results, err := flightreplay.SendPut(ctx, strings.TrimPrefix(s.uri, "grpc://"), rec.Put, -1)
 	require.NoError(t, err)
 	require.Len(t, results, 5, "each column, then the table")

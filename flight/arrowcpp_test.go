@@ -166,7 +166,7 @@ func TestRecordArrowCpp(t *testing.T) {
 	require.NoError(t, rec.Write(cppRecording))
 
 	// The table put to an ndarrow server, each column fetched back by Arrow C++'s client.
-	s := serve(t, Options{}, "grpc")
+	s := serve(t, Options{Writable: true}, "grpc")
 	runCpp(t, bin, "put", s.uri, "table", filepath.Join(dir, "table.arrow"))
 	var fetched []string
 	for _, name := range s.store.Names() {
@@ -421,7 +421,7 @@ func TestArrowCppPut(t *testing.T) {
 	ctx := context.Background()
 	table := cppTable()
 
-	s := serve(t, Options{}, "grpc")
+	s := serve(t, Options{Writable: true}, "grpc")
 	addr := strings.TrimPrefix(s.uri, "grpc://")
 	results, err := flightreplay.SendPut(ctx, addr, rec.Put, -1)
 	require.NoError(t, err)
@@ -485,7 +485,7 @@ func TestArrowCppPut(t *testing.T) {
 		}, -1, "InvalidArgument"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := serve(t, Options{}, "grpc")
+			s := serve(t, Options{Writable: true}, "grpc")
 			_, err := flightreplay.SendPut(ctx, strings.TrimPrefix(s.uri, "grpc://"), tc.msgs(), tc.upTo)
 			require.Error(t, err)
 			require.Contains(t, strings.ToLower(err.Error()), strings.ToLower(tc.code))

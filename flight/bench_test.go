@@ -266,7 +266,7 @@ func BenchmarkPut(b *testing.B) {
 		d.Data()[i] = float32(i)
 	}
 	size := int64(len(d.Data()) * 4)
-	s := serve(b, Options{}, "grpc")
+	s := serve(b, Options{Writable: true}, "grpc")
 	c := dial(b, s.uri, ClientOptions{})
 	b.Run(fmt.Sprintf("ndarrow-Put/%dMiB", size>>20), func(b *testing.B) {
 		for range b.N {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -57,6 +58,42 @@ type budget struct {
 	seq     uint64
 
 	peak, waits atomic.Int64 // the most ever reserved; the reservations that waited
+	beyond      atomic.Int64 // held now beyond size by chunks larger than it (acquire)
+	log         *slog.Logger // says when a chunk is decoded beyond the budget; nil: nothing
+}
+
+// BudgetUse is what one of a Server's budgets holds now (see Server.BudgetUse).
+type BudgetUse struct {
+	// Size is the budget's bytes; 0 for no bound (the other fields are then 0 too).
+	Size int64 `json:"size"`
+	// Used is the bytes reserved now, at most Size; Peak the most reserved at once since the
+	// server started.
+	Used int64 `json:"used"`
+	Peak int64 `json:"peak"`
+	// Beyond is the bytes held now beyond Size: the decoding of a chunk (a Parquet row group)
+	// larger than the whole memory budget, which a DoGet or data URL decodes alone, holding
+	// all of the budget and this much more (the log says each time). Always 0 for the wire
+	// budget.
+	Beyond int64 `json:"beyond"`
+	// Waiting is the requests waiting for room now; Waits those that ever waited.
+	Waiting int   `json:"waiting"`
+	Waits   int64 `json:"waits"`
+}
+
+// BudgetUse returns what the server's memory budget (Options.MemoryBudget) and wire budget
+// (Options.WireBudget) hold now: a snapshot, for a log or a status action.
+func (s *Server) BudgetUse() (memory, wire BudgetUse) {
+	return s.budget.use(), s.wire.use()
+}
+
+// use returns what b holds now.
+func (b *budget) use() BudgetUse {
+	if b == nil {
+		return BudgetUse{}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return BudgetUse{Size: b.size, Used: b.used, Peak: b.peak.Load(), Beyond: b.beyond.Load(), Waiting: len(b.queue), Waits: b.waits.Load()}
 }
 
 // budgetWaiter is a reservation waiting for its bytes: ready is closed once they are granted.
@@ -204,18 +241,39 @@ func (b *budget) grantWaiting() {
 	}
 }
 
-// acquire reserves the bytes of one chunk a stream decodes (at most the whole budget: a
-// chunk larger than it waits for all of it) and returns what gives them back; its error is
-// a gRPC status.
+// acquire reserves the bytes of one chunk a stream decodes and returns what gives them back;
+// its error is a gRPC status. A chunk larger than the whole budget is not refused — a file's
+// row group may be larger than a server's budget, and there is no smaller piece to decode —
+// but decoded alone: it waits until it can reserve all of the budget, then holds that and
+// what it needs beyond, which BudgetUse counts (Beyond) and the log says.
 func (b *budget) acquire(ctx context.Context, name string, n int64) (release func(), err error) {
+	return b.acquireMore(ctx, name, 0, n)
+}
+
+// acquireMore is acquire of n bytes more for a chunk that acquired held bytes before.
+func (b *budget) acquireMore(ctx context.Context, name string, held, n int64) (release func(), err error) {
 	if b == nil || n <= 0 {
 		return func() {}, nil
 	}
-	n = min(n, b.size)
-	if err := b.reserve(ctx, name, n); err != nil {
-		return nil, budgetStatus(ctx, err)
+	held = max(held, 0)
+	take := max(min(held+n, b.size)-min(held, b.size), 0) // what n takes of the budget
+	beyond := n - take
+	if take > 0 {
+		if err := b.reserve(ctx, name, take); err != nil {
+			return nil, budgetStatus(ctx, err)
+		}
 	}
-	return func() { b.release(n) }, nil
+	if beyond > 0 {
+		b.beyond.Add(beyond)
+		if b.log != nil {
+			b.log.Warn("flight: a chunk larger than the whole budget is decoded alone, beyond it",
+				"flight", name, "bytes", held+n, "budget", b.name, "size", b.size, "beyond", held+n-b.size, "option", b.option)
+		}
+	}
+	return func() {
+		b.release(take)
+		b.beyond.Add(-beyond)
+	}, nil
 }
 
 // budgetStatus returns the gRPC status of a reservation's failure.

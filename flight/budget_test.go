@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +20,9 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	arrowflight "github.com/apache/arrow/go/v17/arrow/flight"
 	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	pqparquet "github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
@@ -282,4 +288,155 @@ func fetchAll(t *testing.T, uri, name string, clients int, want []float32) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestBudgetUseBeyondTheBudget: what a budget holds is visible (BudgetUse): the bytes used,
+// the peak, the requests waiting; a chunk larger than the whole budget takes all of it and
+// counts the rest as Beyond, saying so in the log, and a chunk's copies acquired after it
+// (acquireMore) take only what its first part left of the budget — never waiting for room it
+// holds itself.
+func TestBudgetUseBeyondTheBudget(t *testing.T) {
+	ctx := context.Background()
+	logs := &syncBuffer{}
+	b := newBudget("memory budget", "serve --memory-budget", 100, 20*time.Millisecond)
+	b.log = slog.New(slog.NewTextHandler(logs, nil))
+	for _, tc := range []struct {
+		name             string
+		held, more       int64 // acquired first, then acquireMore
+		used, beyond     int64 // BudgetUse while both are held
+		warns            bool
+		beforeUsedBeyond [2]int64 // after the first acquire alone
+	}{
+		{"within", 30, 50, 80, 0, false, [2]int64{30, 0}},
+		{"the copies beyond", 60, 100, 100, 60, true, [2]int64{60, 0}},
+		{"the chunk beyond", 150, 50, 100, 100, true, [2]int64{100, 50}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := len(logs.String())
+			first, err := b.acquire(ctx, "t.parquet", tc.held)
+			require.NoError(t, err)
+			u := b.use()
+			assert.Equal(t, tc.beforeUsedBeyond, [2]int64{u.Used, u.Beyond})
+			more, err := b.acquireMore(ctx, "t.parquet", tc.held, tc.more)
+			require.NoError(t, err, "it waits for no room it holds")
+			u = b.use()
+			assert.Equal(t, BudgetUse{Size: 100, Used: tc.used, Peak: max(u.Peak, tc.used), Beyond: tc.beyond, Waits: u.Waits}, u)
+			assert.GreaterOrEqual(t, u.Peak, tc.used)
+			logged := logs.String()[before:]
+			if tc.warns {
+				assert.Contains(t, logged, `level=WARN msg="flight: a chunk larger than the whole budget is decoded alone, beyond it" flight=t.parquet`)
+				assert.Contains(t, logged, "budget=\"memory budget\" size=100")
+			} else {
+				assert.Empty(t, logged)
+			}
+			more()
+			first()
+			assert.Equal(t, BudgetUse{Size: 100, Peak: u.Peak, Waits: u.Waits}, b.use(), "all given back")
+		})
+	}
+	t.Run("waiting", func(t *testing.T) {
+		all, err := b.acquire(ctx, "x", 100)
+		require.NoError(t, err)
+		waited := make(chan error, 1)
+		go func() {
+			r, err := b.acquire(ctx, "y", 1)
+			if err == nil {
+				r()
+			}
+			waited <- err
+		}()
+		require.Eventually(t, func() bool { return b.use().Waiting == 1 }, 5*time.Second, time.Millisecond)
+		require.Error(t, <-waited, "the budget's wait ends")
+		all()
+		assert.Zero(t, b.use().Waiting)
+	})
+	var none *budget
+	assert.Equal(t, BudgetUse{}, none.use(), "no bound")
+	s := serve(t, Options{MemoryBudget: 1 << 30, WireBudget: 1 << 30}, "grpc")
+	memory, wire := s.BudgetUse()
+	assert.EqualValues(t, 1<<30, memory.Size)
+	assert.EqualValues(t, 1<<30, wire.Size)
+	unbounded := serve(t, Options{MemoryBudget: -1}, "grpc")
+	memory, wire = unbounded.BudgetUse()
+	assert.Equal(t, BudgetUse{}, memory)
+	assert.Equal(t, BudgetUse{}, wire)
+}
+
+// TestRowGroupsLargerThanTheBudget: a Parquet column, and tables — of strings, of a
+// dictionary column whose strings written out copy more than its decoding's estimate (which
+// used to wait BudgetWait for room it held itself, and fail) — whose one row group takes more
+// than the whole memory budget are served whole, by DoGet and by the data URL: each row group
+// decoded alone, holding all of the budget (its peak) and the rest beyond it, as the log
+// says; the budget holds nothing after.
+func TestRowGroupsLargerThanTheBudget(t *testing.T) {
+	dir := t.TempDir()
+	writeParquet(t, filepath.Join(dir, "col.parquet"), 0, 2000, 1<<20)
+	writeUserParquet(t, filepath.Join(dir, "t.parquet"), 1000, 1000)
+	names := make([]string, 2000) // which copy far more than their compressed column chunk
+	for i := range names {
+		names[i] = strings.Repeat("abcd", 64) + strconv.Itoa(i%7)
+	}
+	labels := ndarray.Must(ndarray.Arange(int64(0), 2000, 1))
+	parquettest.WriteTensors(t, filepath.Join(dir, "s.parquet"), parquet.WriterOptions{RowGroupBytes: 1 << 20, Compression: parquet.Zstd},
+		dataset.Tensor{Name: "label", Dense: labels}, dataset.Tensor{Name: "name", Dense: ndarray.Must(ndarray.FromSlice(names, 2000))})
+	writeDictParquet(t, filepath.Join(dir, "d.parquet"), 4000)
+	logs := &syncBuffer{}
+	s := serve(t, Options{MemoryBudget: 16 << 10, BudgetWait: time.Second, Logger: slog.New(slog.NewTextHandler(logs, nil))}, "grpc")
+	_, err := s.store.AddDir(dir, limits.Limits{})
+	require.NoError(t, err)
+	want := ndarray.Must(ndarray.Must(ndarray.Arange(float32(0), float32(2000*8), 1)).Reshape(2000, 8))
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		opts ClientOptions
+	}{{"DoGet", ClientOptions{GRPCOnly: true}}, {"data URL", ClientOptions{}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := dial(t, s.uri, tc.opts)
+			got, err := GetDense[float32](ctx, c, "col.emb")
+			require.NoError(t, err)
+			assert.Equal(t, want.Data(), got.Data())
+			table, err := c.GetTable(ctx, "t")
+			require.NoError(t, err)
+			requireTable(t, filepath.Join(dir, "t.parquet"), "t", table)
+			dict, err := c.GetTable(ctx, "d")
+			require.NoError(t, err, "the strings its dictionary writes out copy beyond all of the budget, which it holds")
+			require.Len(t, dict, 2)
+			assert.EqualValues(t, 4000, dict[0].Rows())
+			assert.EqualValues(t, 4000, dict[1].Rows())
+			strs, err := c.GetTable(ctx, "s")
+			require.NoError(t, err)
+			require.Len(t, strs, 2)
+			assert.Equal(t, labels.Data(), strs[0].Dense.(*ndarray.Dense[int64]).Data())
+			assert.Equal(t, names, strs[1].Dense.(*ndarray.Dense[string]).Data())
+		})
+	}
+	memory, _ := s.BudgetUse()
+	assert.Equal(t, int64(16<<10), memory.Peak, "all of the budget, never more")
+	assert.Zero(t, memory.Used)
+	assert.Zero(t, memory.Beyond)
+	assert.Contains(t, logs.String(), `msg="flight: a chunk larger than the whole budget is decoded alone, beyond it" flight=col.emb`)
+}
+
+// writeDictParquet writes a Parquet file at path of rows rows, one row group: a label and a
+// dictionary-encoded column of three long strings.
+func writeDictParquet(t *testing.T, path string, rows int) {
+	t.Helper()
+	catType := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "label", Type: arrow.PrimitiveTypes.Int64}, {Name: "cat", Type: catType}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	dict := b.Field(1).(*array.BinaryDictionaryBuilder)
+	for r := range rows {
+		b.Field(0).(*array.Int64Builder).Append(int64(r))
+		require.NoError(t, dict.AppendString(strings.Repeat([]string{"red", "green", "blue"}[r%3], 300)))
+	}
+	rec := b.NewRecord()
+	defer rec.Release()
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	w, err := pqarrow.NewFileWriter(schema, f, pqparquet.NewWriterProperties(pqparquet.WithMaxRowGroupLength(int64(rows))),
+		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	require.NoError(t, err)
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close())
 }

@@ -10,7 +10,10 @@
 // value per row as a plain column — int64, double, bool, utf8 or binary — its null rows as
 // nulls, a ragged one as a list column, a sparse one as COO record batches), DoPut (an upload,
 // validated and stored atomically; several as one with Client.PutAll, staged and committed at
-// once) and the actions "list", "delete", "reload", "commit", "abort" and "status".
+// once) and the actions "list", "delete", "reload", "commit", "abort" and "status". It is
+// read-only unless Options.Writable: uploads, deletes, commits and aborts are refused with
+// PermissionDenied (ErrReadOnly). Shutdown drains it — new calls refused, the ones under way
+// given until its context ends — then cuts what is left with Unavailable (ErrShuttingDown).
 //
 // A table — a served file of several columns (Parquet, Arrow IPC, TFRecord Examples), a
 // directory's table of parts, a table uploaded (a DoPut of record batches of several

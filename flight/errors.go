@@ -16,6 +16,10 @@ import (
 // ErrUnauthenticated is returned by a Client when the server refused its credentials.
 var ErrUnauthenticated = errors.New("flight: unauthenticated")
 
+// ErrReadOnly is returned by a Client whose upload or delete a read-only server refused
+// (codes.PermissionDenied): one started without serve --writable (Options.Writable).
+var ErrReadOnly = errors.New("flight: the server is read-only")
+
 // remoteError is an error a server returned: its message, the gRPC status (status.Code and
 // status.FromError see it) and, where one fits, a sentinel of this package (errors.Is sees
 // it).
@@ -123,6 +127,11 @@ func fromRemote(host string, err error) error {
 		sentinel = table.ErrRowRange
 	case codes.Unauthenticated:
 		sentinel = ErrUnauthenticated
+	case codes.PermissionDenied: // an upload or delete of a read-only server
+		if !strings.HasPrefix(st.Message(), ErrReadOnly.Error()) {
+			return err
+		}
+		return &remoteError{sentinel: ErrReadOnly, status: err, msg: st.Message()}
 	case codes.FailedPrecondition: // a batches cursor of files since changed, a directory's tensor deleted, a part unreadable
 		if strings.HasPrefix(st.Message(), ErrFromDirectory.Error()) {
 			return &remoteError{sentinel: ErrFromDirectory, status: err, msg: st.Message()}
@@ -149,6 +158,9 @@ func fromRemote(host string, err error) error {
 		}
 		return err
 	case codes.Unavailable:
+		if strings.HasPrefix(st.Message(), ErrShuttingDown.Error()) { // refused or cut by a server's Shutdown
+			return &remoteError{sentinel: ErrShuttingDown, status: err, msg: st.Message()}
+		}
 		if reason, ok := unreachable(st.Message()); ok {
 			return &remoteError{sentinel: ErrUnreachable, status: err, msg: "cannot reach " + host + ": " + reason}
 		}

@@ -164,7 +164,7 @@ func arrowGoGet(t *testing.T, uri, name string) []arrow.Record {
 // back with it and with arrow-go's client, and checks every bit, with small messages so that
 // the tensors travel in several batches.
 func TestRoundTripEveryDType(t *testing.T) {
-	s := serve(t, Options{MaxMessageBytes: minMessageBytes + messageHeadroom/2}, "grpc")
+	s := serve(t, Options{Writable: true, MaxMessageBytes: minMessageBytes + messageHeadroom/2}, "grpc")
 	c := dial(t, s.uri, ClientOptions{MaxMessageBytes: minMessageBytes})
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -250,7 +250,7 @@ func TestServeDirectory(t *testing.T) {
 
 // TestErrors checks what the server says to requests it cannot serve.
 func TestErrors(t *testing.T) {
-	s := serve(t, Options{}, "grpc")
+	s := serve(t, Options{Writable: true}, "grpc")
 	c := dial(t, s.uri, ClientOptions{})
 	ctx := context.Background()
 	_, err := c.Get(ctx, "missing")

@@ -25,16 +25,9 @@ func newHealth() *health.Server {
 	return h
 }
 
-// Draining reports whether the server is shutting down: Shutdown has begun. From then on its
-// health service answers NOT_SERVING.
-func (s *Server) Draining() bool { return s.draining.Load() }
-
-// drain marks the server draining, once: the health service answers NOT_SERVING, the status
-// log stops (with a last record of what is under way). Shutdown calls it first.
-func (s *Server) drain() {
-	if !s.draining.CompareAndSwap(false, true) {
-		return
-	}
+// healthDraining has the health service answer NOT_SERVING, and says so in the log with what
+// is under way. Shutdown calls it once the server drains (Draining), before it waits.
+func (s *Server) healthDraining() {
 	s.health.Shutdown()
 	st := s.Status()
 	s.opts.Logger.Info("flight: draining: health NOT_SERVING", "calls", st.Calls, "data_streams", st.DataStreams, "connections", st.Connections)

@@ -94,7 +94,7 @@ func put(t *testing.T, raw arrowflight.Client, fds []*arrowflight.FlightData) er
 // Options.Limits are ResourceExhausted, and a stream of a schema alone stores a tensor of no
 // rows.
 func TestUploadErrors(t *testing.T) {
-	s := serve(t, Options{Limits: limits.Limits{MaxElements: 1000}}, "grpc")
+	s := serve(t, Options{Writable: true, Limits: limits.Limits{MaxElements: 1000}}, "grpc")
 	raw := rawClient(t, s.uri)
 	c := dial(t, s.uri, ClientOptions{})
 	ctx := context.Background()
@@ -162,7 +162,7 @@ func TestHostileUploadsChild(t *testing.T) {
 	if !childtest.Child(t) {
 		t.Skip("the body of TestHostileUploads, run only as its child process")
 	}
-	s := serve(t, Options{MaxMessageBytes: 1 << 20}, "grpc")
+	s := serve(t, Options{Writable: true, MaxMessageBytes: 1 << 20}, "grpc")
 	rng := rand.New(rand.NewPCG(11, 12))
 	keep := randomDense[float64](rng, 50, 7)
 	require.NoError(t, s.store.Add("keep", dataset.Tensor{Dense: keep}))

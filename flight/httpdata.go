@@ -198,6 +198,16 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec.flight = logText(string(ticket))
+	// Shutdown refuses the GET while it drains, and cuts the stream at the end of its grace
+	// period (the status in the trailer).
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	ds := &dataStream{r: r, ticket: string(ticket), cancel: cancel}
+	if !s.active.add(ds) {
+		failed(errShuttingDown)
+		return
+	}
+	defer s.active.remove(ds)
 	e, err := s.store.get(string(ticket))
 	if err != nil {
 		failed(statusOf(err))
@@ -219,8 +229,14 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request) {
 	defer s.wire.release(dataStreamCost)
 	sw = &streamWriter{srv: s, w: w, tls: r.TLS != nil || s.opts.TLS != nil}
 	rec.sw = sw
-	if err = s.streamEntry(r.Context(), e, sw); err != nil {
+	ds.mu.Lock()
+	ds.w = sw
+	ds.mu.Unlock()
+	if err = s.streamEntry(ctx, e, sw); err != nil {
 		err = s.fileStatus(e, "GET", err)
+	}
+	if err != nil && ctx.Err() != nil && r.Context().Err() == nil {
+		err = context.Cause(ctx) // Shutdown's status
 	}
 	rec.err = err
 	if !sw.started {
@@ -270,10 +286,10 @@ type streamWriter struct {
 	conn    net.Conn
 	bw      *bufio.Writer
 	scratch []byte
-	broken  error // the connection failed: nothing more is sent
-	inChunk bool  // a chunk is begun and not completed: the response cannot end well
-	sent    int64 // the bytes of the stream written to the connection (the access record's)
-	rows    int64 // the rows of the record batches written
+	broken  error        // the connection failed: nothing more is sent
+	inChunk bool         // a chunk is begun and not completed: the response cannot end well
+	sent    atomic.Int64 // the bytes of the stream written to the connection
+	rows    int64        // the rows of the record batches written
 }
 
 // directWrite is the size from which a plaintext buffer is written straight to the socket.
@@ -323,9 +339,7 @@ func (s *streamWriter) Write(p []byte) (int, error) {
 		return 0, nil
 	}
 	if s.tls || len(p) < directWrite {
-		n, err := s.writeCopied(p)
-		s.sent += int64(n)
-		return n, err
+		return s.writeCopied(p)
 	}
 	s.deadline()
 	s.inChunk = true
@@ -342,8 +356,8 @@ func (s *streamWriter) Write(p []byte) (int, error) {
 		var k int
 		k, err = s.conn.Write(p[n:min(len(p), n+stallPiece)])
 		n += k
+		s.sent.Add(int64(k))
 	}
-	s.sent += int64(n)
 	if err != nil {
 		if !errors.Is(err, syscall.EFAULT) {
 			return n, s.fail(err)
@@ -405,6 +419,7 @@ func (s *streamWriter) writeCopied(p []byte) (int, error) {
 			return done, s.fail(err)
 		}
 		done += k
+		s.sent.Add(int64(k))
 		p = p[k:]
 	}
 	return done, nil

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/stretchr/testify/assert"
@@ -114,4 +115,76 @@ func TestPageCacheServesOneVersionOfARewrite(t *testing.T) {
 		n++
 	}
 	assert.Equal(t, 4, n, "every batch, of the new version")
+}
+
+// TestBatchesSendNoRowOfARewrite: a served ZSTD Parquet file whose first half's pages a take
+// put in the page cache is rewritten in place keeping its size and modification time (rsync
+// --inplace -t), no rescan following it: a stream of mini-batches of the entry opened before
+// sends no batch holding a row of the new version — every row it sends is of the version it
+// started with (the cached pages), and it fails with DataLoss naming the file before it sends
+// one read from the new bytes, as a take of them does. (A batch sent cannot be taken back: a
+// client given batches of both versions has trained on them before the error at the stream's
+// end tells it.)
+func TestBatchesSendNoRowOfARewrite(t *testing.T) {
+	const rows = 1 << 16 // 8 row groups, 64 pages
+	const v1, v2 = 0x0202020202020202, 0x0303030303030303
+	dir := t.TempDir()
+	path := filepath.Join(dir, "t.parquet")
+	b1, b2 := constantParquet(t, rows, v1), constantParquet(t, rows, v2)
+	require.Len(t, b2, len(b1), "the versions are of one size")
+	require.NoError(t, os.WriteFile(path, b1, 0o644))
+	cache, err := dataset.NewPageCache(t.TempDir(), 64<<20)
+	if err != nil {
+		t.Skipf("no page cache here: %v", err)
+	}
+	defer cache.Close()
+	s := serve(t, Options{PageCache: cache}, "grpc")
+	_, err = s.store.AddDir(dir, limits.Limits{})
+	require.NoError(t, err)
+	c := dial(t, s.uri, ClientOptions{})
+	ctx := t.Context()
+	firstHalf := make([]int64, 0, rows/2)
+	for r := int64(0); r < rows/2; r += 97 {
+		firstHalf = append(firstHalf, r)
+	}
+	_, err = c.Take(ctx, "t.label", firstHalf, nil)
+	require.NoError(t, err)
+
+	fileidtest.RewriteKeepingTimes(t, path, b2)
+	var failed error
+	batches := 0
+	for b, err := range c.Batches(ctx, "t.label", table.BatchOptions{Size: rows / 4, Shuffle: true, Seed: 3}) {
+		if err != nil {
+			failed = err
+			break
+		}
+		counts := map[int64]int{}
+		for _, l := range labelsOf(t, b.Values.Columns) {
+			counts[l]++
+		}
+		assert.Equal(t, map[int64]int{v1: rows / 4}, counts, "batch %d: its rows' labels (%#x: the new version's)", b.Index, int64(v2))
+		batches++
+	}
+	require.Equal(t, codes.DataLoss, status.Code(failed), "after %d batches: %v", batches, failed)
+	assert.Contains(t, status.Convert(failed).Message(), "t.parquet: t.label: file changed while being read: its change time differs")
+}
+
+// TestBatchesChangedTableNamesFilesAsServed: a cursor of a served table one of whose files
+// was touched since (a new version, rescanned) is refused with FailedPrecondition naming the
+// file as the server names its files to clients — by its path under the served directory, as
+// every other error of a served file does (fileStatus) — never by the server's own path.
+func TestBatchesChangedTableNamesFilesAsServed(t *testing.T) {
+	s, path, c := batchesFixture(t, Options{})
+	o := table.BatchOptions{Size: 8}
+	b, err := first(c.Batches(t.Context(), "t", o))
+	require.NoError(t, err)
+	fileidtest.Stamped(t, path, func() error { now := time.Now(); return os.Chtimes(path, now, now) }) // touch
+	_, err = s.store.Rescan()
+	require.NoError(t, err)
+	o.After = &b.Cursor
+	_, err = first(c.Batches(t.Context(), "t", o))
+	require.ErrorIs(t, err, table.ErrTableChanged)
+	msg := status.Convert(err).Message()
+	assert.Contains(t, msg, "the table changed since the cursor was made: t.parquet: its modification time and change time differ")
+	assert.NotContains(t, msg, filepath.Dir(path), "the server's own path")
 }

@@ -251,7 +251,7 @@ func TestReloadWithoutWatching(t *testing.T) {
 	dir := t.TempDir()
 	replaceFile(t, filepath.Join(dir, "a.npy"), npyBytes(t, 4, 4, 1))
 	replaceFile(t, filepath.Join(dir, "b.npy"), npyBytes(t, 4, 4, 2))
-	s := serve(t, Options{}, "grpc")
+	s := serve(t, Options{Writable: true}, "grpc")
 	_, err := s.store.AddDir(dir, limits.Limits{})
 	require.NoError(t, err)
 	c := dial(t, s.uri, ClientOptions{})
@@ -348,7 +348,7 @@ func TestWatchFollowsNewTables(t *testing.T) {
 // or not at all when one fails on the way (here: past the server's upload limit), and a
 // transaction the server does not hold is NotFound.
 func TestPutAllIsAtomic(t *testing.T) {
-	s := serve(t, Options{MaxPutBytes: 1 << 20}, "grpc")
+	s := serve(t, Options{Writable: true, MaxPutBytes: 1 << 20}, "grpc")
 	c := dial(t, s.uri, ClientOptions{})
 	ctx := context.Background()
 	a := dataset.Tensor{Kind: dataset.KindDense, Dense: ndarray.Full[float32](1, 4, 4)}

@@ -125,6 +125,7 @@ func TestServerUnderLoadChild(t *testing.T) {
 	}
 	debug.SetMemoryLimit(loadMemoryBudget + loadWireBudget + loadConstant/2) // as serve sets it
 	s := serve(t, Options{
+		Writable:     true,
 		MemoryBudget: loadMemoryBudget, WireBudget: loadWireBudget, BudgetWait: 2 * time.Second,
 		MaxRecvMessageBytes: 8 << 20, StallTimeout: time.Second, IdleTimeout: time.Second,
 	}, "grpc")

@@ -107,7 +107,7 @@ func TestAccessLogOneRecordPerCall(t *testing.T) {
 	logger, log := jsonLog()
 	dir := t.TempDir()
 	writeUserParquet(t, filepath.Join(dir, "t.parquet"), 3000, 400)
-	s := serve(t, Options{Token: token, Logger: logger}, "grpc")
+	s := serve(t, Options{Token: token, Logger: logger, Writable: true}, "grpc")
 	_, err := s.store.AddDir(dir, limits.Limits{})
 	require.NoError(t, err)
 	ctx := t.Context()
@@ -211,7 +211,8 @@ func TestAccessLogOneRecordPerCall(t *testing.T) {
 }
 
 // TestAccessLogOfWhatIsRefusedOrHuge: a call the wire budget has no room for has its record at
-// warn (ResourceExhausted); a flight name of 100 KB is logged cut to its first 512 bytes and
+// warn (ResourceExhausted), and so has a call refused because the server drains (Unavailable);
+// an upload to a read-only server has its record (PermissionDenied); a flight name of 100 KB is logged cut to its first 512 bytes and
 // its length, in the record's flight and error alike.
 func TestAccessLogOfWhatIsRefusedOrHuge(t *testing.T) {
 	logger, log := jsonLog()
@@ -234,6 +235,20 @@ func TestAccessLogOfWhatIsRefusedOrHuge(t *testing.T) {
 	r = awaitRecord(t, log, "flight: call", map[string]string{"method": "ListFlights", "status": "ResourceExhausted", "level": "WARN", "identity": "none"})
 	assert.Contains(t, r["client"], "127.0.0.1:")
 	assert.Contains(t, r["error"], "wire budget")
+
+	err = dial(t, s.uri, ClientOptions{}).Put(ctx, "up", dataset.Tensor{Dense: ndarray.New[int32](2)})
+	require.ErrorIs(t, err, ErrReadOnly)
+	r = awaitRecord(t, log, "flight: call", map[string]string{"method": "DoPut", "status": "PermissionDenied", "identity": "none"})
+	assert.Contains(t, r["error"], "--writable")
+
+	c := dial(t, s.uri, ClientOptions{})
+	_, err = c.List(ctx)
+	require.NoError(t, err, "a connection up before the shutdown")
+	s.active.drain() // what Shutdown does first
+	_, err = c.List(ctx)
+	require.ErrorIs(t, err, ErrShuttingDown)
+	r = awaitRecord(t, log, "flight: call", map[string]string{"method": "ListFlights", "status": "Unavailable", "level": "WARN"})
+	assert.Contains(t, r["error"], "shutting down")
 }
 
 // mustAction starts the action typ on c's server.

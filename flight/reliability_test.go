@@ -201,7 +201,7 @@ func flightDataOfSize(t *testing.T, desc *arrowflight.FlightDescriptor, n int) *
 // over its receive limit is an error that names the option.
 func TestMessageLimits(t *testing.T) {
 	const limit = 256 << 10
-	small := serve(t, Options{MaxMessageBytes: limit, MaxPutBytes: limit - messageHeadroom}, "grpc")
+	small := serve(t, Options{Writable: true, MaxMessageBytes: limit, MaxPutBytes: limit - messageHeadroom}, "grpc")
 	raw := rawClient(t, small.uri)
 	desc := pathDescriptor("big")
 	for _, tc := range []struct {
@@ -220,7 +220,7 @@ func TestMessageLimits(t *testing.T) {
 	}
 
 	// 1000 rows of 1000 bytes: batches of as many rows as fit under the limit.
-	s := serve(t, Options{MaxMessageBytes: limit}, "grpc")
+	s := serve(t, Options{Writable: true, MaxMessageBytes: limit}, "grpc")
 	d := randomDense[uint8](mrand.New(mrand.NewPCG(3, 4)), 1000, 1000)
 	require.NoError(t, s.store.Add("big", dataset.Tensor{Dense: d}))
 	c := dial(t, s.uri, ClientOptions{MaxMessageBytes: limit})
@@ -313,7 +313,7 @@ func TestCancelMidStream(t *testing.T) {
 // TestConcurrentClients runs 64 clients getting and putting at once while 16 others send
 // garbage FlightData; every good client gets exactly what was put.
 func TestConcurrentClients(t *testing.T) {
-	s := serve(t, Options{MaxMessageBytes: minMessageBytes * 2}, "grpc")
+	s := serve(t, Options{Writable: true, MaxMessageBytes: minMessageBytes * 2}, "grpc")
 	rng := mrand.New(mrand.NewPCG(7, 8))
 	shared := randomDense[float64](rng, 500, 64)
 	require.NoError(t, s.store.Add("shared", dataset.Tensor{Dense: shared}))

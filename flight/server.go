@@ -67,8 +67,14 @@ const (
 )
 
 // Options configure a Server. The zero value serves plaintext gRPC without authentication,
-// with the default limits.
+// read-only, with the default limits.
 type Options struct {
+	// Writable makes the server take uploads (DoPut, and the commit and abort of a PutAll's
+	// transaction) and deletes (ActionDelete); without it they are refused with
+	// codes.PermissionDenied (a Client's error is ErrReadOnly), and only what the Store holds
+	// is served. A Writable server without a Token takes them from any client that reaches it:
+	// Serve logs a warning saying so.
+	Writable bool
 	// TLS, when set, makes the server speak TLS with this configuration (certificates set);
 	// set ClientCAs and ClientAuth = tls.RequireAndVerifyClientCert for mutual TLS.
 	TLS *tls.Config
@@ -196,9 +202,9 @@ type Server struct {
 	streams sync.WaitGroup        // its streams under way
 	started atomic.Int64          // its streams started, ever
 	conns   map[net.Conn]struct{} // the connections they took over
+	active  activeStreams         // the Flight calls and data streams under way (Shutdown)
 
 	health      *health.Server                   // its states (health.go)
-	draining    atomic.Bool                      // Shutdown has begun
 	calls       atomic.Int64                     // gRPC calls under way
 	dataStreams atomic.Int64                     // data URLs' responses under way
 	admitted    atomic.Pointer[admittedListener] // what Serve accepts on
@@ -271,6 +277,9 @@ func NewServer(store *Store, opts Options) (*Server, error) {
 	s := &Server{store: store, opts: opts, staged: &staging{budget: 4 * opts.MaxPutBytes}, maxRecv: maxRecv, health: newHealth(),
 		budget: newBudget("memory budget", "serve --memory-budget", opts.MemoryBudget, opts.BudgetWait),
 		wire:   newBudget("wire budget", "serve --wire-budget", opts.WireBudget, opts.BudgetWait)}
+	if s.budget != nil {
+		s.budget.log = opts.Logger
+	}
 	if s.wire != nil {
 		// Uploads' messages and DoGets' frames, which wait their turn, leave part of the wire
 		// budget to the calls that start (their windows, their connections'), which cannot
@@ -278,8 +287,9 @@ func NewServer(store *Store, opts Options) (*Server, error) {
 		// answers a listing or a delete.
 		s.wire.headroom = max(s.wire.size/8, 2*int64(maxRecv))
 	}
-	if s.wire != nil && s.wire.size-s.wire.headroom < int64(maxRecv)+2*int64(opts.MaxMessageBytes) {
-		return nil, fmt.Errorf("flight: a wire budget of %d bytes holds not even one connection receiving one message of %d bytes", s.wire.size, maxRecv)
+	if need := minWireBudget(maxRecv, opts.MaxMessageBytes); s.wire != nil && s.wire.size < need {
+		return nil, fmt.Errorf("flight: a wire budget of %d bytes (serve --wire-budget) holds not even one call receiving a message of %d bytes (serve --max-recv-message-bytes) and sending two of %d (serve --max-message-bytes) beside the room it keeps for requests: it takes at least %d bytes",
+			s.wire.size, maxRecv, opts.MaxMessageBytes, need)
 	}
 	gopts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(maxRecv),
@@ -316,10 +326,19 @@ func NewServer(store *Store, opts Options) (*Server, error) {
 	return s, nil
 }
 
+// minWireBudget is the smallest wire budget that, beside its headroom (an eighth of it, at
+// least two messages received), holds one message received of maxRecv bytes and the two
+// messages of maxMessage bytes a DoGet sends.
+func minWireBudget(maxRecv, maxMessage int) int64 {
+	one := int64(maxRecv) + 2*int64(maxMessage)
+	return max(one+2*int64(maxRecv), (8*one+6)/7)
+}
+
 // Serve accepts connections on lis until Shutdown; it returns nil after a Shutdown. Unless
 // Options.GRPCOnly, a TCP listener's connections are gRPC's or the data endpoint's by what
 // they speak. Serve may be called once.
 func (s *Server) Serve(lis net.Listener) error {
+	s.warnWritable()
 	admitted := &admittedListener{Listener: lis, s: s}
 	s.admitted.Store(admitted)
 	lis = admitted
@@ -360,53 +379,6 @@ func (s *Server) serveGRPC(lis net.Listener) error {
 		return nil
 	}
 	return err
-}
-
-// Shutdown stops the server gracefully: it marks the server draining (Draining: its health
-// service answers NOT_SERVING), then takes no new calls, and the calls under way finish, or are
-// cut off when ctx ends. It then closes the connections to peers.
-func (s *Server) Shutdown(ctx context.Context) {
-	s.drain() // health NOT_SERVING from now on
-	done := make(chan struct{})
-	go func() {
-		s.grpc.GracefulStop()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		s.grpc.Stop()
-		<-done
-	}
-	s.mu.Lock()
-	hs := s.http
-	s.mu.Unlock()
-	if hs != nil {
-		if hs.Shutdown(ctx) != nil {
-			hs.Close()
-		}
-		streamsDone := make(chan struct{})
-		go func() {
-			s.streams.Wait()
-			close(streamsDone)
-		}()
-		select {
-		case <-streamsDone:
-		case <-ctx.Done(): // cut off: each fails at its next write
-			s.mu.Lock()
-			for c := range s.conns {
-				c.Close()
-			}
-			s.mu.Unlock()
-			<-streamsDone
-		}
-	}
-	s.peers.Range(func(k, v any) bool {
-		v.(*Client).Close()
-		s.peers.Delete(k)
-		return true
-	})
-	s.staged.close()
 }
 
 // track adds (or, with done, removes) a connection a data stream took over.
@@ -989,18 +961,24 @@ const (
 	ActionAbort  = "abort"  // body: an upload transaction; drops its staged tensors
 )
 
-// ListActions lists ActionList, ActionDelete, ActionReload, ActionCommit, ActionAbort and
-// ActionStatus.
+// ListActions lists the actions the server takes: ActionList, ActionReload and ActionStatus,
+// and on a Writable server ActionDelete, ActionCommit and ActionAbort.
 func (s *Server) ListActions(_ *arrowflight.Empty, stream arrowflight.FlightService_ListActionsServer) error {
-	for _, a := range []*arrowflight.ActionType{
-		{Type: ActionList, Description: "one JSON object per tensor: name, kind, dtype, shape"},
-		{Type: ActionDelete, Description: "delete the tensor named by the body"},
-		{Type: ActionReload, Description: "rescan the served directories now; one JSON object: added, changed, removed, skipped"},
-		{Type: ActionCommit, Description: "store the tensors staged under the transaction the body names, all at once"},
-		{Type: ActionAbort, Description: "drop the tensors staged under the transaction the body names"},
-		{Type: ActionStatus, Description: "one JSON object: what the memory and wire budgets hold, the connections and calls under way, the page cache"},
+	for _, a := range []struct {
+		*arrowflight.ActionType
+		writes bool // taken by a Writable server only
+	}{
+		{&arrowflight.ActionType{Type: ActionList, Description: "one JSON object per tensor: name, kind, dtype, shape"}, false},
+		{&arrowflight.ActionType{Type: ActionDelete, Description: "delete the tensor named by the body"}, true},
+		{&arrowflight.ActionType{Type: ActionReload, Description: "rescan the served directories now; one JSON object: added, changed, removed, skipped"}, false},
+		{&arrowflight.ActionType{Type: ActionCommit, Description: "store the tensors staged under the transaction the body names, all at once"}, true},
+		{&arrowflight.ActionType{Type: ActionAbort, Description: "drop the tensors staged under the transaction the body names"}, true},
+		{&arrowflight.ActionType{Type: ActionStatus, Description: "one JSON object: what the memory and wire budgets hold, the connections and calls under way, the page cache"}, false},
 	} {
-		if err := stream.Send(a); err != nil {
+		if a.writes && !s.opts.Writable {
+			continue
+		}
+		if err := stream.Send(a.ActionType); err != nil {
 			return err
 		}
 	}
@@ -1024,7 +1002,10 @@ type ReloadResult struct {
 }
 
 // DoAction runs ActionList, ActionDelete, ActionReload, ActionCommit, ActionAbort or
-// ActionStatus.
+// ActionStatus; a server that is not Writable refuses ActionDelete, ActionCommit and
+// ActionAbort with codes.PermissionDenied (ErrReadOnly). ActionReload, which rescans the
+// served directories (what SIGHUP does), and ActionStatus are no client's writes and are
+// taken either way.
 func (s *Server) DoAction(a *arrowflight.Action, stream arrowflight.FlightService_DoActionServer) error {
 	named := ""
 	if a.GetType() == ActionDelete {
@@ -1048,6 +1029,9 @@ func (s *Server) DoAction(a *arrowflight.Action, stream arrowflight.FlightServic
 		}
 		return nil
 	case ActionDelete:
+		if err := s.refuseWrite("a delete"); err != nil {
+			return err
+		}
 		if err := s.store.Delete(string(a.GetBody())); err != nil {
 			return statusOf(err)
 		}
@@ -1062,6 +1046,9 @@ func (s *Server) DoAction(a *arrowflight.Action, stream arrowflight.FlightServic
 		b, _ := json.Marshal(res)
 		return stream.Send(&arrowflight.Result{Body: b})
 	case ActionCommit, ActionAbort:
+		if err := s.refuseWrite("an upload's " + a.GetType()); err != nil {
+			return err
+		}
 		t, err := s.staged.take(string(a.GetBody()))
 		if err != nil {
 			return status.Error(codes.NotFound, err.Error())

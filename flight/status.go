@@ -22,9 +22,9 @@ const ActionStatus = "status"
 type ServerStatus struct {
 	// Draining is whether the server is shutting down (Draining).
 	Draining bool `json:"draining"`
-	// MemoryBudget and WireBudget are what the two budgets hold of their size (0: no bound).
-	MemoryBudget BudgetStatus `json:"memory_budget"`
-	WireBudget   BudgetStatus `json:"wire_budget"`
+	// MemoryBudget and WireBudget are what the two budgets hold of their size (BudgetUse).
+	MemoryBudget BudgetUse `json:"memory_budget"`
+	WireBudget   BudgetUse `json:"wire_budget"`
 	// Connections are the connections open (of Options.MaxConnections).
 	Connections    int64 `json:"connections"`
 	MaxConnections int   `json:"max_connections"`
@@ -38,15 +38,6 @@ type ServerStatus struct {
 	PageCache *PageCacheStatus `json:"page_cache,omitempty"`
 }
 
-// BudgetStatus is what a budget holds: Used of Size bytes now, Peak the most it ever held,
-// Waits the reservations that waited for room.
-type BudgetStatus struct {
-	Used  int64 `json:"used"`
-	Size  int64 `json:"size"`
-	Peak  int64 `json:"peak"`
-	Waits int64 `json:"waits"`
-}
-
 // PageCacheStatus is what a page cache holds (dataset.PageCacheStats).
 type PageCacheStatus struct {
 	Bytes     int64 `json:"bytes"`
@@ -56,20 +47,13 @@ type PageCacheStatus struct {
 	DiskBytes int64 `json:"disk_bytes"`
 }
 
-// status returns what b holds.
-func (b *budget) status() BudgetStatus {
-	if b == nil {
-		return BudgetStatus{}
-	}
-	return BudgetStatus{Used: b.inUse(), Size: b.size, Peak: b.peak.Load(), Waits: b.waits.Load()}
-}
-
 // Status returns what the server holds and serves now.
 func (s *Server) Status() ServerStatus {
+	memory, wire := s.BudgetUse()
 	st := ServerStatus{
 		Draining:       s.Draining(),
-		MemoryBudget:   s.budget.status(),
-		WireBudget:     s.wire.status(),
+		MemoryBudget:   memory,
+		WireBudget:     wire,
 		MaxConnections: s.opts.MaxConnections,
 		Calls:          s.calls.Load(),
 		DataStreams:    s.dataStreams.Load(),
@@ -140,8 +124,9 @@ func changed(a, b ServerStatus) bool {
 
 // statusAttrs are the attributes of a status record.
 func statusAttrs(st ServerStatus) []slog.Attr {
-	budget := func(key string, b BudgetStatus) slog.Attr {
-		return slog.Group(key, slog.Int64("used", b.Used), slog.Int64("size", b.Size), slog.Int64("peak", b.Peak), slog.Int64("waits", b.Waits))
+	budget := func(key string, b BudgetUse) slog.Attr {
+		return slog.Group(key, slog.Int64("used", b.Used), slog.Int64("size", b.Size), slog.Int64("peak", b.Peak),
+			slog.Int64("beyond", b.Beyond), slog.Int("waiting", b.Waiting), slog.Int64("waits", b.Waits))
 	}
 	attrs := []slog.Attr{
 		budget("memory_budget", st.MemoryBudget), budget("wire_budget", st.WireBudget),

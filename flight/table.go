@@ -268,7 +268,7 @@ func (s *Server) sendTableChunk(ctx context.Context, e *entry, w *arrowipc.Write
 		copies += min(recordCopyBound(t), math.MaxInt64-copies)
 	}
 	if copies > cost {
-		more, err := s.budget.acquire(ctx, name, copies-cost)
+		more, err := s.budget.acquireMore(ctx, name, cost, copies-cost)
 		if err != nil {
 			return err
 		}

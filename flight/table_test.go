@@ -223,7 +223,7 @@ func TestPlainAndStringColumns(t *testing.T) {
 		"flag":  {dense(ndarray.Must(ndarray.FromSlice(flags, rows)), true), arrow.BOOL},
 		"raw":   {dense(ndarray.Must(ndarray.FromSlice(raw, rows)), false), arrow.BINARY},
 	}
-	s := serve(t, Options{MaxMessageBytes: minMessageBytes + messageHeadroom}, "grpc")
+	s := serve(t, Options{Writable: true, MaxMessageBytes: minMessageBytes + messageHeadroom}, "grpc")
 	for name, c := range columns {
 		require.NoError(t, s.store.Add(name, c.x))
 	}
@@ -377,7 +377,7 @@ func TestTableFlights(t *testing.T) {
 // every column, fetched back whole and column by column, described with the column it leaves
 // out; deleting it deletes its columns and gives back what it held of the memory budget.
 func TestUploadedTable(t *testing.T) {
-	s := serve(t, Options{}, "grpc")
+	s := serve(t, Options{Writable: true}, "grpc")
 	schema, recs := userTable(t, 3000, 512)
 	fc, err := arrowflight.NewClientWithMiddleware(strings.TrimPrefix(s.uri, "grpc://"), nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
@@ -455,7 +455,7 @@ func TestPutTable(t *testing.T) {
 	defer f.Release()
 	ctx := context.Background()
 
-	s := serve(t, Options{}, "grpc")
+	s := serve(t, Options{Writable: true}, "grpc")
 	c := dial(t, s.uri, ClientOptions{MaxMessageBytes: minMessageBytes})
 	require.NoError(t, c.PutTable(ctx, "t", f.Tensors))
 	got, err := c.GetTable(ctx, "t")
@@ -463,7 +463,7 @@ func TestPutTable(t *testing.T) {
 	requireTable(t, path, "t", got)
 	require.Len(t, s.store.Names(), len(userColumns)+1)
 
-	small := serve(t, Options{MemoryBudget: 64 << 10}, "grpc")
+	small := serve(t, Options{Writable: true, MemoryBudget: 64 << 10}, "grpc")
 	c = dial(t, small.uri, ClientOptions{})
 	err = c.PutTable(ctx, "t", f.Tensors)
 	require.Equal(t, codes.ResourceExhausted, status.Code(errorsCause(err)), "%v", err)
@@ -491,7 +491,7 @@ func errorsCause(err error) error {
 func TestTablesToManyClients(t *testing.T) {
 	dir := t.TempDir()
 	writeUserParquet(t, filepath.Join(dir, "t.parquet"), 3000, 400)
-	s := serve(t, Options{MaxMessageBytes: minMessageBytes + messageHeadroom}, "grpc")
+	s := serve(t, Options{Writable: true, MaxMessageBytes: minMessageBytes + messageHeadroom}, "grpc")
 	_, err := s.store.AddDir(dir, limits.Limits{})
 	require.NoError(t, err)
 	f, err := dataset.Open(filepath.Join(dir, "t.parquet"), limits.Limits{})

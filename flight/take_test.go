@@ -94,6 +94,7 @@ func newTakeFixture(t *testing.T, opts Options) takeFixture {
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 
+	opts.Writable = true // the fixture uploads "up" and "dense"
 	s := serve(t, opts, "grpc")
 	_, err = s.store.AddDir(dir, limits.Limits{})
 	require.NoError(t, err)
@@ -299,7 +300,7 @@ func TestTakeErrors(t *testing.T) {
 // Limits.MaxElements, a ticket past the receive limit — each get a clear error by DoGet and
 // by GetFlightInfo, never a panic, and the server serves on.
 func TestTakeHostileTickets(t *testing.T) {
-	s := serve(t, Options{Limits: limits.Limits{MaxElements: 1000}, MaxRecvMessageBytes: 1 << 20}, "grpc")
+	s := serve(t, Options{Writable: true, Limits: limits.Limits{MaxElements: 1000}, MaxRecvMessageBytes: 1 << 20}, "grpc")
 	ctx := context.Background()
 	c := dial(t, s.uri, ClientOptions{})
 	v, err := ndarray.FromSlice([]int64{10, 11, 12, 13}, 4)
@@ -507,7 +508,7 @@ func valueBytesOf(x dataset.Tensor) []byte {
 // server receives says so — the server's limit and its option, not the client's — and is
 // limits.ErrExceeded.
 func TestTakeAboveTheServersReceiveLimit(t *testing.T) {
-	s := serve(t, Options{MaxRecvMessageBytes: 1 << 20}, "grpc")
+	s := serve(t, Options{Writable: true, MaxRecvMessageBytes: 1 << 20}, "grpc")
 	ctx := context.Background()
 	c := dial(t, s.uri, ClientOptions{})
 	v, err := ndarray.FromSlice([]int64{10, 11, 12, 13}, 4)
@@ -565,7 +566,9 @@ func TestTakeAboveAMessageLimit(t *testing.T) {
 			if tc.uri != nil {
 				uri = tc.uri(t)
 			} else {
-				s := serve(t, tc.server, "grpc")
+				opts := tc.server
+				opts.Writable = true // it uploads v
+				s := serve(t, opts, "grpc")
 				uri = s.uri
 				v, err := ndarray.FromSlice([]int64{10, 11, 12, 13}, 4)
 				require.NoError(t, err)
@@ -582,7 +585,7 @@ func TestTakeAboveAMessageLimit(t *testing.T) {
 		})
 	}
 	t.Run("within the limits raised", func(t *testing.T) {
-		s := serve(t, Options{MaxMessageBytes: 2 << 20}, "grpc")
+		s := serve(t, Options{Writable: true, MaxMessageBytes: 2 << 20}, "grpc")
 		v, err := ndarray.FromSlice([]int64{10, 11, 12, 13}, 4)
 		require.NoError(t, err)
 		c := dial(t, s.uri, ClientOptions{MaxMessageBytes: 1 << 20})

@@ -30,7 +30,13 @@ const entryOverhead = 4 << 10
 // makes, the record batches a table keeps — and stays reserved while the tensors are staged
 // or stored, until they are deleted or replaced. An upload that does not fit fails with
 // ResourceExhausted naming the budget, and holds nothing after.
+//
+// A server that is not Options.Writable refuses every upload before reading it, with
+// codes.PermissionDenied (ErrReadOnly).
 func (s *Server) DoPut(stream arrowflight.FlightService_DoPutServer) error {
+	if err := s.refuseWrite("an upload"); err != nil {
+		return err
+	}
 	up := &upload{s: s, res: s.budget.newReservation(stream.Context(), "an upload"), call: callOf(stream.Context())}
 	defer up.release()
 	msg := &putMessage{decode: up.decode}
@@ -95,6 +101,24 @@ func (s *Server) DoPut(stream arrowflight.FlightService_DoPutServer) error {
 		}
 	}
 	return nil
+}
+
+// refuseWrite returns, unless the server is Writable, the status that refuses what (an
+// upload, a delete) on a read-only server: codes.PermissionDenied, one line saying what
+// enables it.
+func (s *Server) refuseWrite(what string) error {
+	if s.opts.Writable {
+		return nil
+	}
+	return status.Errorf(codes.PermissionDenied, "%v: %s is refused; serve --writable (flight.Options.Writable) takes uploads and deletes", ErrReadOnly, what)
+}
+
+// warnWritable warns, on a Writable server without a token, that any client that reaches it
+// can change what it serves.
+func (s *Server) warnWritable() {
+	if s.opts.Writable && s.opts.Token == "" {
+		s.opts.Logger.Warn("flight: the server takes uploads and deletes (serve --writable) from any client that reaches it: it has no token (serve --token, $NDARROW_TOKEN)")
+	}
 }
 
 // putMessage is what DoPut receives each message into: serverCodec hands the FlightData, as

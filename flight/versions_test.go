@@ -319,7 +319,7 @@ func TestEveryFlightHasAVersion(t *testing.T) {
 	replaceFile(t, x, npyBytes(t, 4, 3, 1))
 	when := time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.UTC)
 	require.NoError(t, os.Chtimes(x, when, when))
-	s := serve(t, Options{}, "grpc")
+	s := serve(t, Options{Writable: true}, "grpc")
 	_, err := s.store.AddDir(dir, limits.Limits{})
 	require.NoError(t, err)
 	ctx := context.Background()

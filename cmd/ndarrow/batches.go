@@ -29,8 +29,8 @@ func runBatches(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	skipUnreadable := skipUnreadableFlag(fs)
 	readahead := byteSize(table.DefaultReadahead)
 	fs.Var(&readahead, "readahead", "read batches ahead of the one written, as many as `SIZE` holds (at least one)")
-	pageCache := byteSize(-1)
-	fs.Var(&pageCache, "page-cache", "decompress each page of compressed Parquet files once, into a scratch file in TMPDIR of at most `SIZE` (default 16GiB, or half its free space if less, under ulimit -v a quarter of the address space it leaves; said on stderr when smaller so, or none; 0: none)")
+	pageCache := autoSize
+	fs.Var(&pageCache, "page-cache", "decompress each page of compressed Parquet files once, into a scratch file in TMPDIR of at most `SIZE` (auto: 16GiB, or half its free space if less, under ulimit -v a quarter of the address space it leaves; said on stderr when smaller so, or none; 0: none)")
 	if code, ok := parseArgs(fs, "batches", args, stdout, stderr, 2, 2); !ok {
 		return code
 	}
@@ -257,7 +257,7 @@ func writeBatches(ctx context.Context, out, cursors string, seq iter.Seq2[table.
 }
 
 // newPageCache returns the page cache of at most size bytes that --page-cache asks for: for
-// -1 (the flag not given) the default one (dataset.NewDefaultPageCache, as table.Open makes
+// -1 (auto, the flag's default) the default one (dataset.NewDefaultPageCache, as table.Open makes
 // it), said on stderr when it is smaller than the default or missing; for 0, nil. A size asked
 // for that cannot be had is an error.
 func newPageCache(size int64, command string, stderr io.Writer) (*dataset.PageCache, error) {
@@ -296,6 +296,28 @@ func reportPageCache(stderr io.Writer, command string, err error) {
 type byteSize int64
 
 func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+
+// autoByteSize is a byteSize flag that may also be "auto" (autoSize, -1): a size worked out
+// when it is used, its default — which --help then prints as such.
+type autoByteSize byteSize
+
+// autoSize is the autoByteSize "auto".
+const autoSize autoByteSize = -1
+
+func (b *autoByteSize) String() string {
+	if *b == autoSize {
+		return "auto"
+	}
+	return (*byteSize)(b).String()
+}
+
+func (b *autoByteSize) Set(s string) error {
+	if strings.EqualFold(strings.TrimSpace(s), "auto") {
+		*b = autoSize
+		return nil
+	}
+	return (*byteSize)(b).Set(s)
+}
 
 func (b *byteSize) Set(s string) error {
 	num, shift := s, uint(0)

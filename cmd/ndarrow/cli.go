@@ -83,10 +83,18 @@ written through a temporary file renamed at the end, so a failure leaves nothing
 input file that changes while it is read (its size, modification time or change time: an
 rsync --inplace -t, a chmod) fails the command, naming it. IN and
 OUT may be objects: ` + objectURIs + ` An object written appears only when complete.`},
-	"serve": {"[--addr HOST:PORT] [--watch=false] [--poll D] [--skip-unreadable] [--tls-cert F --tls-key F [--tls-client-ca F]] [--token T] [--location URI --shards URI,...] [--shard K/N] [--max-message-bytes N] [--memory-budget SIZE] [--page-cache SIZE] [--tfio ENDPOINT [--tfio-tensors NAME,...] [--tfio-batch-rows N]] DIR",
+	"serve": {"[--addr HOST:PORT] [--writable] [--grace D] [--watch=false] [--poll D] [--skip-unreadable] [--tls-cert F --tls-key F [--tls-client-ca F]] [--token T] [--location URI --shards URI,...] [--shard K/N] [--max-message-bytes N] [--memory-budget SIZE] [--page-cache SIZE] [--tfio ENDPOINT [--tfio-tensors NAME,...] [--tfio-batch-rows N]] DIR",
 		`Serve serves every tensor file of DIR over Arrow Flight, memory-mapped, each under the name
 inspect prints (NAME, NAME.N, NAME.COLUMN). Files that are not tensor files are ignored; tensor
-files that cannot be served are reported. Ctrl-C or SIGTERM shuts the server down gracefully.
+files that cannot be served are reported.
+
+The server is read-only: put and delete are refused (PermissionDenied) unless it is started
+with --writable, which, without --token, it warns takes them from any client that reaches it.
+
+Ctrl-C or SIGTERM shuts the server down: new calls are refused (Unavailable, "server shutting
+down"), the calls under way have --grace (10s) to finish, and those still running then are cut
+with Unavailable saying so, each logged with what it had sent; serve exits within a second of
+the grace, with status 0.
 
 The server follows DIR: files that appear are served, files replaced or rewritten are served
 from their new contents and files removed are no longer served, within a second of the change
@@ -143,8 +151,10 @@ batch, and the same cursors as "ndarrow batches" with these flags writes of the 
 	"put": {"[--tensor NAME] [--name NAME] [--compression C] [--spec FILE] [--skip-unreadable] [client flags] URI FILE|DIR",
 		`Put uploads the tensors of FILE, or of every tensor file of DIR, to the Flight server at URI, each
 under the name inspect prints, or one of them (--tensor) under another name (--name). A
-TFRecord file is read as inspect reads it (--compression, --spec).`},
-	"delete":  {"[client flags] URI NAME", `Delete removes the tensor NAME from the Flight server at URI.`},
+TFRecord file is read as inspect reads it (--compression, --spec). An ndarrow server takes
+uploads only when started with serve --writable.`},
+	"delete": {"[client flags] URI NAME", `Delete removes the tensor NAME, an upload, from the Flight server at URI (one started with
+serve --writable).`},
 	"demo":    {"", `Demo runs the main job end to end on a built-in example: arrays, views, files, Flight.`},
 	"version": {"", `Version prints ndarrow's version, the Go version and the platform.`},
 	"help":    {"[COMMAND]", `Help prints the list of commands, or a command's full help.`},
@@ -195,6 +205,9 @@ func usageLine(name string) string {
 // full help on stdout: done, status 0. A usage error prints the error and the usage line on
 // stderr: done, status 2. Otherwise it returns ok.
 func parseArgs(fs *flag.FlagSet, name string, args []string, stdout, stderr io.Writer, min, max int) (code int, ok bool) {
+	if flagsParsed != nil {
+		flagsParsed(name, fs)
+	}
 	fs.SetOutput(io.Discard)
 	err := parseInterspersed(fs, args)
 	switch {
@@ -209,6 +222,10 @@ func parseArgs(fs *flag.FlagSet, name string, args []string, stdout, stderr io.W
 	}
 	return exitOK, true
 }
+
+// flagsParsed, when set (by the test that compares README's tables of flags with them), is
+// given the flags of each command that parses its arguments.
+var flagsParsed func(command string, fs *flag.FlagSet)
 
 // parseInterspersed parses args with fs, flags anywhere on the line (`inspect t.tfrecord
 // --json` as `inspect --json t.tfrecord`), as GNU tools take them; after "--" every argument

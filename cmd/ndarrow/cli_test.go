@@ -180,7 +180,7 @@ func TestTensorPicksOne(t *testing.T) {
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, stderr, `no tensor "nope" (it holds batch_tensors.images, batch_tensors.perm, batch_tensors.tokens, batch_tensors.ids, batch_tensors.nested)`)
 
-	s := startServe(t, t.TempDir())
+	s := startServe(t, t.TempDir(), "--writable")
 	code, _, stderr = runCLI("put", "--tensor", "batch_tensors.tokens", "--name", "toks", s.uri, in)
 	require.Equal(t, exitOK, code, stderr)
 	code, stdout, _ = runCLI("ls", s.uri)
@@ -391,7 +391,7 @@ func TestDirectoryIsOneDataset(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	assert.Len(t, inspectJSON(t, out), len(want), "one archive of the whole dataset")
 
-	other := startServe(t, t.TempDir())
+	other := startServe(t, t.TempDir(), "--writable")
 	code, _, stderr = runCLI("put", other.uri, dir)
 	require.Equal(t, exitOK, code, stderr)
 	code, stdout, _ = runCLI("ls", other.uri)

@@ -282,7 +282,7 @@ func demoFlight(w io.Writer, batch *ndarray.Dense[float32]) error {
 		return err
 	}
 	const token = "demo-token"
-	srv, err := flight.NewServer(store, flight.Options{Token: token, MaxMessageBytes: 64 << 10})
+	srv, err := flight.NewServer(store, flight.Options{Token: token, MaxMessageBytes: 64 << 10, Writable: true})
 	if err != nil {
 		return err
 	}

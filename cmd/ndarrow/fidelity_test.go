@@ -228,7 +228,7 @@ func holdsAll(to string) bool {
 // says of it, fetches it into the format it came in and compares inspect --json field by
 // field.
 func TestEveryGoldenTensorSurvivesFlight(t *testing.T) {
-	srv := startServe(t, t.TempDir())
+	srv := startServe(t, t.TempDir(), "--writable")
 	dir := t.TempDir()
 	for _, file := range goldenTensorFiles(t) {
 		for _, orig := range inspectJSON(t, file) {

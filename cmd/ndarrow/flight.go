@@ -33,10 +33,11 @@ import (
 // tlsFlags are the TLS and token flags shared by serve and the client commands.
 type tlsFlags struct {
 	cert, key, ca, token *string
+	fs                   *flag.FlagSet
 }
 
 func addTLSFlags(fs *flag.FlagSet, server bool) tlsFlags {
-	f := tlsFlags{token: fs.String("token", os.Getenv("NDARROW_TOKEN"), "bearer token (default $NDARROW_TOKEN)")}
+	f := tlsFlags{token: fs.String("token", "", "bearer token (default $NDARROW_TOKEN)"), fs: fs}
 	if server {
 		f.cert = fs.String("tls-cert", "", "serve TLS with this PEM certificate (chain) file")
 		f.key = fs.String("tls-key", "", "the PEM private key of --tls-cert")
@@ -47,6 +48,17 @@ func addTLSFlags(fs *flag.FlagSet, server bool) tlsFlags {
 		f.ca = fs.String("tls-ca", "", "trust servers signed by this PEM CA (default: the system's roots)")
 	}
 	return f
+}
+
+// bearer returns the token: --token's, or $NDARROW_TOKEN when --token is not given — read
+// then, not as the flag's default, which --help would print.
+func (f tlsFlags) bearer() string {
+	given := false
+	f.fs.Visit(func(fl *flag.Flag) { given = given || fl.Name == "token" })
+	if given {
+		return *f.token
+	}
+	return os.Getenv("NDARROW_TOKEN")
 }
 
 // config returns the TLS configuration the flags ask for, nil for none.
@@ -97,14 +109,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	grpcOnly := fs.Bool("grpc-only", false, "serve gRPC alone: no HTTP GET of each flight's data on the same port (and no http(s):// location in FlightInfo)")
 	skipUnreadable := fs.Bool("skip-unreadable", false, "serve a table some of whose files cannot be read (cut short, not joining the other parts, two of one base name) without them, each named on stderr and in its flights' app_metadata (\"skipped\"); without it such a table is not served: a client asking for it is told which file")
 	var lim serveLimits
-	fs.Var(budgetSize{&lim.memory}, "memory-budget", "the most bytes the server holds for clients' data: what gets decode (Parquet row groups), what uploads hold arriving, staged and stored until deleted; a get beyond it waits its turn, an upload fails (`SIZE`: bytes, or with KiB, MiB, GiB, TiB; default: a quarter of the machine's memory; -1: no bound)")
+	fs.Var(budgetSize{&lim.memory}, "memory-budget", "the most bytes the server holds for clients' data: what gets decode (Parquet row groups; one larger than the whole budget is decoded alone, beyond it, as the log says; mapped files take none), what uploads hold arriving, staged and stored until deleted; a get beyond it waits its turn, an upload fails (`SIZE`: bytes, or with KiB, MiB, GiB, TiB; default: a quarter of the machine's memory; -1: no bound)")
 	fs.Var(budgetSize{&lim.wire}, "wire-budget", "the most bytes what arrives holds before it is handled: about 2 MiB per connection, 1 MiB per call, each message while it is received (`SIZE`; default: a quarter of --memory-budget, at least 512 MiB)")
 	fs.IntVar(&lim.maxRecv, "max-recv-message-bytes", flight.DefaultServerRecvMessageBytes, "the largest message received: an upload's record batches must fit")
 	fs.DurationVar(&lim.stall, "stall-timeout", flight.DefaultStallTimeout, "how long a message may take to arrive, or a client to take one, before its call is cut")
 	fs.DurationVar(&lim.idle, "idle-timeout", flight.DefaultIdleTimeout, "how long a connection may stay without a call before it is closed")
 	fs.IntVar(&lim.conns, "max-connections", flight.DefaultMaxConnections, "the most connections held at once; more are closed as they come")
-	lim.pageCache = -1
-	fs.Var(&lim.pageCache, "page-cache", "decode each page of served compressed Parquet files that takes and mini-batches read once, into a scratch file in TMPDIR of at most `SIZE` (default 16GiB, or half its free space if less, under ulimit -v a quarter of the address space it leaves; said on stderr when smaller so, or none; 0: none); a file's pages are dropped once its version is no longer served")
+	fs.BoolVar(&lim.writable, "writable", false, "take uploads (put) and deletes from clients; without it the server is read-only and refuses them with PermissionDenied (give --token too: without one, any client that reaches the server may write)")
+	fs.DurationVar(&lim.grace, "grace", defaultGrace, "at SIGTERM or Ctrl-C, how long the calls under way may take to finish (new ones are refused) before they are cut with Unavailable")
+	lim.pageCache = autoSize
+	fs.Var(&lim.pageCache, "page-cache", "decode each page of served compressed Parquet files that takes and mini-batches read once, into a scratch file in TMPDIR of at most `SIZE` (auto: 16GiB, or half its free space if less, under ulimit -v a quarter of the address space it leaves; said on stderr when smaller so, or none; 0: none); a file's pages are dropped once its version is no longer served")
 	tf := addTLSFlags(fs, true)
 	lf := addLogFlags(fs)
 	var tfi tfioFlags
@@ -117,6 +131,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if *poll <= 0 {
 		return usageError(stderr, "serve", fmt.Errorf("--poll %v: not a positive duration", *poll))
+	}
+	if lim.grace < 0 {
+		return usageError(stderr, "serve", fmt.Errorf("--grace %v: a negative duration", lim.grace))
 	}
 	k, n, err := parseShare(*share)
 	if err != nil {
@@ -147,13 +164,20 @@ func parseShare(s string) (k, n int, err error) {
 	return k, n, nil
 }
 
-// serveLimits are the flags that bound what clients can make a server hold.
+// serveLimits are the flags that bound what clients can make a server hold, whether they may
+// write, and how long they have at shutdown.
 type serveLimits struct {
 	memory, wire   int64
 	maxRecv, conns int
 	stall, idle    time.Duration
-	pageCache      byteSize // -1: the default
+	pageCache      autoByteSize
+	writable       bool
+	grace          time.Duration
 }
+
+// defaultGrace is serve's --grace: what the calls under way have to finish at SIGTERM, within
+// the 30 seconds Kubernetes gives a pod before SIGKILL.
+const defaultGrace = 10 * time.Second
 
 func serve(ctx context.Context, dir, addr, location, shards string, shareK, shareN int, maxMsg int, lim serveLimits, watch bool, poll time.Duration, grpcOnly, skipUnreadable bool, tf tlsFlags, tfi tfioFlags, logger *slog.Logger, stdout, stderr io.Writer) error {
 	cfg, err := tf.config(true)
@@ -172,9 +196,9 @@ func serve(ctx context.Context, dir, addr, location, shards string, shareK, shar
 	if err := store.SetShare(shareK, shareN); err != nil {
 		return err
 	}
-	opts := flight.Options{TLS: cfg, Token: *tf.token, MaxMessageBytes: maxMsg, Location: location, GRPCOnly: grpcOnly,
+	opts := flight.Options{TLS: cfg, Token: tf.bearer(), MaxMessageBytes: maxMsg, Location: location, GRPCOnly: grpcOnly,
 		MemoryBudget: lim.memory, WireBudget: lim.wire, MaxRecvMessageBytes: lim.maxRecv,
-		StallTimeout: lim.stall, IdleTimeout: lim.idle, MaxConnections: lim.conns, Logger: logger}
+		StallTimeout: lim.stall, IdleTimeout: lim.idle, MaxConnections: lim.conns, Writable: lim.writable, Logger: logger}
 	budget, wire := lim.memory, lim.wire
 	if budget == 0 {
 		budget = flight.DefaultMemoryBudget()
@@ -232,8 +256,8 @@ func serve(ctx context.Context, dir, addr, location, shards string, shareK, shar
 		return err
 	case <-ctx.Done():
 	}
-	fmt.Fprintln(stdout, "shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	fmt.Fprintf(stdout, "shutting down: the calls under way have %v to finish\n", lim.grace)
+	sctx, cancel := context.WithTimeout(context.Background(), lim.grace)
 	defer cancel()
 	srv.Shutdown(sctx)
 	return <-done
@@ -378,10 +402,11 @@ func clientFlags(fs *flag.FlagSet, stderr io.Writer) func(uri string, use func(*
 		if cfg != nil && strings.HasPrefix(uri, "grpc://") {
 			return fmt.Errorf("TLS flags with %s: use grpc+tls://", uri)
 		}
-		if *tf.token != "" && !strings.HasPrefix(uri, "grpc+tls://") {
+		token := tf.bearer()
+		if token != "" && !strings.HasPrefix(uri, "grpc+tls://") {
 			fmt.Fprintf(stderr, "ndarrow %s: the token goes to %s in clear (no TLS): anyone on the network path can read it; dial grpc+tls:// beyond loopback or a trusted network\n", fs.Name(), uri)
 		}
-		opts := flight.ClientOptions{TLS: cfg, Token: *tf.token, MaxMessageBytes: *maxMsg, MaxRecvMessageBytes: *maxRecv, GRPCOnly: *grpcOnly}
+		opts := flight.ClientOptions{TLS: cfg, Token: token, MaxMessageBytes: *maxMsg, MaxRecvMessageBytes: *maxRecv, GRPCOnly: *grpcOnly}
 		if *tokenEndpoints != "" {
 			opts.TokenEndpoints = strings.Split(*tokenEndpoints, ",")
 		}

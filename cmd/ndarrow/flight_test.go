@@ -45,7 +45,9 @@ func TestServeGetPut(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errOut syncBuffer
 	done := make(chan int)
-	go func() { done <- run(ctx, []string{"serve", "--addr", addr, "--token", "t0k", dir}, &out, &errOut) }()
+	go func() {
+		done <- run(ctx, []string{"serve", "--addr", addr, "--token", "t0k", "--writable", dir}, &out, &errOut)
+	}()
 	uri := "grpc://" + addr
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), "serving") }, 10*time.Second, 10*time.Millisecond)
 
@@ -134,7 +136,7 @@ func TestGetSaysWhichVersion(t *testing.T) {
 	require.NoError(t, os.WriteFile(x, must(os.ReadFile("../../npy/testdata/numpy/f64_fortran.npy")), 0o644))
 	when := time.Date(2026, 5, 4, 3, 2, 1, 0, time.UTC)
 	require.NoError(t, os.Chtimes(x, when, when))
-	s := startServe(t, dir)
+	s := startServe(t, dir, "--writable")
 	code, _, stderr := runCLI("put", "--name", "up", s.uri, x)
 	require.Equal(t, exitOK, code, stderr)
 
@@ -175,7 +177,7 @@ func TestDeleteOfAServedFile(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "sub"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "sub", "x.npy"), must(os.ReadFile("../../npy/testdata/numpy/f64_fortran.npy")), 0o644))
-	s := startServe(t, dir)
+	s := startServe(t, dir, "--writable")
 	code, stdout, stderr := runCLI("delete", s.uri, "sub")
 	assert.Equal(t, exitFail, code)
 	assert.Empty(t, stdout)

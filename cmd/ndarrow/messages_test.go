@@ -233,7 +233,7 @@ func TestGetRowsAboveAMessageLimit(t *testing.T) {
 func TestLsBytesOfStrings(t *testing.T) {
 	served := t.TempDir()
 	writeLabelledTable(t, filepath.Join(served, "t.parquet"), 300)
-	s := startServe(t, served)
+	s := startServe(t, served, "--writable")
 	upload := filepath.Join(t.TempDir(), "u.parquet")
 	writeLabelledTable(t, upload, 200)
 	code, _, stderr := runCLI("put", s.uri, upload)

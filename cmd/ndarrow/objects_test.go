@@ -205,7 +205,7 @@ func TestServeObjects(t *testing.T) {
 	srv.PutFile(t, "lake", "data/lingvo.tfrecord", "../../tfrecord/testdata/tensorflow/lingvo_wmt14_ende_wpm_32k_test.tfrecord")
 	srv.PutFile(t, "lake", "other/x.npy", "../../npy/testdata/numpy/i64_vector.npy")
 
-	s := startServe(t, "s3://lake/data", "--poll", "100ms")
+	s := startServe(t, "s3://lake/data", "--writable", "--poll", "100ms")
 	assert.Empty(t, s.stderr.String())
 	code, out, stderr := runCLI("ls", s.uri)
 	require.Equal(t, exitOK, code, stderr)

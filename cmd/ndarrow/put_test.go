@@ -35,7 +35,7 @@ func TestPutChecksEveryTensorFirst(t *testing.T) {
 	require.NoError(t, z.Close())
 	require.NoError(t, f.Close())
 
-	s := startServe(t, t.TempDir())
+	s := startServe(t, t.TempDir(), "--writable")
 	code, stdout, stderr := runCLI("put", s.uri, path)
 	assert.Equal(t, exitFail, code)
 	assert.Empty(t, stdout, "nothing stored")
@@ -166,4 +166,67 @@ func TestDirectoryOfPartsInTheCLI(t *testing.T) {
 	code, stdout, _ = runCLI("inspect", out)
 	require.Equal(t, exitOK, code)
 	assert.Contains(t, stdout, "(80, 8)")
+}
+
+// TestServeIsReadOnlyUnlessWritable: a server started without --writable refuses put and
+// delete, each with one line saying which flag enables them (after the line saying the token
+// goes in clear), and holds what it held; with --writable it takes them, and warns at start
+// when it has no token.
+func TestServeIsReadOnlyUnlessWritable(t *testing.T) {
+	served := t.TempDir()
+	x := filepath.Join(t.TempDir(), "x.npy")
+	require.NoError(t, os.WriteFile(x, npyOf(t, ndarray.Must(ndarray.FromSlice([]bool{true, false}, 2))), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(served, "kept.npy"), npyOf(t, ndarray.Must(ndarray.FromSlice([]bool{true}, 1))), 0o644))
+	const enables = "serve --writable (flight.Options.Writable) takes uploads and deletes\n"
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		put, del string // stderr
+		warns    bool
+	}{
+		{"read-only", nil, "ndarrow put: flight: x: flight: the server is read-only: an upload is refused; " + enables,
+			"ndarrow delete: flight: the server is read-only: a delete is refused; " + enables, false},
+		{"writable", []string{"--writable"}, "", "", true},
+		{"writable with a token", []string{"--writable", "--token", "t0k"}, "", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := startServeProcess(t, served, tc.args...)
+			token := []string{"--token", "t0k"}
+			inClear := "ndarrow %s: the token goes to " + p.uri + " in clear (no TLS): anyone on the network path can read it; dial grpc+tls:// beyond loopback or a trusted network\n"
+			code, _, stderr := runCLI(append(append([]string{"put"}, token...), p.uri, x)...)
+			assert.Equal(t, fmt.Sprintf(inClear, "put")+tc.put, stderr)
+			assert.Equal(t, map[bool]int{true: exitOK, false: exitFail}[tc.put == ""], code)
+			code, _, stderr = runCLI(append(append([]string{"delete"}, token...), p.uri, "x")...)
+			assert.Equal(t, fmt.Sprintf(inClear, "delete")+tc.del, stderr)
+			assert.Equal(t, map[bool]int{true: exitOK, false: exitFail}[tc.del == ""], code)
+			code, stdout, stderr := runCLI(append(append([]string{"ls"}, token...), p.uri)...)
+			require.Equal(t, exitOK, code, stderr)
+			assert.Contains(t, stdout, "kept ")
+			assert.NotContains(t, stdout, "x ")
+			p.stop(t)
+			warning := `level=WARN msg="flight: the server takes uploads and deletes (serve --writable) from any client that reaches it: it has no token (serve --token, $NDARROW_TOKEN)"`
+			assert.Equal(t, tc.warns, strings.Contains(p.stderr.String(), warning), p.stderr.String())
+		})
+	}
+	code, _, stderr := runCLI("serve", "--grace", "-1s", served)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "ndarrow serve: --grace -1s: a negative duration\n")
+}
+
+// TestTokenFromTheEnvironment: without --token, serve and the clients take $NDARROW_TOKEN; an
+// explicit --token "" sends none; and no --help prints the token.
+func TestTokenFromTheEnvironment(t *testing.T) {
+	t.Setenv("NDARROW_TOKEN", "env-s3cret")
+	s := startServe(t, t.TempDir())
+	code, _, stderr := runCLI("ls", s.uri)
+	assert.Equal(t, exitOK, code, stderr)
+	code, _, stderr = runCLI("ls", "--token", "", s.uri)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, "Unauthenticated")
+	for _, command := range []string{"serve", "ls", "get", "put", "delete"} {
+		code, stdout, _ := runCLI(command, "--help")
+		assert.Equal(t, exitOK, code, command)
+		assert.Contains(t, stdout, "bearer token (default $NDARROW_TOKEN)\n", command)
+		assert.NotContains(t, stdout, "env-s3cret", command)
+	}
 }

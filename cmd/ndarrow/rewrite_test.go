@@ -219,7 +219,7 @@ func TestBatchesFailsWhenItsInputIsRewritten(t *testing.T) {
 // naming the file and what differs, and leaves nothing at OUT (a regular file, or a FIFO given
 // nothing but what was written before the check); inspect prints nothing of the file.
 func TestCommandsFailWhenTheirInputIsRewritten(t *testing.T) {
-	s := startServe(t, t.TempDir())
+	s := startServe(t, t.TempDir(), "--writable")
 	for _, tc := range []struct {
 		name  string
 		codec parquet.Compression

@@ -17,8 +17,8 @@ type logFlags struct {
 
 func addLogFlags(fs *flag.FlagSet) logFlags {
 	return logFlags{
-		level:  fs.String("log-level", "info", "the least severe records the log on stderr holds: debug (also a line per flight at start, health checks, the status when unchanged), info (a line per call, the budgets in use every minute when changed), warn or error"),
-		format: fs.String("log-format", "text", "the log's format on stderr: text (key=value) or json (one object a line)"),
+		level:  fs.String("log-level", "info", "the least severe `LEVEL` of the records the log on stderr holds: debug (also a line per flight at start, health checks, the status when unchanged), info (a line per call, the budgets in use every minute when changed), warn or error"),
+		format: fs.String("log-format", "text", "the log's `FORMAT` on stderr: text (key=value) or json (one object a line)"),
 	}
 }
 

@@ -111,7 +111,7 @@ func TestTablesOverFlightInTheCLI(t *testing.T) {
 	src := filepath.Join(t.TempDir(), "t.parquet")
 	writeLabelledTable(t, src, 450)
 
-	s := startServe(t, t.TempDir())
+	s := startServe(t, t.TempDir(), "--writable")
 	code, stdout, stderr := runCLI("put", s.uri, src)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "t: table of 4 columns, 450 rows")

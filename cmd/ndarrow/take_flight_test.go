@@ -35,7 +35,7 @@ func TestGetRows(t *testing.T) {
 	upload := filepath.Join(t.TempDir(), "u.parquet")
 	writeLabelledTable(t, upload, 260)
 
-	s := startServe(t, served)
+	s := startServe(t, served, "--writable")
 	code, _, stderr := runCLI("put", s.uri, upload)
 	require.Equal(t, exitOK, code, stderr)
 	dir := t.TempDir()

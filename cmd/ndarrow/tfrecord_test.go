@@ -474,7 +474,7 @@ func TestFeatureSpec(t *testing.T) {
 		assert.Equal(t, ndarray.Shape(shapes["tfx_penguin_eval."+a.Name]), a.Shape(), a.Name)
 	}
 
-	s := startServe(t, t.TempDir())
+	s := startServe(t, t.TempDir(), "--writable")
 	code, _, stderr = runCLI("put", "--spec", spec, s.uri, in)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stderr, "flipper_length_mm", "put names what it left out")
