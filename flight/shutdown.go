@@ -174,14 +174,15 @@ func (s *Server) DrainStarted() <-chan struct{} {
 // on until they end or ctx does — ctx's deadline is the grace period. Those still under way
 // then are cut: each ends with codes.Unavailable, "flight: server shutting down: the stream
 // was cut after the grace period of G; retry against another server or later", G being what
-// was left of ctx's deadline when Shutdown was called, and each is logged (Options.Logger,
+// was left of ctx's deadline when Shutdown was called (to a tenth of a second from a second
+// on: serve --grace 10s says 10s), and each is logged (Options.Logger,
 // at warning: method, flight, client, bytes sent). Shutdown returns within a second of the
 // end of ctx, the connections closed (Serve then returns nil), and closes the connections to
 // peers and drops the staged uploads.
 func (s *Server) Shutdown(ctx context.Context) {
 	grace := time.Duration(-1)
 	if d, ok := ctx.Deadline(); ok {
-		grace = max(time.Until(d), 0).Round(time.Millisecond)
+		grace = roundGrace(max(time.Until(d), 0))
 	}
 	n := s.active.drain()
 	s.healthDraining()
@@ -203,6 +204,16 @@ func (s *Server) Shutdown(ctx context.Context) {
 		return true
 	})
 	s.staged.close()
+}
+
+// roundGrace rounds what is left of a grace period for saying it: to a tenth of a second from
+// a second on (the moments between the caller's timer and Shutdown are not part of what the
+// caller gave), to a millisecond below.
+func roundGrace(d time.Duration) time.Duration {
+	if d >= time.Second {
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Millisecond)
 }
 
 // graceText says a grace period, -1 for none (a context that ended without a deadline).
