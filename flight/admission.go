@@ -2,6 +2,7 @@ package flight
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -88,10 +89,9 @@ type call struct {
 	ended   bool        // its context ended (end ran)
 	request int64       // reserved for a unary call's request while it arrives
 	arrival *time.Timer // cuts a unary call whose request does not arrive
-	flight  string      // the flight it is for, once its handler knows (noteFlight)
 	handled bool        // its handler ran: Shutdown waits for it to return, not for end
 
-	sent atomic.Int64 // the bytes of the messages it sent (callStats.HandleRPC)
+	rec callRecord // what its access record says (accesslog.go)
 }
 
 type callKey struct{}
@@ -166,6 +166,7 @@ var sendsMany = map[string]bool{
 func (s *Server) admitCall(ctx context.Context, info *tap.Info) (context.Context, error) {
 	flightCall := strings.HasPrefix(info.FullMethodName, flightService)
 	if flightCall && s.Draining() {
+		s.logRefused(ctx, info.FullMethodName, errShuttingDown)
 		return nil, errShuttingDown
 	}
 	cost := int64(serverStreamWindow)
@@ -174,23 +175,29 @@ func (s *Server) admitCall(ctx context.Context, info *tap.Info) (context.Context
 		// The connection's first call: its buffers will be used from now on.
 		if !s.wire.tryReserve(connectionCost) {
 			conn.charged.Store(false)
-			return nil, status.Errorf(codes.ResourceExhausted,
+			err := status.Errorf(codes.ResourceExhausted,
 				"flight: %s: the server's wire budget of %d bytes (serve --wire-budget) is held by other connections and calls; retry later",
 				info.FullMethodName, s.wire.size)
+			s.logRefused(ctx, info.FullMethodName, err)
+			return nil, err
 		}
 	}
 	if !s.wire.tryReserve(cost) {
-		return nil, status.Errorf(codes.ResourceExhausted,
+		err := status.Errorf(codes.ResourceExhausted,
 			"flight: %s: the server's wire budget of %d bytes (serve --wire-budget) is held by other connections and calls; retry later",
 			info.FullMethodName, s.wire.size)
+		s.logRefused(ctx, info.FullMethodName, err)
+		return nil, err
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	c := &call{Context: ctx, s: s, method: info.FullMethodName, cancel: cancel, unary: unaryMethods[info.FullMethodName], cost: cost}
 	if flightCall && !s.active.add(c) { // Shutdown began meanwhile
 		cancel(errShuttingDown)
 		s.wire.release(cost)
+		s.logRefused(ctx, info.FullMethodName, errShuttingDown)
 		return nil, errShuttingDown
 	}
+	s.calls.Add(1)
 	context.AfterFunc(ctx, c.end)
 	return c, nil
 }
@@ -210,6 +217,7 @@ func (c *call) end() {
 	}
 	c.mu.Unlock()
 	c.s.wire.release(c.cost + request)
+	c.s.calls.Add(-1)
 }
 
 // awaitRequest reserves, for a unary call, what its request may hold while gRPC reads it, and
@@ -273,12 +281,20 @@ func (h callStats) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.C
 	return ctx
 }
 
-// HandleRPC counts the bytes each call sends.
-func (callStats) HandleRPC(ctx context.Context, st stats.RPCStats) {
-	if out, ok := st.(*stats.OutPayload); ok {
-		if c := callOf(ctx); c != nil {
-			c.sent.Add(int64(out.WireLength))
-		}
+// HandleRPC counts the bytes of a call's messages and, at its end, writes its access record
+// (accesslog.go).
+func (h callStats) HandleRPC(ctx context.Context, st stats.RPCStats) {
+	c := callOf(ctx)
+	if c == nil {
+		return
+	}
+	switch st := st.(type) {
+	case *stats.InPayload:
+		c.rec.bytesReceived.Add(int64(st.Length))
+	case *stats.OutPayload:
+		c.rec.bytesSent.Add(int64(st.Length))
+	case *stats.End:
+		h.s.logCall(ctx, c, st)
 	}
 }
 
@@ -300,7 +316,10 @@ func (h callStats) HandleConn(ctx context.Context, st stats.ConnStats) {
 // grpcConn is what a Server keeps of a gRPC connection: whether it holds connectionCost of the
 // wire budget, which it reserves with its first call (a connection that never makes one holds
 // only its place among MaxConnections, and what an idle connection costs, some 60 KiB).
-type grpcConn struct{ charged atomic.Bool }
+type grpcConn struct {
+	charged   atomic.Bool
+	toldClear atomic.Bool // the log said a token arrived on it in clear
+}
 
 type connKey struct{}
 
@@ -428,6 +447,15 @@ type admittedConn struct {
 	net.Conn
 	l    *admittedListener
 	once sync.Once
+}
+
+// CloseWrite shuts the connection's writing side, when it has one to shut (a TCP
+// connection's): lingerClose.
+func (c *admittedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return errors.ErrUnsupported
 }
 
 func (c *admittedConn) Close() error {

@@ -175,11 +175,12 @@ type batchesPlan struct {
 // options against it as it is now. Release the entry when done. Errors are gRPC statuses:
 // InvalidArgument for a command that is not one or options that do not hold, NotFound for no
 // such flight, FailedPrecondition for a cursor of a changed table.
-func (s *Server) plannedBatches(raw []byte, method string) (*batchesPlan, error) {
+func (s *Server) plannedBatches(ctx context.Context, raw []byte, method string) (*batchesPlan, error) {
 	req, o, err := parseBatches(raw)
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
+	callOf(ctx).noteFlight(req.Name, "batches")
 	e, err := s.store.get(req.Name)
 	if err != nil {
 		return nil, statusOf(err)
@@ -270,8 +271,8 @@ func (s *Server) planBatches(req batchesRequest, o table.BatchOptions, e *entry)
 // batchesInfo answers GetFlightInfo for a batches command: its schema, the rows the shard
 // gives (those after "after"), one endpoint on this server whose ticket is the
 // command.
-func (s *Server) batchesInfo(_ context.Context, cmd []byte) (*arrowflight.FlightInfo, error) {
-	p, err := s.plannedBatches(cmd, "GetFlightInfo")
+func (s *Server) batchesInfo(ctx context.Context, cmd []byte) (*arrowflight.FlightInfo, error) {
+	p, err := s.plannedBatches(ctx, cmd, "GetFlightInfo")
 	if err != nil {
 		return nil, err
 	}
@@ -298,11 +299,10 @@ func (s *Server) batchesInfo(_ context.Context, cmd []byte) (*arrowflight.Flight
 // DataLoss.
 func (s *Server) doGetBatches(raw []byte, stream arrowflight.FlightService_DoGetServer) error {
 	ctx := stream.Context()
-	p, err := s.plannedBatches(raw, "DoGet")
+	p, err := s.plannedBatches(ctx, raw, "DoGet")
 	if err != nil {
 		return err
 	}
-	noteFlight(ctx, p.req.Name)
 	e := p.e
 	defer e.release()
 	var mu sync.Mutex

@@ -188,6 +188,8 @@ func (w *frameWriter) free() {
 type payloadSender struct {
 	stream      grpc.ServerStream
 	appMetadata []byte
+	call        *call // of stream, for its access record; found at the first message
+	found       bool
 }
 
 func (s *payloadSender) Start() error { return nil }
@@ -206,7 +208,15 @@ func (s *payloadSender) WritePayload(p arrowipc.Payload) error {
 	if err := p.SerializeBody(&fd.body); err != nil {
 		return err
 	}
-	return s.stream.SendMsg(fd)
+	if !s.found {
+		s.call, s.found = callOf(s.stream.Context()), true
+	}
+	rows := recordBatchRows(meta.Bytes())
+	if err := s.stream.SendMsg(fd); err != nil {
+		return err
+	}
+	s.call.noteRowsSent(rows)
+	return nil
 }
 
 // abandonable is the payload writer of an IPC writer whose stream may fail: once abandoned it

@@ -10,8 +10,8 @@
 // value per row as a plain column — int64, double, bool, utf8 or binary — its null rows as
 // nulls, a ragged one as a list column, a sparse one as COO record batches), DoPut (an upload,
 // validated and stored atomically; several as one with Client.PutAll, staged and committed at
-// once) and the actions "list", "delete", "reload", "commit" and "abort". It is read-only
-// unless Options.Writable: uploads, deletes, commits and aborts are refused with
+// once) and the actions "list", "delete", "reload", "commit", "abort" and "status". It is
+// read-only unless Options.Writable: uploads, deletes, commits and aborts are refused with
 // PermissionDenied (ErrReadOnly). Shutdown drains it — new calls refused, the ones under way
 // given until its context ends — then cuts what is left with Unavailable (ErrShuttingDown).
 //
@@ -54,7 +54,12 @@
 // ResourceExhausted beyond a limit). A Server takes optional TLS (mutual TLS with ClientCAs),
 // a bearer token that every method, streams included, must carry, and explicit gRPC message
 // limits; a panic in a handler becomes codes.Internal naming the method, its stack logged on
-// the server (Options.Logger), never sent.
+// the server (Options.Logger), never sent. Its log has a record per call (accesslog.go), per
+// failed authentication and TLS handshake, the problems of its certificate (tlscheck.go) and
+// what its budgets hold (status.go, and the action "status"); gRPC's health service answers
+// without a token, NOT_SERVING once the server drains (health.go). A Client that dials the
+// wrong scheme, or does not accept the server's certificate, fails with ErrTLS saying what to
+// dial or give.
 //
 // Credentials stay where they were sent: a Client follows the endpoints a FlightInfo lists,
 // but sends its bearer token only to the server it dialed and to the servers

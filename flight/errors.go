@@ -3,6 +3,7 @@ package flight
 import (
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 
 	"google.golang.org/grpc/codes"
@@ -39,9 +40,77 @@ func (e *remoteError) GRPCStatus() *status.Status { return status.Convert(e.stat
 // ("cannot reach HOST:PORT: connection refused").
 var ErrUnreachable = errors.New("flight: cannot reach the server")
 
+// ErrTLS is returned by a Client whose connection failed on TLS: the server speaks TLS and
+// the client dialed grpc://, or the reverse, or the client does not accept the server's
+// certificate. Its text says which scheme to dial, or what the certificate lacks, in one line
+// ("127.0.0.1:8815 does not speak TLS: dial grpc://127.0.0.1:8815 (…)").
+var ErrTLS = errors.New("flight: TLS failed")
+
 // remote turns an error of a call to the server of c into one the sentinels of this package
 // match.
-func (c *Client) remote(err error) error { return fromRemote(c.origin.host, err) }
+func (c *Client) remote(err error) error {
+	if e := tlsFailure(c.origin, c.opts.TLS != nil && (len(c.opts.TLS.Certificates) > 0 || c.opts.TLS.GetClientCertificate != nil), err); e != nil {
+		return e
+	}
+	return fromRemote(c.origin.host, err)
+}
+
+// tlsFailure returns, for the error of a call to the server at o that failed connecting on
+// TLS (the client presenting a certificate of its own when withCert), an error matching ErrTLS
+// that says in words what to do; nil for any other error.
+func tlsFailure(o origin, withCert bool, err error) error {
+	st, ok := status.FromError(err)
+	if !ok || err == nil || st.Code() != codes.Unavailable {
+		return nil
+	}
+	msg, host := st.Message(), o.host
+	var text string
+	switch {
+	case o.tls && strings.Contains(msg, "first record does not look like a TLS handshake"):
+		text = fmt.Sprintf("%s does not speak TLS: dial grpc://%s, not grpc+tls:// (tls: first record does not look like a TLS handshake)", host, host)
+	case o.tls && strings.Contains(msg, "authentication handshake failed: EOF"):
+		text = fmt.Sprintf("%s closed the connection during the TLS handshake: if it serves plaintext, dial grpc://%s (authentication handshake failed: EOF)", host, host)
+	case !o.tls && strings.Contains(msg, "error reading server preface"), !o.tls && strings.Contains(msg, "initial http2 frame from server is not a settings frame"):
+		text = fmt.Sprintf("%s closed the connection before speaking gRPC: if it serves TLS, dial grpc+tls://%s (%s)", host, host, connectionError(msg))
+	case o.tls && strings.Contains(msg, "certificate signed by unknown authority"):
+		text = fmt.Sprintf("the certificate of %s is signed by an authority this client does not trust: give its CA (ndarrow --tls-ca; ClientOptions.TLS.RootCAs) (x509: certificate signed by unknown authority)", host)
+	case o.tls && (strings.Contains(msg, "doesn't contain any IP SANs") || strings.Contains(msg, "certificate is valid for") ||
+		strings.Contains(msg, "relies on legacy Common Name field") || strings.Contains(msg, "certificate is not valid for any names")):
+		text = fmt.Sprintf("the certificate of %s does not name %s in a subjectAltName: dial a host it names, or reissue it with subjectAltName=DNS:…,IP:… (%s)", host, hostName(host), connectionError(msg))
+	case o.tls && !withCert && (strings.Contains(msg, "remote error: tls: certificate required") || strings.Contains(msg, "remote error: tls: handshake failure")):
+		text = fmt.Sprintf("%s refused the TLS handshake: if it requires a client certificate (mutual TLS), give one (ndarrow --tls-cert and --tls-key; ClientOptions.TLS.Certificates) (%s)", host, connectionError(msg))
+	case o.tls && withCert && (strings.Contains(msg, "remote error: tls: certificate required") || strings.Contains(msg, "remote error: tls: handshake failure") ||
+		strings.Contains(msg, "remote error: tls: bad certificate") || strings.Contains(msg, "remote error: tls: unknown certificate authority")):
+		// A client sends its certificate only to a server that names the certificate's CA.
+		text = fmt.Sprintf("%s refused this client's certificate: it must be signed by a CA the server trusts (serve --tls-client-ca) (%s)", host, connectionError(msg))
+	case o.tls && strings.Contains(msg, "certificate has expired or is not yet valid"):
+		text = fmt.Sprintf("the certificate of %s has expired or is not yet valid (%s)", host, connectionError(msg))
+	default:
+		return nil
+	}
+	return &remoteError{sentinel: ErrTLS, status: err, msg: text}
+}
+
+// connectionError returns what gRPC says of a failed connection, from the message of its
+// Unavailable status ("connection error: desc = \"transport: authentication handshake failed:
+// tls: …\""): the part after its prefixes.
+func connectionError(msg string) string {
+	msg = strings.TrimSuffix(msg, `"`)
+	if _, after, ok := strings.Cut(msg, `desc = "`); ok {
+		msg = after
+	}
+	msg = strings.TrimPrefix(msg, "transport: ")
+	msg = strings.TrimPrefix(msg, "authentication handshake failed: ")
+	return strings.TrimPrefix(msg, "tls: failed to verify certificate: ")
+}
+
+// hostName returns the host of host:port.
+func hostName(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return hostport
+}
 
 // fromRemote turns a gRPC error of a call to the server at host into one the sentinels of
 // this package match.

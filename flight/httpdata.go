@@ -155,6 +155,14 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request) {
 	// connection (Hijack).
 	s.streams.Add(1)
 	defer s.streams.Done()
+	s.dataStreams.Add(1)
+	defer s.dataStreams.Add(-1)
+	rec := &dataRecord{start: time.Now()}
+	defer s.logData(r, rec) // after the recovery below has set its status
+	failed := func(err error) {
+		rec.err = err
+		fail(w, err)
+	}
 	var sw *streamWriter
 	defer func() {
 		if v := recover(); v != nil {
@@ -162,6 +170,7 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request) {
 				panic(v)
 			}
 			err := s.panicStatus("GET "+dataPath, v)
+			rec.err = err
 			switch {
 			case sw == nil || !sw.started: // nothing written yet
 				fail(w, err)
@@ -173,48 +182,53 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	if r.URL.Path != dataPath {
+		rec.code = http.StatusNotFound
 		http.NotFound(w, r)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		rec.code = http.StatusMethodNotAllowed
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "only GET", http.StatusMethodNotAllowed)
 		return
 	}
 	ticket, err := s.ticketOf(r.URL.Query())
 	if err != nil {
-		fail(w, status.Error(codes.PermissionDenied, err.Error()))
+		failed(status.Error(codes.PermissionDenied, err.Error()))
 		return
 	}
+	rec.flight = logText(string(ticket))
 	// Shutdown refuses the GET while it drains, and cuts the stream at the end of its grace
 	// period (the status in the trailer).
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
 	ds := &dataStream{r: r, ticket: string(ticket), cancel: cancel}
 	if !s.active.add(ds) {
-		fail(w, errShuttingDown)
+		failed(errShuttingDown)
 		return
 	}
 	defer s.active.remove(ds)
 	e, err := s.store.get(string(ticket))
 	if err != nil {
-		fail(w, statusOf(err))
+		failed(statusOf(err))
 		return
 	}
 	defer e.release()
 	if e.meta.Version != "" {
 		w.Header().Set(versionHeader, e.meta.Version)
+		rec.version = e.meta.Version
 	}
 	if r.Method == http.MethodHead {
 		w.Header().Set("Content-Type", arrowStreamType)
 		return
 	}
 	if !s.wire.tryReserve(dataStreamCost) {
-		fail(w, status.Errorf(codes.ResourceExhausted, "flight: the server's wire budget of %d bytes (serve --wire-budget) is held by other connections and calls; retry later", s.wire.size))
+		failed(status.Errorf(codes.ResourceExhausted, "flight: the server's wire budget of %d bytes (serve --wire-budget) is held by other connections and calls; retry later", s.wire.size))
 		return
 	}
 	defer s.wire.release(dataStreamCost)
 	sw = &streamWriter{srv: s, w: w, tls: r.TLS != nil || s.opts.TLS != nil}
+	rec.sw = sw
 	ds.mu.Lock()
 	ds.w = sw
 	ds.mu.Unlock()
@@ -224,6 +238,7 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request) {
 	if err != nil && ctx.Err() != nil && r.Context().Err() == nil {
 		err = context.Cause(ctx) // Shutdown's status
 	}
+	rec.err = err
 	if !sw.started {
 		if err != nil {
 			fail(w, err)
@@ -274,6 +289,7 @@ type streamWriter struct {
 	broken  error        // the connection failed: nothing more is sent
 	inChunk bool         // a chunk is begun and not completed: the response cannot end well
 	sent    atomic.Int64 // the bytes of the stream written to the connection
+	rows    int64        // the rows of the record batches written
 }
 
 // directWrite is the size from which a plaintext buffer is written straight to the socket.
@@ -416,7 +432,11 @@ func (s *streamWriter) WritePayload(p arrowipc.Payload) error {
 	if err := ipc.WriteMessageMetadata(s, meta.Bytes()); err != nil {
 		return err
 	}
-	return p.SerializeBody(s)
+	if err := p.SerializeBody(s); err != nil {
+		return err
+	}
+	s.rows += recordBatchRows(meta.Bytes())
+	return nil
 }
 
 // Close writes the end-of-stream marker.
@@ -511,7 +531,8 @@ func (l *splitListener) sort(c net.Conn) {
 	if l.tls != nil {
 		tc := tls.Server(c, l.tls)
 		if err := tc.Handshake(); err != nil {
-			c.Close()
+			logHandshake(l.log, c.RemoteAddr(), err)
+			lingerClose(c)
 			return
 		}
 		c = tc
@@ -530,6 +551,10 @@ func (l *splitListener) sort(c net.Conn) {
 		to = l.http
 		if string(first) == "PRI " { // HTTP/2's connection preface
 			to = l.grpc
+		}
+		if first[0] == 0x16 && first[1] == 0x03 { // a TLS handshake record: net/http answers it with an error
+			l.log.Warn("flight: a client spoke TLS to this plaintext port", "client", c.RemoteAddr().String(),
+				"hint", "it should dial grpc:// (or the server be started with --tls-cert and --tls-key)")
 		}
 	}
 	c.SetDeadline(time.Time{})

@@ -40,18 +40,23 @@ func (s *Server) panicStatus(method string, r any) error {
 	return status.Errorf(codes.Internal, "%s: internal error", method)
 }
 
-// authUnary refuses a unary call without the server's token.
-func (s *Server) authUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if err := s.authorize(ctx); err != nil {
-		return nil, err
+// authUnary refuses a unary call without the server's token, but a health check's.
+func (s *Server) authUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if !strings.HasPrefix(info.FullMethod, healthPrefix) {
+		if err := s.authorize(ctx); err != nil {
+			return nil, err
+		}
 	}
 	return handler(ctx, req)
 }
 
-// authStream refuses a stream without the server's token before its handler reads a message.
-func (s *Server) authStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	if err := s.authorize(ss.Context()); err != nil {
-		return err
+// authStream refuses a stream without the server's token before its handler reads a message,
+// but a health Watch.
+func (s *Server) authStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	if !strings.HasPrefix(info.FullMethod, healthPrefix) {
+		if err := s.authorize(ss.Context()); err != nil {
+			return err
+		}
 	}
 	return handler(srv, ss)
 }

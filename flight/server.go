@@ -27,6 +27,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/health"
+	healthgrpc "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -103,9 +105,15 @@ type Options struct {
 	// default to MaxPutBytes: no message of an upload is larger, and no upload decompresses
 	// to more.
 	Limits limits.Limits
-	// Logger receives what the server does not send to clients: the stack of a panic in a
-	// handler, say. Default slog.Default().
+	// Logger receives what the server does not send to clients: an access record per call
+	// (see accesslog.go), failed authentications and TLS handshakes, problems of its TLS
+	// certificate at Serve, what its budgets hold (StatusInterval), the stack of a panic in a
+	// handler. Default slog.Default().
 	Logger *slog.Logger
+	// StatusInterval is how often the log says what the budgets hold, the connections and
+	// calls under way and the page cache (ServerStatus): at info when that changed since the
+	// last record at info, else at debug. Default DefaultStatusInterval; negative: never.
+	StatusInterval time.Duration
 	// PageCache, when set, keeps the pages of served compressed Parquet files that takes and
 	// mini-batches decompress (and the columns they decode whole), so that each is decoded
 	// once, not once per request or batch that needs it (see dataset.PageCache; its pages
@@ -195,6 +203,11 @@ type Server struct {
 	started atomic.Int64          // its streams started, ever
 	conns   map[net.Conn]struct{} // the connections they took over
 	active  activeStreams         // the Flight calls and data streams under way (Shutdown)
+
+	health      *health.Server                   // its states (health.go)
+	calls       atomic.Int64                     // gRPC calls under way
+	dataStreams atomic.Int64                     // data URLs' responses under way
+	admitted    atomic.Pointer[admittedListener] // what Serve accepts on
 }
 
 // NewServer returns a server for the tensors of store. Start it with Serve; stop it with
@@ -240,6 +253,9 @@ func NewServer(store *Store, opts Options) (*Server, error) {
 	if opts.DataURLLifetime <= 0 {
 		opts.DataURLLifetime = DefaultDataURLLifetime
 	}
+	if opts.StatusInterval == 0 {
+		opts.StatusInterval = DefaultStatusInterval
+	}
 	if opts.StallTimeout <= 0 {
 		opts.StallTimeout = DefaultStallTimeout
 	}
@@ -258,7 +274,7 @@ func NewServer(store *Store, opts Options) (*Server, error) {
 	// An upload's message may be as large as the upload, within the receive limit.
 	maxRecv := int(min(int64(opts.MaxRecvMessageBytes), opts.MaxPutBytes+messageHeadroom, math.MaxInt32))
 	maxRecv = max(maxRecv, minMessageBytes)
-	s := &Server{store: store, opts: opts, staged: &staging{budget: 4 * opts.MaxPutBytes}, maxRecv: maxRecv,
+	s := &Server{store: store, opts: opts, staged: &staging{budget: 4 * opts.MaxPutBytes}, maxRecv: maxRecv, health: newHealth(),
 		budget: newBudget("memory budget", "serve --memory-budget", opts.MemoryBudget, opts.BudgetWait),
 		wire:   newBudget("wire budget", "serve --wire-budget", opts.WireBudget, opts.BudgetWait)}
 	if s.budget != nil {
@@ -299,13 +315,14 @@ func NewServer(store *Store, opts Options) (*Server, error) {
 		grpc.ChainStreamInterceptor(s.admitStream, s.recoverStream, s.authStream),
 	}
 	if opts.TLS != nil && opts.GRPCOnly {
-		gopts = append(gopts, grpc.Creds(credentials.NewTLS(opts.TLS)))
+		gopts = append(gopts, grpc.Creds(loggedTLS{credentials.NewTLS(opts.TLS), s.opts.Logger}))
 	} // else Serve's splitListener terminates TLS and hands gRPC its connections
 	if _, err := crand.Read(s.signer.key[:]); err != nil {
 		return nil, fmt.Errorf("flight: a key for data URLs: %w", err)
 	}
 	s.grpc = grpc.NewServer(gopts...)
 	arrowflight.RegisterFlightServiceServer(s.grpc, s)
+	healthgrpc.RegisterHealthServer(s.grpc, healthService{Server: s.health, s: s})
 	return s, nil
 }
 
@@ -322,12 +339,18 @@ func minWireBudget(maxRecv, maxMessage int) int64 {
 // they speak. Serve may be called once.
 func (s *Server) Serve(lis net.Listener) error {
 	s.warnWritable()
-	lis = &admittedListener{Listener: lis, s: s}
+	admitted := &admittedListener{Listener: lis, s: s}
+	s.admitted.Store(admitted)
+	lis = admitted
+	if s.opts.TLS != nil {
+		s.logCertificates(lis.Addr())
+	}
+	defer s.logStatus()()
 	if s.opts.GRPCOnly || lis.Addr().Network() != "tcp" {
 		if s.opts.TLS != nil && !s.opts.GRPCOnly { // gRPC has no credentials of its own here
 			cfg := s.opts.TLS.Clone()
 			cfg.NextProtos = []string{"h2"}
-			lis = tls.NewListener(lis, cfg)
+			lis = &handshakeLoggingListener{Listener: tls.NewListener(lis, cfg), log: s.opts.Logger}
 		}
 		return s.serveGRPC(lis)
 	}
@@ -553,6 +576,7 @@ func (s *Server) GetFlightInfo(ctx context.Context, d *arrowflight.FlightDescrip
 	if err != nil {
 		return nil, err
 	}
+	callOf(ctx).noteFlight(name, "")
 	if local || len(s.opts.Shards) == 0 {
 		e, err := s.store.get(name)
 		if err != nil {
@@ -689,6 +713,7 @@ func (s *Server) GetSchema(ctx context.Context, d *arrowflight.FlightDescriptor)
 	if err != nil {
 		return nil, err
 	}
+	callOf(ctx).noteFlight(name, "")
 	e, err := s.store.get(name)
 	if err != nil {
 		return nil, statusOf(err)
@@ -703,6 +728,7 @@ func (s *Server) GetSchema(ctx context.Context, d *arrowflight.FlightDescriptor)
 // files can be read listed by its name alone), which any other call for them refuses.
 func (s *Server) ListFlights(c *arrowflight.Criteria, stream arrowflight.FlightService_ListFlightsServer) error {
 	prefix := string(c.GetExpression())
+	callOf(stream.Context()).noteFlight(prefix, "")
 	unreadable, parts := s.store.unreadableTables()
 	names := s.store.Names()
 	for _, name := range unreadable {
@@ -751,7 +777,7 @@ func (s *Server) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_D
 	if isTake(t.GetTicket()) {
 		e, err = s.takeEntry(stream.Context(), t.GetTicket())
 	} else {
-		noteFlight(stream.Context(), string(t.GetTicket()))
+		callOf(stream.Context()).noteFlight(string(t.GetTicket()), "")
 		if e, err = s.store.get(string(t.GetTicket())); err != nil {
 			err = statusOf(err)
 		}
@@ -762,6 +788,7 @@ func (s *Server) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_D
 	defer e.release()
 	if e.meta.Version != "" { // which version this stream sends, whatever the name serves by its end
 		_ = stream.SetHeader(metadata.Pairs(versionHeader, e.meta.Version))
+		callOf(stream.Context()).noteVersion(e.meta.Version)
 	}
 	frames.begin() // its messages are marshaled into frame buffers (serverCodec)
 	defer frames.end()
@@ -934,8 +961,8 @@ const (
 	ActionAbort  = "abort"  // body: an upload transaction; drops its staged tensors
 )
 
-// ListActions lists the actions the server takes: ActionList and ActionReload, and on a
-// Writable server ActionDelete, ActionCommit and ActionAbort.
+// ListActions lists the actions the server takes: ActionList, ActionReload and ActionStatus,
+// and on a Writable server ActionDelete, ActionCommit and ActionAbort.
 func (s *Server) ListActions(_ *arrowflight.Empty, stream arrowflight.FlightService_ListActionsServer) error {
 	for _, a := range []struct {
 		*arrowflight.ActionType
@@ -946,6 +973,7 @@ func (s *Server) ListActions(_ *arrowflight.Empty, stream arrowflight.FlightServ
 		{&arrowflight.ActionType{Type: ActionReload, Description: "rescan the served directories now; one JSON object: added, changed, removed, skipped"}, false},
 		{&arrowflight.ActionType{Type: ActionCommit, Description: "store the tensors staged under the transaction the body names, all at once"}, true},
 		{&arrowflight.ActionType{Type: ActionAbort, Description: "drop the tensors staged under the transaction the body names"}, true},
+		{&arrowflight.ActionType{Type: ActionStatus, Description: "one JSON object: what the memory and wire budgets hold, the connections and calls under way, the page cache"}, false},
 	} {
 		if a.writes && !s.opts.Writable {
 			continue
@@ -973,12 +1001,20 @@ type ReloadResult struct {
 	Skipped []string `json:"skipped,omitempty"`
 }
 
-// DoAction runs ActionList, ActionDelete, ActionReload, ActionCommit or ActionAbort; a server
-// that is not Writable refuses ActionDelete, ActionCommit and ActionAbort with
-// codes.PermissionDenied (ErrReadOnly). ActionReload, which rescans the served directories
-// (what SIGHUP does), is no client's write and is taken either way.
+// DoAction runs ActionList, ActionDelete, ActionReload, ActionCommit, ActionAbort or
+// ActionStatus; a server that is not Writable refuses ActionDelete, ActionCommit and
+// ActionAbort with codes.PermissionDenied (ErrReadOnly). ActionReload, which rescans the
+// served directories (what SIGHUP does), and ActionStatus are no client's writes and are
+// taken either way.
 func (s *Server) DoAction(a *arrowflight.Action, stream arrowflight.FlightService_DoActionServer) error {
+	named := ""
+	if a.GetType() == ActionDelete {
+		named = string(a.GetBody())
+	}
+	callOf(stream.Context()).noteAction(a.GetType(), named)
 	switch a.GetType() {
+	case ActionStatus:
+		return stream.Send(s.statusResult())
 	case ActionList:
 		for _, name := range s.store.Names() {
 			e, err := s.store.lookup(name)
@@ -1024,7 +1060,7 @@ func (s *Server) DoAction(a *arrowflight.Action, stream arrowflight.FlightServic
 		b, _ := json.Marshal(s.store.commit(t))
 		return stream.Send(&arrowflight.Result{Body: b})
 	}
-	return status.Errorf(codes.InvalidArgument, "unknown action %q (%s, %s, %s, %s, %s)", a.GetType(), ActionList, ActionDelete, ActionReload, ActionCommit, ActionAbort)
+	return status.Errorf(codes.InvalidArgument, "unknown action %q (%s, %s, %s, %s, %s, %s)", a.GetType(), ActionList, ActionDelete, ActionReload, ActionCommit, ActionAbort, ActionStatus)
 }
 
 // Handshake answers a handshake with an empty payload: authentication is the bearer token

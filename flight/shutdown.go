@@ -18,7 +18,7 @@ import (
 //
 //   - draining: it refuses new Flight calls and data URL GETs with codes.Unavailable
 //     (errShuttingDown), keeping its listener open so that the other services registered on
-//     its gRPC server — a health service, which says NOT_SERVING while the server drains
+//     its gRPC server — its health service (health.go), which says NOT_SERVING from then on
 //     (Draining, DrainStarted) — still answer; the calls and data streams under way go on,
 //     until they end or the grace period (the context given to Shutdown) does;
 //   - stopping: each call or data stream still under way is cut with codes.Unavailable
@@ -185,6 +185,7 @@ func (s *Server) Shutdown(ctx context.Context) {
 		grace = roundGrace(max(time.Until(d), 0))
 	}
 	n := s.active.drain()
+	s.healthDraining()
 	if n > 0 {
 		s.opts.Logger.Info("flight: shutting down: waiting for the calls under way", "calls", n, "grace", graceText(grace))
 	}
@@ -283,15 +284,6 @@ func (s *Server) stop(within time.Duration) {
 	s.streams.Wait()
 }
 
-// noteFlight records, for the log, the flight the call of ctx is for.
-func noteFlight(ctx context.Context, name string) {
-	if c := callOf(ctx); c != nil {
-		c.mu.Lock()
-		c.flight = name
-		c.mu.Unlock()
-	}
-}
-
 // stop has the call's handler get cause at its next message, sent or received, instead of
 // the message: a gRPC handler blocked sending to a client that reads slowly goes on when the
 // client reads, and its status follows what it sent — where cancelling its context would
@@ -309,13 +301,13 @@ func (c *call) halt(cause error) { c.cut(cause) }
 
 // describe says what the call is, for the log.
 func (c *call) describe() (method, flight, client string, sent int64) {
-	c.mu.Lock()
-	flight = c.flight
-	c.mu.Unlock()
+	c.rec.mu.Lock()
+	flight = c.rec.flight
+	c.rec.mu.Unlock()
 	if p, ok := peer.FromContext(c.Context); ok && p.Addr != nil {
 		client = p.Addr.String()
 	}
-	return strings.TrimPrefix(c.method, flightService), flight, client, c.sent.Load()
+	return strings.TrimPrefix(c.method, flightService), flight, client, c.rec.bytesSent.Load()
 }
 
 // dataStream is a data URL's GET under way.

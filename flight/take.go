@@ -349,7 +349,6 @@ func (s *Server) takeEntry(ctx context.Context, ticket []byte) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	noteFlight(ctx, p.req.Name)
 	defer releaseParse()
 	defer e.release()
 	req := p.req
@@ -449,6 +448,7 @@ func (s *Server) plannedTake(ctx context.Context, raw []byte, what, method strin
 		releaseParse()
 		return nil, nil, nil, statusOr(err, codes.InvalidArgument)
 	}
+	callOf(ctx).noteFlight(req.Name, "take")
 	if e, err = s.store.get(req.Name); err != nil {
 		releaseParse()
 		return nil, nil, nil, statusOf(err)

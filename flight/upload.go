@@ -37,7 +37,7 @@ func (s *Server) DoPut(stream arrowflight.FlightService_DoPutServer) error {
 	if err := s.refuseWrite("an upload"); err != nil {
 		return err
 	}
-	up := &upload{s: s, res: s.budget.newReservation(stream.Context(), "an upload")}
+	up := &upload{s: s, res: s.budget.newReservation(stream.Context(), "an upload"), call: callOf(stream.Context())}
 	defer up.release()
 	msg := &putMessage{decode: up.decode}
 	for {
@@ -58,6 +58,9 @@ func (s *Server) DoPut(stream arrowflight.FlightService_DoPutServer) error {
 	tensors, err := up.dec.tensors()
 	if err != nil {
 		return uploadStatus(err)
+	}
+	if len(tensors) > 0 {
+		up.call.noteRowsReceived(tensors[0].Rows()) // a table's columns have as many
 	}
 	// One tensor is stored under the descriptor's name; a table's columns under NAME.COLUMN,
 	// as serve names the columns of a file NAME.arrow, and the table, all of them together,
@@ -132,6 +135,7 @@ type upload struct {
 	res      *reservation // of the memory budget: everything the upload holds
 	dec      *streamDecoder
 	name, tx string
+	call     *call // its gRPC call's, for the access record
 	received int64 // the bytes of its messages so far
 	handed   bool  // res belongs to the entries made
 }
@@ -181,7 +185,11 @@ func (u *upload) start(desc []byte) error {
 		return statusOf(err)
 	}
 	u.name = name
-	noteFlight(u.res.ctx, name)
+	kind := ""
+	if u.tx != "" {
+		kind = "stage"
+	}
+	u.call.noteFlight(name, kind)
 	u.res.what = "the upload of " + name
 	u.dec = &streamDecoder{name: name, lim: u.s.opts.Limits, reserver: u.res}
 	return nil

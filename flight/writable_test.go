@@ -33,8 +33,8 @@ func TestReadOnlyUnlessWritable(t *testing.T) {
 		writable bool
 		actions  []string // what ListActions lists
 	}{
-		{"read-only by default", false, []string{ActionList, ActionReload}},
-		{"writable", true, []string{ActionList, ActionDelete, ActionReload, ActionCommit, ActionAbort}},
+		{"read-only by default", false, []string{ActionList, ActionReload, ActionStatus}},
+		{"writable", true, []string{ActionList, ActionDelete, ActionReload, ActionCommit, ActionAbort, ActionStatus}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := serve(t, Options{Writable: tc.writable, Token: "s3cret"}, "grpc")

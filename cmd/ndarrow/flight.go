@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -119,6 +120,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	lim.pageCache = autoSize
 	fs.Var(&lim.pageCache, "page-cache", "decode each page of served compressed Parquet files that takes and mini-batches read once, into a scratch file in TMPDIR of at most `SIZE` (auto: 16GiB, or half its free space if less, under ulimit -v a quarter of the address space it leaves; said on stderr when smaller so, or none; 0: none); a file's pages are dropped once its version is no longer served")
 	tf := addTLSFlags(fs, true)
+	lf := addLogFlags(fs)
 	var tfi tfioFlags
 	fs.StringVar(&tfi.endpoint, "tfio", "", "also stream the tensors to tensorflow-io's ArrowStreamDataset on tcp://A.B.C.D:PORT or unix://PATH")
 	fs.StringVar(&tfi.tensors, "tfio-tensors", "", "comma-separated names of the tensors --tfio streams, as columns (default: all; equal row counts)")
@@ -140,8 +142,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if n > 1 && *shards != "" && len(strings.Split(*shards, ",")) != n {
 		return usageError(stderr, "serve", fmt.Errorf("--shard %s: --shards lists %d servers, not %d", *share, len(strings.Split(*shards, ",")), n))
 	}
-	tfi.skipUnreadable = *skipUnreadable
-	return finishCommand(ctx, stderr, "serve", serve(ctx, fs.Arg(0), *addr, *location, *shards, k, n, *maxMsg, lim, *watch, *poll, *grpcOnly, *skipUnreadable, tf, tfi, stdout, stderr))
+	logger, lines, err := lf.open(stderr)
+	if err != nil {
+		return usageError(stderr, "serve", err)
+	}
+	tfi.skipUnreadable, tfi.logger = *skipUnreadable, logger
+	return finishCommand(ctx, stderr, "serve", serve(ctx, fs.Arg(0), *addr, *location, *shards, k, n, *maxMsg, lim, *watch, *poll, *grpcOnly, *skipUnreadable, tf, tfi, logger, stdout, lines))
 }
 
 // parseShare parses --shard K/N; "" is 0/1, the whole.
@@ -173,7 +179,7 @@ type serveLimits struct {
 // the 30 seconds Kubernetes gives a pod before SIGKILL.
 const defaultGrace = 10 * time.Second
 
-func serve(ctx context.Context, dir, addr, location, shards string, shareK, shareN int, maxMsg int, lim serveLimits, watch bool, poll time.Duration, grpcOnly, skipUnreadable bool, tf tlsFlags, tfi tfioFlags, stdout, stderr io.Writer) error {
+func serve(ctx context.Context, dir, addr, location, shards string, shareK, shareN int, maxMsg int, lim serveLimits, watch bool, poll time.Duration, grpcOnly, skipUnreadable bool, tf tlsFlags, tfi tfioFlags, logger *slog.Logger, stdout, stderr io.Writer) error {
 	cfg, err := tf.config(true)
 	if err != nil {
 		return err
@@ -192,7 +198,7 @@ func serve(ctx context.Context, dir, addr, location, shards string, shareK, shar
 	}
 	opts := flight.Options{TLS: cfg, Token: tf.bearer(), MaxMessageBytes: maxMsg, Location: location, GRPCOnly: grpcOnly,
 		MemoryBudget: lim.memory, WireBudget: lim.wire, MaxRecvMessageBytes: lim.maxRecv,
-		StallTimeout: lim.stall, IdleTimeout: lim.idle, MaxConnections: lim.conns, Writable: lim.writable}
+		StallTimeout: lim.stall, IdleTimeout: lim.idle, MaxConnections: lim.conns, Writable: lim.writable, Logger: logger}
 	budget, wire := lim.memory, lim.wire
 	if budget == 0 {
 		budget = flight.DefaultMemoryBudget()
@@ -239,15 +245,7 @@ func serve(ctx context.Context, dir, addr, location, shards string, shareK, shar
 	if cfg != nil {
 		scheme = "grpc+tls"
 	}
-	tables := store.Tables()
-	fmt.Fprintf(stdout, "serving %d tensors%s from %s on %s://%s (Ctrl-C stops)\n", len(names)-len(tables), tableCount(len(tables)), dir, scheme, lis.Addr())
-	for _, n := range names {
-		if slices.Contains(tables, n) {
-			fmt.Fprintf(stdout, "  %s (table: its columns together)\n", n)
-			continue
-		}
-		fmt.Fprintf(stdout, "  %s\n", n)
-	}
+	printBanner(ctx, stdout, logger, store, names, dir, scheme+"://"+lis.Addr().String())
 	reportLeftOut(stderr, "serve", store.LeftOut())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(lis) }()
@@ -263,6 +261,23 @@ func serve(ctx context.Context, dir, addr, location, shards string, shareK, shar
 	defer cancel()
 	srv.Shutdown(sctx)
 	return <-done
+}
+
+// printBanner prints serve's start-up banner on stdout: how many tensors and tables it serves
+// from dir at uri and, when its log takes debug records, a line per flight.
+func printBanner(ctx context.Context, stdout io.Writer, logger *slog.Logger, store *flight.Store, names []string, dir, uri string) {
+	tables := store.Tables()
+	fmt.Fprintf(stdout, "serving %d tensors%s from %s on %s (Ctrl-C stops)\n", len(names)-len(tables), tableCount(len(tables)), dir, uri)
+	if logger == nil || !logger.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
+	for _, n := range names {
+		if slices.Contains(tables, n) {
+			fmt.Fprintf(stdout, "  %s (table: its columns together)\n", n)
+			continue
+		}
+		fmt.Fprintf(stdout, "  %s\n", n)
+	}
 }
 
 // tableCount says how many table flights there are beside the tensors, if any.
@@ -372,7 +387,7 @@ func peerTLS(cfg *tls.Config) *tls.Config {
 // clientFlags adds the TLS, token and message-limit flags of a client command to fs and
 // returns the function that dials a URI with them and calls use with the client, closed
 // afterwards.
-func clientFlags(fs *flag.FlagSet) func(uri string, use func(*flight.Client) error) error {
+func clientFlags(fs *flag.FlagSet, stderr io.Writer) func(uri string, use func(*flight.Client) error) error {
 	tf := addTLSFlags(fs, false)
 	maxMsg := fs.Int("max-message-bytes", flight.DefaultMaxMessageBytes, "the largest gRPC message sent (put splits its batches to fit; get --rows sends its rows in one, as JSON text)")
 	maxRecv := fs.Int("max-recv-message-bytes", flight.DefaultMaxRecvMessageBytes, "the largest gRPC message taken from a server (one record batch)")
@@ -387,7 +402,11 @@ func clientFlags(fs *flag.FlagSet) func(uri string, use func(*flight.Client) err
 		if cfg != nil && strings.HasPrefix(uri, "grpc://") {
 			return fmt.Errorf("TLS flags with %s: use grpc+tls://", uri)
 		}
-		opts := flight.ClientOptions{TLS: cfg, Token: tf.bearer(), MaxMessageBytes: *maxMsg, MaxRecvMessageBytes: *maxRecv, GRPCOnly: *grpcOnly}
+		token := tf.bearer()
+		if token != "" && !strings.HasPrefix(uri, "grpc+tls://") {
+			fmt.Fprintf(stderr, "ndarrow %s: the token goes to %s in clear (no TLS): anyone on the network path can read it; dial grpc+tls:// beyond loopback or a trusted network\n", fs.Name(), uri)
+		}
+		opts := flight.ClientOptions{TLS: cfg, Token: token, MaxMessageBytes: *maxMsg, MaxRecvMessageBytes: *maxRecv, GRPCOnly: *grpcOnly}
 		if *tokenEndpoints != "" {
 			opts.TokenEndpoints = strings.Split(*tokenEndpoints, ",")
 		}
@@ -450,7 +469,7 @@ type lsLine struct {
 func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ls", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print one JSON object per tensor")
-	withClient := clientFlags(fs)
+	withClient := clientFlags(fs, stderr)
 	if code, ok := parseArgs(fs, "ls", args, stdout, stderr, 1, 1); !ok {
 		return code
 	}
@@ -548,7 +567,7 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	columns := fs.String("columns", "", "with --rows or --batch-size, of a table only these columns, in this order: `NAMES` separated by commas")
 	bf := addBatchFlags(fs)
 	writeOpts := writeFlags(fs, stderr, "get")
-	withClient := clientFlags(fs)
+	withClient := clientFlags(fs, stderr)
 	if code, ok := parseArgs(fs, "get", args, stdout, stderr, 3, 3); !ok {
 		return code
 	}
@@ -740,7 +759,7 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	pick := fs.String("tensor", "", "upload only the tensor of this name (as inspect prints it, or its column's)")
 	as := fs.String("name", "", "store the one tensor uploaded under this name (default: the name inspect prints)")
 	input := inputFlags(fs)
-	withClient := clientFlags(fs)
+	withClient := clientFlags(fs, stderr)
 	if code, ok := parseArgs(fs, "put", args, stdout, stderr, 2, 2); !ok {
 		return code
 	}
@@ -871,7 +890,7 @@ func putTable(ctx context.Context, withClient func(string, func(*flight.Client) 
 
 func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("delete", flag.ContinueOnError)
-	withClient := clientFlags(fs)
+	withClient := clientFlags(fs, stderr)
 	if code, ok := parseArgs(fs, "delete", args, stdout, stderr, 2, 2); !ok {
 		return code
 	}

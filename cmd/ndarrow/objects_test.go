@@ -206,7 +206,11 @@ func TestServeObjects(t *testing.T) {
 	srv.PutFile(t, "lake", "other/x.npy", "../../npy/testdata/numpy/i64_vector.npy")
 
 	s := startServe(t, "s3://lake/data", "--writable", "--poll", "100ms")
-	assert.Empty(t, s.stderr.String())
+	// serve's log is its standard error: a writable server without a token says so, and
+	// nothing else is said at start
+	noToken := `level=WARN msg="flight: the server takes uploads and deletes (serve --writable) from any client that reaches it: it has no token (serve --token, $NDARROW_TOKEN)"`
+	require.Eventually(t, func() bool { return strings.Contains(s.stderr.String(), noToken) }, 10*time.Second, 10*time.Millisecond, s.stderr.String())
+	assert.Equal(t, 1, strings.Count(s.stderr.String(), "\n"), s.stderr.String())
 	code, out, stderr := runCLI("ls", s.uri)
 	require.Equal(t, exitOK, code, stderr)
 	for _, name := range []string{"events.i16_rank2", "f16_rank2", "batch.images", "lingvo.source_id"} {

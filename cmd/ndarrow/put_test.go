@@ -169,8 +169,9 @@ func TestDirectoryOfPartsInTheCLI(t *testing.T) {
 }
 
 // TestServeIsReadOnlyUnlessWritable: a server started without --writable refuses put and
-// delete, each with one line saying which flag enables them, and holds what it held; with
-// --writable it takes them, and warns at start when it has no token.
+// delete, each with one line saying which flag enables them (after the line saying the token
+// goes in clear), and holds what it held; with --writable it takes them, and warns at start
+// when it has no token.
 func TestServeIsReadOnlyUnlessWritable(t *testing.T) {
 	served := t.TempDir()
 	x := filepath.Join(t.TempDir(), "x.npy")
@@ -191,18 +192,19 @@ func TestServeIsReadOnlyUnlessWritable(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := startServeProcess(t, served, tc.args...)
 			token := []string{"--token", "t0k"}
+			inClear := "ndarrow %s: the token goes to " + p.uri + " in clear (no TLS): anyone on the network path can read it; dial grpc+tls:// beyond loopback or a trusted network\n"
 			code, _, stderr := runCLI(append(append([]string{"put"}, token...), p.uri, x)...)
-			assert.Equal(t, tc.put, stderr)
+			assert.Equal(t, fmt.Sprintf(inClear, "put")+tc.put, stderr)
 			assert.Equal(t, map[bool]int{true: exitOK, false: exitFail}[tc.put == ""], code)
 			code, _, stderr = runCLI(append(append([]string{"delete"}, token...), p.uri, "x")...)
-			assert.Equal(t, tc.del, stderr)
+			assert.Equal(t, fmt.Sprintf(inClear, "delete")+tc.del, stderr)
 			assert.Equal(t, map[bool]int{true: exitOK, false: exitFail}[tc.del == ""], code)
 			code, stdout, stderr := runCLI(append(append([]string{"ls"}, token...), p.uri)...)
 			require.Equal(t, exitOK, code, stderr)
 			assert.Contains(t, stdout, "kept ")
 			assert.NotContains(t, stdout, "x ")
 			p.stop(t)
-			warning := "WARN flight: the server takes uploads and deletes (serve --writable) from any client that reaches it: it has no token (serve --token, $NDARROW_TOKEN)"
+			warning := `level=WARN msg="flight: the server takes uploads and deletes (serve --writable) from any client that reaches it: it has no token (serve --token, $NDARROW_TOKEN)"`
 			assert.Equal(t, tc.warns, strings.Contains(p.stderr.String(), warning), p.stderr.String())
 		})
 	}

@@ -86,7 +86,7 @@ func TestServeShutsDownWithinItsGrace(t *testing.T) {
 	require.NoError(t, f.err, "the stream within the grace finishes")
 	assert.True(t, bytes.Equal(big.Data(), f.t.Dense.(*ndarray.Dense[uint8]).Data()), "whole")
 
-	cutLine := regexp.MustCompile(`WARN flight: shutdown cut a stream at the end of the grace period method=DoGet flight=big client=127\.0\.0\.1:\d+ sent_bytes=(\d+) grace=2s`)
+	cutLine := regexp.MustCompile(`level=WARN msg="flight: shutdown cut a stream at the end of the grace period" method=DoGet flight=big client=127\.0\.0\.1:\d+ sent_bytes=(\d+) grace=2s`)
 	require.Eventually(t, func() bool { return cutLine.MatchString(p.stderr.String()) }, grace+5*time.Second, 10*time.Millisecond)
 	close(cut)
 	f = <-beyond

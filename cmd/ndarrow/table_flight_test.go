@@ -156,7 +156,7 @@ func TestTablesOverFlightInTheCLI(t *testing.T) {
 	b, err := os.ReadFile(src)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(served, "t.parquet"), b, 0o644))
-	s2 := startServe(t, served)
+	s2 := startServe(t, served, "--log-level", "debug") // the banner lists the flights
 	assert.Contains(t, s2.stdout.String(), "serving 4 tensors and 1 table")
 	assert.Contains(t, s2.stdout.String(), "  t (table: its columns together)")
 	assert.Contains(t, s2.stderr.String(), "ndarrow serve: t.meta: struct<a: int32> left out")

@@ -23,7 +23,8 @@ type tfioFlags struct {
 	endpoint, tensors string
 	rowsPerBatch      int64
 	maxDense          int64
-	skipUnreadable    bool // serve's --skip-unreadable
+	skipUnreadable    bool         // serve's --skip-unreadable
+	logger            *slog.Logger // serve's log
 }
 
 // startTFIO serves the tensors of dir named in f.tensors (all when empty) as the Arrow IPC
@@ -54,7 +55,7 @@ func startTFIO(ctx context.Context, dir string, store *flight.Store, f tfioFlags
 		defer streams.close()
 		done <- tfio.ServeEach(ctx, ln, streams.next, tfio.Options{
 			Allocator: memory.DefaultAllocator, RowsPerBatch: f.rowsPerBatch,
-			Logger: slog.New(slog.NewTextHandler(stderr, nil)),
+			Logger: f.logger,
 		})
 	}()
 	return func() error { return <-done }, nil
