@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -74,6 +75,37 @@ func sameVersion(was, now fs.FileInfo) bool {
 func (f *File) changedInPlace(what string) error {
 	if c := f.mapping.Changes(); c != 0 {
 		return &FileError{Path: f.Path, Err: fmt.Errorf("%s%w: %v", what, ErrFileChanged, c)}
+	}
+	return nil
+}
+
+// changedFirst returns err, which a read of f failed with, or — when f was modified since it
+// was mapped (changedInPlace, what naming it) and err is neither that change already nor the
+// end of the read's context — the change instead: a decode that fails on a file rewritten
+// under it ("invalid Parquet file", a batch that no longer verifies) says what became of the
+// file, not that it is corrupt. The one place a read's error asks its file.
+func (f *File) changedFirst(what string, err error) error {
+	if err == nil || errors.Is(err, ErrFileChanged) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if changed := f.changedInPlace(what); changed != nil {
+		return changed
+	}
+	return err
+}
+
+// checkRead returns the *FileError of the first of files (each once) modified since it was
+// mapped, naming it with what ("NAME: " of the Source read), or nil: what a read that copied
+// rows out of them asks once it is done, so that its copy is of the version the files were
+// opened at or an error. One fstat a file.
+func checkRead(files []*File, what []string) error {
+	for i, f := range files {
+		if slices.Index(files, f) != i {
+			continue
+		}
+		if err := f.changedInPlace(what[i]); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -209,7 +209,8 @@ func (s *Source) ChunkRows() []int64 {
 // IPC file's record batch, that batch (fetched, in object storage); of a .npy object, the
 // rows' bytes, fetched in runs of adjacent rows. rows must be ascending and distinct, each
 // inside the chunk: anything else fails with an error wrapping ndarray.ErrShape, before
-// anything is read. Errors name the file as Chunks' do; ctx ends a fetch under way.
+// anything is read. Errors name the file as Chunks' do; a file modified since it was mapped
+// fails the read once the rows are copied (see ReadRowsOf); ctx ends a fetch under way.
 func (s *Source) ReadRows(ctx context.Context, i int, rows []int64) (Tensor, error) {
 	ts, err := ReadRowsOf(ctx, []*Source{s}, i, rows)
 	if err != nil {
@@ -221,7 +222,12 @@ func (s *Source) ReadRows(ctx context.Context, i int, rows []int64) (Tensor, err
 // ReadRowsOf returns the given rows of chunk i of each of srcs — columns of one table, whose
 // chunks hold the same rows — as ReadRows does, each file read once for every column it
 // holds: a Parquet row group's pages of all those columns, an Arrow IPC record batch decoded
-// once.
+// once. Once the rows are copied it asks each file it read (and only those: one fstat each)
+// whether it was modified since it was mapped — its size, modification time or change time
+// differs (File.CheckUnchanged) — and fails then with a *FileError naming the file and what
+// differs, wrapping ErrFileChanged: the rows it returns are of the version the files were
+// opened at, never of two (a page of a page cache and a page of the file rewritten since,
+// among them). A read that fails on a file so modified fails with that change too.
 func ReadRowsOf(ctx context.Context, srcs []*Source, i int, rows []int64) ([]Tensor, error) {
 	if len(srcs) == 0 {
 		return nil, nil
@@ -317,6 +323,15 @@ func ReadRowsOf(ctx context.Context, srcs []*Source, i int, rows []int64) ([]Ten
 			}
 			out[m], done[m] = srcs[m].named(t), true
 		}
+	}
+	// Every file read, asked once the rows are copied: a copy of one version, or an error.
+	files := make([]*File, len(parts))
+	what := make([]string, len(parts))
+	for k, p := range parts {
+		files[k], what[k] = p.file, srcs[k].Name+": "
+	}
+	if err := checkRead(files, what); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

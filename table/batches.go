@@ -48,9 +48,10 @@ func (t *Table) files() []dataset.Identity {
 // CheckUnchanged returns a *dataset.FileError wrapping dataset.ErrFileChanged, naming the file
 // and what differs, for the first of the table's files modified since the table was opened
 // (dataset.Source.CheckUnchanged: its size, modification time or change time differs, the
-// file mapped itself whatever its path names now), or nil. A reader that wrote out what Take
-// or Batches gave calls it once done, before it takes what it wrote as whole: what it read
-// then came from one version of every file. An object's every read is of the version listed.
+// file mapped itself whatever its path names now), or nil. Take (and so each batch of
+// Batches) asks the files it read itself; CheckUnchanged asks every file of the table, for a
+// reader that wants to know the table is still as it was opened — before it resumes, say. An
+// object's every read is of the version listed.
 func (t *Table) CheckUnchanged() error {
 	for _, src := range t.columns {
 		if err := src.CheckUnchanged(); err != nil {
@@ -642,7 +643,10 @@ func (t *Table) Remaining(o BatchOptions) (batches, rows int64, err error) {
 // its rows (every column, or o.Columns), read ahead of the one in use — as many as
 // o.Readahead bytes hold (at least one), up to GOMAXPROCS of them at once. The order
 // is a pure function of the table's rows, o.Shuffle, o.Seed, o.Epoch, o.Shard and o.Shards:
-// the same options on the same table give the same batches, in any process. Options that do
+// the same options on the same table give the same batches, in any process. Each batch is
+// rows of the version of the files the table opened, as Take checks them: a file modified
+// since fails the first batch that reads it (dataset.ErrFileChanged, naming it), no batch
+// before it holding a row of the new version. Options that do
 // not hold, a cursor of other options or of a changed table (ErrTableChanged), and what Take
 // (or o.Reserve) fails with end the iteration with that error; the cursor of the epoch's last
 // batch ends it at once without one (the epoch is finished). It returns once the goroutine
