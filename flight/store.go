@@ -727,8 +727,12 @@ func (e *entry) leavesOut(parts []string, skip bool) bool {
 }
 
 // underDir returns msg with the paths of the files of the served directory root given under
-// it (root/x/part-0.parquet: x/part-0.parquet): what a client may be told.
+// it (root/x/part-0.parquet: x/part-0.parquet): what a client may be told; msg itself for no
+// root (an upload's).
 func underDir(root, msg string) string {
+	if root == "" {
+		return msg
+	}
 	for _, prefix := range []string{filepath.Clean(root) + string(filepath.Separator), strings.TrimSuffix(root, "/") + "/"} {
 		msg = strings.ReplaceAll(msg, prefix, "")
 	}
