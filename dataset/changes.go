@@ -139,6 +139,26 @@ func (s *Source) CheckUnchanged() error {
 	return nil
 }
 
+// CheckChunks returns the *FileError, wrapping ErrFileChanged, of the first file of chunk i of
+// srcs (see Chunks; columns of one table, whose chunk i is one file's, or tensors of their
+// own) that was modified since it was opened, naming it and what differs, or nil — each file
+// asked once (an fstat). A stream that sends a chunk's bytes from views of its file's mapping
+// asks it after it copied a message of them and before it sends it, so that no message it
+// sends holds bytes of a version after the one it opened. A chunk index outside a Source is
+// no file of it.
+func CheckChunks(srcs []*Source, i int) error {
+	var files []*File
+	var what []string
+	for _, s := range srcs {
+		p, _, err := s.chunkAt(i)
+		if err != nil {
+			continue
+		}
+		files, what = append(files, p.file), append(what, s.Name+": ")
+	}
+	return checkRead(files, what)
+}
+
 // SameAs reports whether o reads the same chunks of the same mapped files as s: a Source of
 // a Dir that Rescan found unchanged.
 func (s *Source) SameAs(o *Source) bool {
