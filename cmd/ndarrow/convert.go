@@ -180,7 +180,7 @@ func convert(ctx context.Context, to, pick, in, out string, read readOptions, op
 			}
 		}
 		w, flush := checkedAsWritten(out, stdout, w, f.check) // to a pipe: each MiB copied, checked, then written
-		w, done := withProgress(w, stderr, out, total)         // the output's bytes, against the values' (compression ends early)
+		w, done := withProgress(w, stderr, out, total)        // the output's bytes, against the values' (compression ends early)
 		defer done()
 		err := write(format, w, tensors, opts.forOutput(out))
 		if err == nil {
