@@ -71,8 +71,12 @@ func sameVersion(was, now fs.FileInfo) bool {
 // for a Source's, or ""), else nil. A file replaced (renamed over) or removed and not written
 // to is unchanged: its contents stay whole under the mapping; one written to and then replaced
 // or removed is changed, unless the write kept its size and modification time (see
-// mmap.Mapping.Changes). An object's reads are checked against the version listed instead.
+// mmap.Mapping.Changes). An object's reads are checked against the version listed instead;
+// a File that maps nothing (its tensors made in memory) has nothing that can change.
 func (f *File) changedInPlace(what string) error {
+	if f.mapping == nil {
+		return nil
+	}
 	if c := f.mapping.Changes(); c != 0 {
 		return &FileError{Path: f.Path, Err: fmt.Errorf("%s%w: %v", what, ErrFileChanged, c)}
 	}

@@ -23,8 +23,11 @@ import (
 
 // TakeRows returns the rows of t at the given indices, in that order (an index may repeat),
 // as a copy that views nothing of t: a dense tensor's cells and their validity (nil when no
-// row taken is null), a ragged tensor's rows. An index outside [0, Rows) fails with an error wrapping ndarray.ErrShape; a
-// sparse tensor has no rows to take (ndarray.ErrShape).
+// row taken is null), a ragged tensor's rows. A dictionary-encoded column's rows keep its
+// encoding, their dictionary narrowed to the values they hold (Dictionary.Values nil: Batch
+// indexes them as the rows give them, as of a Parquet file's take): a take of two rows
+// carries two values, not the file's every one. An index outside [0, Rows) fails with an
+// error wrapping ndarray.ErrShape; a sparse tensor has no rows to take (ndarray.ErrShape).
 func (t Tensor) TakeRows(rows []int64) (Tensor, error) {
 	n := t.Rows()
 	for _, r := range rows {
@@ -49,6 +52,7 @@ func (t Tensor) TakeRows(rows []int64) (Tensor, error) {
 		return Tensor{}, err
 	}
 	out.Dense = ops.takeRows(t.Dense, rows)
+	out.Dictionary = narrowed(t.Dictionary)
 	out.Valid = nil // unless a row taken is null
 	for _, r := range rows {
 		if t.Valid != nil && !t.Valid[r] {
@@ -60,6 +64,15 @@ func (t Tensor) TakeRows(rows []int64) (Tensor, error) {
 		}
 	}
 	return out, nil
+}
+
+// narrowed returns the dictionary of rows taken of a column of dictionary d: its type, no
+// values (nil for no dictionary).
+func narrowed(d *Dictionary) *Dictionary {
+	if d == nil {
+		return nil
+	}
+	return &Dictionary{Type: d.Type}
 }
 
 // takeRows returns the rows of a (a *ndarray.Dense[T] of rank 1 or more) at rows, checked,
@@ -125,6 +138,7 @@ func TakeRowsOf(parts []Tensor, rows []int64) (Tensor, error) {
 	}
 	out := parts[0]
 	out.Dense = ops.takeRowsOf(arrays, rows)
+	out.Dictionary = narrowed(parts[0].Dictionary)
 	out.Valid = nil
 	if nulls {
 		firsts := partFirsts(parts)

@@ -920,7 +920,9 @@ func (c *Client) Put(ctx context.Context, name string, t dataset.Tensor) error {
 		return err
 	}
 	recs, err := t.Records(c.opts.Allocator, name, int64(c.opts.MaxMessageBytes-messageHeadroom))
-	if err != nil {
+	if errors.Is(err, dataset.ErrBatchTooLarge) {
+		return fmt.Errorf("flight: %s: %w", name, splitTooLarge(err, c.opts.MaxMessageBytes, "put it with --max-message-bytes", "flight.ClientOptions.MaxMessageBytes"))
+	} else if err != nil {
 		return err // dataset's error names the tensor
 	}
 	defer func() {
@@ -963,7 +965,7 @@ func (c *Client) PutTable(ctx context.Context, name string, tensors []dataset.Te
 	defer rec.Release()
 	recs, err := dataset.SplitRecord(rec, int64(c.opts.MaxMessageBytes-messageHeadroom))
 	if err != nil {
-		return fmt.Errorf("flight: %s: %w", name, err)
+		return fmt.Errorf("flight: %s: %w", name, splitTooLarge(err, c.opts.MaxMessageBytes, "put it with --max-message-bytes", "flight.ClientOptions.MaxMessageBytes"))
 	}
 	defer func() {
 		for _, r := range recs {
@@ -1017,7 +1019,9 @@ func (c *Client) PutAll(ctx context.Context, names []string, tensors []dataset.T
 // stage uploads t under name in transaction tx.
 func (c *Client) stage(ctx context.Context, tx, name string, t dataset.Tensor) error {
 	recs, err := t.Records(c.opts.Allocator, name, int64(c.opts.MaxMessageBytes-messageHeadroom))
-	if err != nil {
+	if errors.Is(err, dataset.ErrBatchTooLarge) {
+		return fmt.Errorf("flight: %s: %w", name, splitTooLarge(err, c.opts.MaxMessageBytes, "put it with --max-message-bytes", "flight.ClientOptions.MaxMessageBytes"))
+	} else if err != nil {
 		return err // dataset's error names the tensor
 	}
 	defer func() {

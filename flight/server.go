@@ -944,7 +944,7 @@ func (s *Server) sendPieces(ctx context.Context, w *arrowipc.Writer, schema *arr
 	defer rec.Release()
 	batches, err := dataset.SplitRecord(rec, int64(s.opts.MaxMessageBytes-messageHeadroom))
 	if err != nil {
-		return statusOf(err)
+		return statusOf(splitTooLarge(err, s.opts.MaxMessageBytes, "serve it with --max-message-bytes", "flight.Options.MaxMessageBytes"))
 	}
 	defer func() {
 		for _, b := range batches {
