@@ -479,7 +479,9 @@ func TestTakeNarrowsTheDictionary(t *testing.T) {
 		take func(rows []int64) (dataset.Tensor, error)
 	}{
 		{"TakeRows", cat.TakeRows},
-		{"TakeRowsOf", func(rows []int64) (dataset.Tensor, error) { return dataset.TakeRowsOf([]dataset.Tensor{half, rest}, rows) }},
+		{"TakeRowsOf", func(rows []int64) (dataset.Tensor, error) {
+			return dataset.TakeRowsOf([]dataset.Tensor{half, rest}, rows)
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := tc.take([]int64{4999, 3, 4999})
