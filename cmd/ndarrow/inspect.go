@@ -116,11 +116,14 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		if f.skipUnreadable {
 			f.reportSkipped(stderr, "inspect")
-		} else {
-			for _, err := range f.skipped { // the rest inspected all the same
+		} else if len(f.skipped) > 0 {
+			// Never a smaller table: without --skip-unreadable nothing of it is printed.
+			for _, err := range f.skipped {
 				fmt.Fprintf(stderr, "ndarrow inspect: %v (--skip-unreadable leaves it out)\n", err)
-				code = exitFail
 			}
+			code = exitFail
+			f.Release()
+			continue
 		}
 		switch {
 		case len(f.tensors) > 0:

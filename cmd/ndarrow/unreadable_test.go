@@ -130,6 +130,35 @@ func TestUnreadablePartFailsTheCommand(t *testing.T) {
 	}
 }
 
+// TestInspectOfAnUnreadablePartPrintsNoTable: inspect of a directory of four parts one of
+// which is cut short prints nothing of the table — as text or --json — and exits 1 naming the
+// part; with --skip-unreadable it prints the table of the other three parts (their 120 rows).
+func TestInspectOfAnUnreadablePartPrintsNoTable(t *testing.T) {
+	train := filepath.Join(t.TempDir(), "train")
+	paths := writeTrainParts(t, train, 4)
+	truncateHalf(t, paths[2])
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		rows  string // what a line of the table says of its rows
+	}{
+		{"text", nil, "(120,)"},
+		{"json", []string{"--json"}, `"shape":[120]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := ndarrowProcess(t, slices.Concat([]string{"inspect"}, tc.flags, []string{train})...)
+			assert.Equal(t, exitFail, code, stderr)
+			assert.Empty(t, string(stdout), "never a smaller table")
+			assert.Contains(t, stderr, paths[2])
+
+			code, stdout, stderr = ndarrowProcess(t, slices.Concat([]string{"inspect", "--skip-unreadable"}, tc.flags, []string{train})...)
+			require.Equal(t, exitOK, code, stderr)
+			assert.Contains(t, string(stdout), "train.label")
+			assert.Contains(t, string(stdout), tc.rows, "the rows of the parts read")
+		})
+	}
+}
+
 // TestServeNamesTheUnreadablePart: serve of a directory whose table has a part cut short does
 // not serve the table smaller: its log names the part, ls lists the table with no rows and
 // names the part on stderr, and get fails naming the part; with serve --skip-unreadable the
