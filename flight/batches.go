@@ -399,7 +399,7 @@ func (c *Client) Batches(ctx context.Context, name string, o table.BatchOptions)
 	return func(yield func(table.Batch, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		fail := func(err error) { yield(table.Batch{}, fmt.Errorf("flight: %s: %w", name, err)) }
+		fail := func(err error) { yield(table.Batch{}, ofFlight(name, err)) }
 		stream, err := c.fc.DoGet(ctx, &arrowflight.Ticket{Ticket: BatchesTicket(name, o)}, grpc.ForceCodec(flightDataCodec{}))
 		if err != nil {
 			fail(c.remote(err))

@@ -450,6 +450,14 @@ type GetOption func(*getConfig)
 type getConfig struct {
 	progress func(received, total int64)
 	version  func(string)
+	info     func(Info)
+}
+
+// WithInfo has Get, GetTable and Take call f, once the tensors have arrived, with the Info
+// of the flight they were fetched by (of a take, the take's: its rows and columns), whose
+// Skipped names the files of a served directory the flight is served without.
+func WithInfo(f func(Info)) GetOption {
+	return func(g *getConfig) { g.info = f }
 }
 
 // WithVersion has Get call f, once the tensor has arrived, with the version of what it
@@ -705,6 +713,9 @@ func (c *Client) fetch(ctx context.Context, f found, opts []GetOption) ([]datase
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("flight: %s: %w", name, err)
+	}
+	if cfg.info != nil {
+		cfg.info(info)
 	}
 	if cfg.version != nil {
 		if slices.Contains(versions, "") {

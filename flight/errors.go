@@ -46,6 +46,15 @@ func splitTooLarge(err error, limit int, raise, option string) error {
 	return err
 }
 
+// ofFlight returns err prefixed "flight: NAME: ", unless its text begins so already (a
+// server's error about the flight, passed on): the flight named once.
+func ofFlight(name string, err error) error {
+	if strings.HasPrefix(err.Error(), "flight: "+name+": ") {
+		return err
+	}
+	return fmt.Errorf("flight: %s: %w", name, err)
+}
+
 // ErrUnauthenticated is returned by a Client when the server refused its credentials.
 var ErrUnauthenticated = errors.New("flight: unauthenticated")
 

@@ -451,7 +451,7 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			for _, f := range i.Skipped {
 				if !told[f] {
 					told[f] = true
-					fmt.Fprintf(stderr, "ndarrow ls: %s: served without %s\n", i.Name, f)
+					reportServedWithout(stderr, "ls", i.Name, []string{f})
 				}
 			}
 			for _, f := range i.Unreadable {
@@ -593,7 +593,8 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			opts = append(opts, flight.WithProgress(bar.update))
 		}
 		var received string
-		opts = append(opts, flight.WithVersion(func(v string) { received = v }))
+		var fetched flight.Info
+		opts = append(opts, flight.WithVersion(func(v string) { received = v }), flight.WithInfo(func(i flight.Info) { fetched = i }))
 		var tensors []tensor
 		if rows != nil {
 			tensors, err = takeTensors(ctx, c, name, rows, cols, dataset.Format(format), opts)
@@ -603,6 +604,7 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return err
 		}
+		reportServedWithout(stderr, "get", name, fetched.Skipped)
 		wopts := writeOpts().forOutput(out)
 		if *pick == "" && len(cols) == 0 && dataset.HoldsSeveral(dataset.Format(format)) {
 			// the columns of the flight the stream leaves out, or ndarrow cannot read, named
@@ -652,6 +654,9 @@ func getBatches(ctx context.Context, c *flight.Client, name, out, cursors string
 	if err := checkOutput(out); err != nil {
 		return err
 	}
+	if info, err := c.Info(ctx, name); err == nil { // else the stream says what is wrong
+		reportServedWithout(stderr, "get", name, info.Skipped)
+	}
 	finished := false
 	err := writeBatches(ctx, out, cursors, c.Batches(ctx, name, o), stdout, func() ([]dataset.Tensor, error) {
 		if o.After == nil {
@@ -665,6 +670,14 @@ func getBatches(ctx context.Context, c *flight.Client, name, out, cursors string
 		fmt.Fprintf(stderr, "ndarrow get: %s\n", epochFinished(name, o))
 	}
 	return err
+}
+
+// reportServedWithout names on stderr each file of the served directory the flight name is
+// served without (serve --skip-unreadable), as ls does.
+func reportServedWithout(stderr io.Writer, command, name string, skipped []string) {
+	for _, f := range skipped {
+		fmt.Fprintf(stderr, "ndarrow %s: %s: served without %s\n", command, name, f)
+	}
 }
 
 // getTensors fetches what get writes: the column pick of the flight name, or every tensor

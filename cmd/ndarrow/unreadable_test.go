@@ -213,6 +213,42 @@ func TestServeNamesTheUnreadablePart(t *testing.T) {
 	assert.Equal(t, labelsOfParts(0, 1, 3), fileLabels(t, out))
 }
 
+// TestGetNamesTheUnreadablePart: get of a table served without a part cut short (serve
+// --skip-unreadable) — whole, --rows or --batch-size — names the part on stderr as ls does;
+// of a table not served for it, each fails in one line naming the flight once and the part.
+func TestGetNamesTheUnreadablePart(t *testing.T) {
+	dir := t.TempDir()
+	paths := writeTrainParts(t, filepath.Join(dir, "train"), 4)
+	truncateHalf(t, paths[2])
+	skip := startServe(t, dir, "--watch=false", "--skip-unreadable")
+	refuse := startServe(t, dir, "--watch=false")
+	for _, tc := range []struct {
+		name string
+		args []string
+		out  string
+	}{
+		{"whole", nil, "t.arrow"},
+		{"rows", []string{"--rows", "0,-1"}, "t.arrow"},
+		{"batches", []string{"--batch-size", "25"}, "t.arrows"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), tc.out)
+			code, _, stderr := runCLI(slices.Concat([]string{"get"}, tc.args, []string{skip.uri, "train", out})...)
+			require.Equal(t, exitOK, code, stderr)
+			assert.True(t, strings.HasPrefix(stderr, "ndarrow get: train: served without train/part-2.parquet: "), stderr)
+			assert.Equal(t, 1, strings.Count(stderr, "part-2.parquet"), "named once: %s", stderr)
+
+			out = filepath.Join(t.TempDir(), tc.out)
+			code, _, stderr = runCLI(slices.Concat([]string{"get"}, tc.args, []string{refuse.uri, "train", out})...)
+			assert.Equal(t, exitFail, code)
+			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %s", stderr)
+			assert.Contains(t, stderr, "unreadable part train/part-2.parquet: ")
+			assert.Equal(t, 1, strings.Count(stderr, "train: "), "the flight named once: %s", stderr)
+			assert.NoFileExists(t, out)
+		})
+	}
+}
+
 // TestADirectoryOfOnePartIsItsTable: a directory of one part is the table named after it, as
 // one of three is, for serve, take and batches alike: a client's flight name does not change
 // as parts are added.
