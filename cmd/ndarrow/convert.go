@@ -488,5 +488,9 @@ func write(to string, w io.Writer, tensors []tensor, opts writeOptions) error {
 	if opts.dense {
 		return maxDenseError(err, opts.maxDense, "write it dense", ", or leave out --dense to keep it sparse")
 	}
-	return maxDenseError(err, opts.maxDense, "write it dense", ", or write .arrow, .arrows, .parquet or .tensor, which keep it sparse")
+	keeps := ".arrow, .arrows, .parquet or .tensor"
+	if e := (*limits.ExceededError)(nil); errors.As(err, &e) && e.Needs > limits.Default().MaxElements {
+		keeps = ".arrow, .arrows or .parquet" // a SparseTensor message of it would not be read back
+	}
+	return maxDenseError(err, opts.maxDense, "write it dense", ", or write "+keeps+", which keep it sparse")
 }

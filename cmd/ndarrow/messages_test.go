@@ -20,9 +20,13 @@ import (
 
 // writeHugeSparse writes, at path, SciPy's .npz of a CSR float64 matrix of 3×1e12 holding two
 // values: a dense form of 3e12 elements.
-func writeHugeSparse(t *testing.T, path string) {
+func writeHugeSparse(t *testing.T, path string) { writeSparseOfColumns(t, path, 1e12) }
+
+// writeSparseOfColumns writes, at path, SciPy's .npz of a CSR float64 matrix of 3×columns
+// holding two values.
+func writeSparseOfColumns(t *testing.T, path string, columns int64) {
 	t.Helper()
-	m, err := sparse.MakeCSR(ndarray.Shape{3, 1e12}, sparse.Int64Indices([]int64{0, 1, 1, 2}), sparse.Int64Indices([]int64{5, 7}), []float64{1, 2})
+	m, err := sparse.MakeCSR(ndarray.Shape{3, columns}, sparse.Int64Indices([]int64{0, 1, 1, 2}), sparse.Int64Indices([]int64{5, 7}), []float64{1, 2})
 	require.NoError(t, err)
 	require.NoError(t, dataset.Save(path, []dataset.Tensor{{Name: "m", Sparse: m}}, dataset.WriteOptions{}))
 }
@@ -46,6 +50,8 @@ func TestErrorsSayWhatToDo(t *testing.T) {
 	cursor := strings.Fields(string(lines))[0]
 	huge := filepath.Join(dir, "m.npz")
 	writeHugeSparse(t, huge)
+	wide := filepath.Join(dir, "wide.npz") // a dense form of 3e6 elements
+	writeSparseOfColumns(t, wide, 1e6)
 	rowsDir := filepath.Join(dir, "rows.d")
 	require.NoError(t, os.Mkdir(rowsDir, 0o755))
 	badRows := filepath.Join(dir, "bad.txt")
@@ -68,12 +74,26 @@ func TestErrorsSayWhatToDo(t *testing.T) {
 			[]string{"ndarrow batches: --shard: table: shard 0 of 2147483649: a shard counts from 0 to one less than the shards, and the shards from 1 to 2147483648"}, nil},
 		{"more shards than a cursor holds, over Flight", []string{"get", "--batch-size", "16", "--shard", "0/2147483649", "grpc://127.0.0.1:1", "t", "o.arrows"}, exitUsage,
 			[]string{"ndarrow get: --shard: table: shard 0 of 2147483649", "the shards from 1 to 2147483648"}, nil},
-		{"inspect of a dense form above --max-dense", []string{"inspect", huge}, exitFail,
-			[]string{"ndarrow inspect: " + huge + ": m: ", "3000000000000 elements, above the limit of 268435456", "give --max-dense 3000000000000 to hash its dense form"}, nil},
-		{"a dense format of a dense form above --max-dense", []string{"convert", "--max-dense", "1000", huge, "o.npy"}, exitFail,
-			[]string{"above the limit of 1000", "give --max-dense 3000000000000 to write it dense, or write .arrow, .arrows, .parquet or .tensor, which keep it sparse"}, nil},
-		{"--dense of a dense form above --max-dense", []string{"convert", "--dense", huge, "o.arrow"}, exitFail,
-			[]string{"give --max-dense 3000000000000 to write it dense, or leave out --dense to keep it sparse"}, nil},
+		{"inspect of a dense form above --max-dense", []string{"inspect", "--max-dense", "1000", wide}, exitFail,
+			[]string{"ndarrow inspect: " + wide + ": wide: ", "3000000 elements, above the limit of 1000", "give --max-dense 3000000 to hash its dense form"}, nil},
+		{"inspect of a dense form too large to advise", []string{"inspect", huge}, exitFail,
+			[]string{"ndarrow inspect: " + huge + ": m: ", "3000000000000 elements, above the limit of 268435456",
+				"no --max-dense is advised to hash its dense form (inspect's sha256 is of a sparse tensor's dense values): its 3000000000000 elements are more than 4294967296"},
+			[]string{"give --max-dense"}},
+		{"a dense format of a dense form above --max-dense", []string{"convert", "--max-dense", "1000", wide, "o.npy"}, exitFail,
+			[]string{"above the limit of 1000", "give --max-dense 3000000 to write it dense, or write .arrow, .arrows, .parquet or .tensor, which keep it sparse"}, nil},
+		{"a dense format of a dense form too large to advise", []string{"convert", "--max-dense", "1000", huge, "o.npy"}, exitFail,
+			[]string{"above the limit of 1000", "no --max-dense is advised to write it dense: its 3000000000000 elements are more than 4294967296; write .arrow, .arrows or .parquet, which keep it sparse"},
+			[]string{"give --max-dense", ".tensor"}},
+		{"--dense of a dense form above --max-dense", []string{"convert", "--dense", "--max-dense", "1000", wide, "o.arrow"}, exitFail,
+			[]string{"give --max-dense 3000000 to write it dense, or leave out --dense to keep it sparse"}, nil},
+		{"--dense of a dense form too large to advise", []string{"convert", "--dense", huge, "o.arrow"}, exitFail,
+			[]string{"no --max-dense is advised to write it dense: its 3000000000000 elements are more than 4294967296; leave out --dense to keep it sparse"}, nil},
+		{"a .coo of a shape no reader takes", []string{"convert", huge, "o.coo"}, exitFail,
+			[]string{"ndarrow convert: ", "m: a SparseTensor message (.coo, .csr, .csc, .csf or .tensor) of shape (3, 1000000000000) is more than a reader of one takes: a shape of at most 1099511627776 elements",
+				"so ndarrow could not read it back: write .npz, .arrow, .arrows or .parquet, which keep it sparse"}, nil},
+		{"a .csr of a shape no reader takes", []string{"convert", huge, "o.csr"}, exitFail,
+			[]string{"m: a SparseTensor message (.coo, .csr, .csc, .csf or .tensor) of shape (3, 1000000000000) is more than a reader of one takes"}, nil},
 		{"--rows @/dev/zero", []string{"take", "--rows", "@/dev/zero", in, "o.arrow"}, exitFail,
 			[]string{"ndarrow take: --rows: /dev/zero: line 1 is longer than 4096 bytes: a rows file holds one index a line"}, []string{"bufio", "token too long"}},
 		{"--rows of a line without end", []string{"take", "--rows", "@" + longRow, in, "o.arrow"}, exitFail,
