@@ -654,13 +654,15 @@ func getBatches(ctx context.Context, c *flight.Client, name, out, cursors string
 	if err := checkOutput(out); err != nil {
 		return err
 	}
+	rows := int64(-1) // not known
 	if info, err := c.Info(ctx, name); err == nil { // else the stream says what is wrong
 		reportServedWithout(stderr, "get", name, info.Skipped)
+		rows = info.Rows
 	}
 	finished := false
 	err := writeBatches(ctx, out, cursors, c.Batches(ctx, name, o), stdout, func() ([]dataset.Tensor, error) {
 		if o.After == nil {
-			return nil, fmt.Errorf("%s: no batch to write (batches of %d)", name, o.Size)
+			return nil, noBatchError(name, rows, o)
 		}
 		// None after a cursor the server took: the epoch is finished.
 		finished = true

@@ -42,6 +42,8 @@ func TestErrorsSayWhatToDo(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "t.parquet")
 	writeLabelled(t, in, 100)
+	ten := filepath.Join(dir, "ten.parquet")
+	writeLabelled(t, ten, 10)
 	cursors := filepath.Join(dir, "cursors.txt")
 	code, _, stderr := runCLI("batches", "--batch-size", "16", "--shard", "0/2", "--cursors", cursors, in, filepath.Join(dir, "b.arrows"))
 	require.Equal(t, exitOK, code, stderr)
@@ -94,6 +96,14 @@ func TestErrorsSayWhatToDo(t *testing.T) {
 				"so ndarrow could not read it back: write .npz, .arrow, .arrows or .parquet, which keep it sparse"}, nil},
 		{"a .csr of a shape no reader takes", []string{"convert", huge, "o.csr"}, exitFail,
 			[]string{"m: a SparseTensor message (.coo, .csr, .csc, .csf or .tensor) of shape (3, 1000000000000) is more than a reader of one takes"}, nil},
+		{"a shard --drop-last leaves empty", []string{"batches", "--batch-size", "4", "--shard", "2/3", "--drop-last", ten, "o.arrows"}, exitFail,
+			[]string{"ndarrow batches: " + ten + ": no batch to write: shard 2 of 3 evened by --drop-last holds 3 of the 10 rows, fewer than a batch of 4, and --drop-last leaves a short batch out: give --batch-size 3 or less, fewer shards, or leave out --drop-last"}, nil},
+		{"fewer rows than a batch, --drop-last", []string{"batches", "--batch-size", "16", "--drop-last", ten, "o.arrows"}, exitFail,
+			[]string{ten + ": no batch to write: 10 rows, fewer than a batch of 16, and --drop-last leaves a short batch out: give --batch-size 10 or less, or leave out --drop-last"}, nil},
+		{"a shard of no row", []string{"batches", "--batch-size", "1", "--shard", "11/12", ten, "o.arrows"}, exitFail,
+			[]string{ten + ": no batch to write: shard 11 of 12 holds no row of the 10: give at most 10 shards"}, nil},
+		{"more shards than rows, --drop-last", []string{"batches", "--batch-size", "1", "--shard", "0/12", "--drop-last", ten, "o.arrows"}, exitFail,
+			[]string{ten + ": no batch to write: --drop-last evens the shards to 0 rows each (10 rows among 12 shards): give at most 10 shards, or leave out --drop-last"}, nil},
 		{"--rows @/dev/zero", []string{"take", "--rows", "@/dev/zero", in, "o.arrow"}, exitFail,
 			[]string{"ndarrow take: --rows: /dev/zero: line 1 is longer than 4096 bytes: a rows file holds one index a line"}, []string{"bufio", "token too long"}},
 		{"--rows of a line without end", []string{"take", "--rows", "@" + longRow, in, "o.arrow"}, exitFail,
