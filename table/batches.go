@@ -481,11 +481,12 @@ func (c *Cursor) UnmarshalText(b []byte) error {
 	if len(f) == 11 {
 		files, f = f[10], f[:10]
 		if files == "" || len(files)%fingerprintLen != 0 || len(files) > fingerprintLen*maxFingerprints || strings.Trim(files, fingerprintAlphabet) != "" {
-			return fmt.Errorf("%w: %q: files %q", ErrCursor, b, files)
+			return fmt.Errorf("%w: %q: its files %q are not a cursor's: up to %d fingerprints of %d characters of %s (paste the cursor whole, as it was written)",
+				ErrCursor, b, files, maxFingerprints, fingerprintLen, "a-z and 2-7")
 		}
 	}
 	if _, err := hex.DecodeString(f[1]); err != nil {
-		return fmt.Errorf("%w: %q: version %q", ErrCursor, b, f[1])
+		return fmt.Errorf("%w: %q: its table version %q is not 16 hexadecimal digits", ErrCursor, b, f[1])
 	}
 	var n [8]int64
 	for i, s := range f[2:] {
@@ -495,16 +496,31 @@ func (c *Cursor) UnmarshalText(b []byte) error {
 			v, err = int64(u), uerr
 		}
 		if err != nil || (i != 1 && v < 0) {
-			return fmt.Errorf("%w: %q: field %d is %q", ErrCursor, b, i+2, s)
+			most := "9223372036854775807"
+			if i == 1 {
+				most = "18446744073709551615"
+			}
+			return fmt.Errorf("%w: %q: field %d, %s, is %q, not a whole number from 0 to %s", ErrCursor, b, i+2, cursorFields[i], s, most)
 		}
 		n[i] = v
 	}
-	if n[0] > 1 || n[6] > 1 || n[5] > MaxShards || CheckShard(int(n[4]), int(n[5])) != nil {
-		return fmt.Errorf("%w: %q: a field out of range", ErrCursor, b)
+	for _, i := range []int{0, 6} {
+		if n[i] > 1 {
+			return fmt.Errorf("%w: %q: field %d, %s, is %d, not 0 or 1", ErrCursor, b, i+2, cursorFields[i], n[i])
+		}
+	}
+	if n[5] > MaxShards {
+		return fmt.Errorf("%w: %q: field 7, SHARDS, is %d, more than %d", ErrCursor, b, n[5], int64(MaxShards))
+	}
+	if err := CheckShard(int(n[4]), int(n[5])); err != nil {
+		return fmt.Errorf("%w: %q: fields 6 and 7, SHARD and SHARDS: %v", ErrCursor, b, err)
 	}
 	*c = Cursor{Version: f[1], Shuffle: n[0] == 1, Seed: uint64(n[1]), Epoch: n[2], Size: n[3], Shard: int(n[4]), Shards: int(n[5]), DropLast: n[6] == 1, Next: n[7], Files: files}
 	return nil
 }
+
+// cursorFields names the numbers of a cursor's text, fields 2 to 9 (see MarshalText).
+var cursorFields = [8]string{"SHUFFLE", "SEED", "EPOCH", "SIZE", "SHARD", "SHARDS", "DROPLAST", "NEXT"}
 
 // ParseCursor returns the cursor whose text is s.
 func ParseCursor(s string) (Cursor, error) {

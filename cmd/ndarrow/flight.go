@@ -654,8 +654,9 @@ func getBatches(ctx context.Context, c *flight.Client, name, out, cursors string
 	if err := checkOutput(out); err != nil {
 		return err
 	}
-	rows := int64(-1) // not known
-	if info, err := c.Info(ctx, name); err == nil { // else the stream says what is wrong
+	rows := int64(-1) // the table's rows, when its Info tells them
+	// An Info refused is the stream's error too: it says what is wrong.
+	if info, err := c.Info(ctx, name); err == nil {
 		reportServedWithout(stderr, "get", name, info.Skipped)
 		rows = info.Rows
 	}
