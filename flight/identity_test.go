@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -314,5 +315,41 @@ func TestAStreamSendsNoMessageOfARewrite(t *testing.T) {
 				assert.Contains(t, status.Convert(failed).Message(), "file changed while being read: its ") // its change time, or with the modification time when the check came before the times were set back
 			})
 		}
+	}
+}
+
+// TestDataLossSaysHowToGetTheNewVersion: a take of a served file rewritten in place fails
+// with DataLoss saying what to do: of a store not watching its directory, send serve SIGHUP
+// or the reload action; of one watching it, fetch again once the change is seen.
+func TestDataLossSaysHowToGetTheNewVersion(t *testing.T) {
+	const rows = 1 << 12
+	for _, tc := range []struct {
+		name     string
+		watching bool
+		says     string
+	}{
+		{"not watched", false, " (the server does not watch its directory: once the file is whole, send ndarrow serve SIGHUP or the reload action, then fetch it again)"},
+		{"watched", true, " (fetch it again: the server serves the new version once it sees the change)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "t.parquet")
+			b1, b2 := constantParquet(t, rows, 0x0202020202020202), constantParquet(t, rows, 0x0303030303030303)
+			require.NoError(t, os.WriteFile(path, b1, 0o644))
+			s := serve(t, Options{}, "grpc")
+			_, err := s.store.AddDir(dir, limits.Limits{})
+			require.NoError(t, err)
+			if tc.watching { // as a Watch running counts itself: one that rescans nothing here
+				s.store.watching.Add(1)
+				defer s.store.watching.Add(-1)
+			}
+			c := dial(t, s.uri, ClientOptions{})
+			fileidtest.RewriteKeepingTimes(t, path, b2)
+			_, err = c.Take(t.Context(), "t.label", []int64{0, rows - 1}, nil)
+			require.Equal(t, codes.DataLoss, status.Code(err), "%v", err)
+			msg := status.Convert(err).Message()
+			assert.Contains(t, msg, "t.parquet: t.label: file changed while being read")
+			assert.True(t, strings.HasSuffix(msg, tc.says), msg)
+		})
 	}
 }

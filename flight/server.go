@@ -910,7 +910,7 @@ func (s *Server) fileStatus(e *entry, method string, err error) error {
 		msg = strings.ReplaceAll(msg, fe.Path, relativePath(e.root, fe.Path))
 	}
 	if errors.Is(err, dataset.ErrFileChanged) {
-		return status.Error(codes.DataLoss, msg)
+		return status.Error(codes.DataLoss, msg+s.store.rescanHint(e))
 	}
 	st := status.Convert(statusOf(err))
 	return status.Error(st.Code(), msg)

@@ -55,6 +55,7 @@ type Store struct {
 	shareK         int          // SetShare's: this store serves share shareK of shareN of each tensor
 	shareN         int
 	skipUnreadable bool // SetSkipUnreadable's
+	watching       atomic.Int32 // the Watch calls following the directories
 }
 
 // servedDir is a directory AddDir added: its last scan and the problems already reported.
