@@ -54,7 +54,7 @@ type Store struct {
 	poll           atomic.Int64 // SetPollInterval's, nanoseconds
 	shareK         int          // SetShare's: this store serves share shareK of shareN of each tensor
 	shareN         int
-	skipUnreadable bool // SetSkipUnreadable's
+	skipUnreadable bool         // SetSkipUnreadable's
 	watching       atomic.Int32 // the Watch calls following the directories
 }
 
