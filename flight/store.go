@@ -411,6 +411,10 @@ func (s *Store) apply(sd *servedDir, d *dataset.Dir) (Changes, []error) {
 		reported[err.Error()] = true
 	}
 	parts := map[string][]string{} // by table: its files left out, each "PATH: why" under sd.path
+	readable := map[string]bool{}  // the tables of which a file can be read
+	for _, src := range d.Sources {
+		readable[tableOfSource(src)] = true
+	}
 	for _, err := range d.Skipped {
 		var sf *dataset.SkippedFile
 		if !errors.As(err, &sf) {
@@ -418,9 +422,12 @@ func (s *Store) apply(sd *servedDir, d *dataset.Dir) (Changes, []error) {
 			continue
 		}
 		parts[sf.Table] = append(parts[sf.Table], underDir(sd.path, sf.Error()))
-		if s.skipUnreadable {
+		switch {
+		case !readable[sf.Table]: // no rest to serve, --skip-unreadable or not
+			problem(fmt.Errorf("%w: the table %s is not served: no file of it can be read", err, sf.Table))
+		case s.skipUnreadable:
 			problem(fmt.Errorf("%w: the table %s is served without it", err, sf.Table))
-		} else {
+		default:
 			problem(fmt.Errorf("%w: the table %s is not served (serve --skip-unreadable serves the rest)", err, sf.Table))
 		}
 	}
@@ -605,7 +612,7 @@ func (s *Store) get(name string) (*entry, error) {
 	}
 	if len(e.meta.Unreadable) > 0 {
 		e.release()
-		return nil, unreadableFlight(name, e.meta.Unreadable)
+		return nil, unreadableFlight(name, e.meta.Unreadable, true)
 	}
 	return e, nil
 }
@@ -621,8 +628,8 @@ func (s *Store) lookup(name string) (*entry, error) {
 		e, ok = s.fromDir[name]
 	}
 	if !ok {
-		if parts := s.unreadableOf(name); parts != nil {
-			return nil, unreadableFlight(name, parts)
+		if table, parts := s.unreadableOf(name); parts != nil {
+			return nil, unreadableFlight(name, parts, s.servesOf(table))
 		}
 		return nil, fmt.Errorf("%w: %q", ErrNotFound, name)
 	}
@@ -630,19 +637,33 @@ func (s *Store) lookup(name string) (*entry, error) {
 	return e, nil
 }
 
-// unreadableOf returns the files that cannot be read of the table the flight name is of (the
-// table, or TABLE.COLUMN), nil when its table has none. The caller holds mu.
-func (s *Store) unreadableOf(name string) []string {
+// unreadableOf returns the table the flight name is of (the table, or TABLE.COLUMN) and its
+// files that cannot be read, nil when its table has none. The caller holds mu.
+func (s *Store) unreadableOf(name string) (string, []string) {
 	var out []string
-	best := -1
+	of, best := "", -1
 	for _, tables := range s.unreadable {
 		for table, parts := range tables {
 			if (name == table || strings.HasPrefix(name, table+".")) && len(table) > best {
-				out, best = parts, len(table)
+				of, out, best = table, parts, len(table)
 			}
 		}
 	}
-	return out
+	return of, out
+}
+
+// servesOf reports whether a directory's entry serves the table or one of its columns: a
+// file of it could be read. The caller holds mu.
+func (s *Store) servesOf(table string) bool {
+	if s.fromDir[table] != nil {
+		return true
+	}
+	for name := range s.fromDir {
+		if strings.HasPrefix(name, table+".") {
+			return true
+		}
+	}
+	return false
 }
 
 // unreadableTables returns the tables with files that cannot be read that no entry serves
@@ -653,14 +674,7 @@ func (s *Store) unreadableTables() (names []string, parts map[string][]string) {
 	parts = map[string][]string{}
 	for _, tables := range s.unreadable {
 		for table, files := range tables {
-			if s.entries[table] != nil || s.fromDir[table] != nil {
-				continue
-			}
-			served := false
-			for name := range s.fromDir {
-				served = served || strings.HasPrefix(name, table+".")
-			}
-			if !served {
+			if s.entries[table] == nil && !s.servesOf(table) {
 				names, parts[table] = append(names, table), files
 			}
 		}
@@ -676,13 +690,18 @@ func (s *Store) unreadableTables() (names []string, parts map[string][]string) {
 var ErrUnreadable = dataset.ErrUnreadable
 
 // unreadableFlight returns the error of the flight name, of a table whose files parts (one
-// or more, "PATH: why" under the served directory) cannot be read.
-func unreadableFlight(name string, parts []string) error {
+// or more, "PATH: why" under the served directory) cannot be read, and which has other files
+// that can (rest: serve --skip-unreadable serves them) or none.
+func unreadableFlight(name string, parts []string, rest bool) error {
 	more := ""
 	if len(parts) > 1 {
 		more = fmt.Sprintf(" (and %d more)", len(parts)-1)
 	}
-	return fmt.Errorf("flight: %s: %w %s%s: serve --skip-unreadable serves the rest", name, ErrUnreadable, parts[0], more)
+	todo := "serve --skip-unreadable serves the rest"
+	if !rest {
+		todo = "no file of it can be read"
+	}
+	return fmt.Errorf("flight: %s: %w %s%s: %s", name, ErrUnreadable, parts[0], more, todo)
 }
 
 // tableOfSource returns the name of the table a Source of a directory is a column of: its

@@ -454,10 +454,14 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 					reportServedWithout(stderr, "ls", i.Name, []string{f})
 				}
 			}
+			todo := "serve --skip-unreadable serves the rest"
+			if i.Kind == flight.KindTable && len(i.Columns) == 0 { // listed for its files alone
+				todo = "no file of it can be read"
+			}
 			for _, f := range i.Unreadable {
 				if !told[f] {
 					told[f] = true
-					fmt.Fprintf(stderr, "ndarrow ls: %s: not served: %s %s (serve --skip-unreadable serves the rest)\n", i.Name, dataset.ErrUnreadable, f)
+					fmt.Fprintf(stderr, "ndarrow ls: %s: not served: %s %s (%s)\n", i.Name, dataset.ErrUnreadable, f, todo)
 				}
 			}
 			if i.Kind != flight.KindTable {

@@ -249,6 +249,29 @@ func TestGetNamesTheUnreadablePart(t *testing.T) {
 	}
 }
 
+// TestServeOfTwoFilesOfOneBaseName: serve of t.parquet and t.arrow, never joined, says
+// neither is served and that no file of the table can be read — not that --skip-unreadable
+// serves a rest there is none of — in its log, ls and get alike.
+func TestServeOfTwoFilesOfOneBaseName(t *testing.T) {
+	dir := t.TempDir()
+	labels := []dataset.Tensor{{Name: "label", Column: "label", Dense: ndarray.New[int64](10)}}
+	for _, name := range []string{"t.parquet", "t.arrow"} {
+		require.NoError(t, dataset.Save(filepath.Join(dir, name), labels, dataset.WriteOptions{}))
+	}
+	s := startServe(t, dir, "--watch=false")
+	assert.Contains(t, s.stderr.String(), "neither is read (rename or move one): the table t is not served: no file of it can be read\n")
+	code, _, lsErr := runCLI("ls", s.uri)
+	require.Equal(t, exitOK, code, lsErr)
+	assert.Contains(t, lsErr, "ndarrow ls: t: not served: unreadable part t.arrow: t.parquet beside it")
+	out := filepath.Join(t.TempDir(), "t.arrow")
+	code, _, getErr := runCLI("get", s.uri, "t", out)
+	assert.Equal(t, exitFail, code)
+	assert.True(t, strings.HasSuffix(getErr, ": no file of it can be read\n"), getErr)
+	for what, text := range map[string]string{"serve": s.stderr.String(), "ls": lsErr, "get": getErr} {
+		assert.NotContains(t, text, "serves the rest", what)
+	}
+}
+
 // TestADirectoryOfOnePartIsItsTable: a directory of one part is the table named after it, as
 // one of three is, for serve, take and batches alike: a client's flight name does not change
 // as parts are added.
