@@ -354,10 +354,17 @@ func (s *Store) AddDir(dir string, lim limits.Limits) ([]string, error) {
 // changed (a file replaced, rewritten, a part added or removed) and disappeared, sorted.
 type Changes struct {
 	Added, Changed, Removed []string
+	// Gone are the files the tensors were made of that none is now, other than those that
+	// cannot be read (which the Rescan's error names): removed or renamed away, so that a
+	// table of parts is served without them, fewer rows. Paths as AddDir's walk finds them,
+	// sorted.
+	Gone []string
 }
 
 // Empty reports whether nothing changed.
-func (c Changes) Empty() bool { return len(c.Added)+len(c.Changed)+len(c.Removed) == 0 }
+func (c Changes) Empty() bool {
+	return len(c.Added)+len(c.Changed)+len(c.Removed)+len(c.Gone) == 0
+}
 
 // Rescan brings the tensors of every directory added with AddDir up to date with their files:
 // a file that appeared is served, one replaced or modified is served from its new contents,
@@ -388,6 +395,7 @@ func (s *Store) Rescan() (Changes, error) {
 		all.Added = append(all.Added, c.Added...)
 		all.Changed = append(all.Changed, c.Changed...)
 		all.Removed = append(all.Removed, c.Removed...)
+		all.Gone = append(all.Gone, c.Gone...)
 		errs = append(errs, e...)
 	}
 	return all, errors.Join(errs...)
@@ -467,6 +475,7 @@ func (s *Store) apply(sd *servedDir, d *dataset.Dir) (Changes, []error) {
 	if s.shareN <= 1 { // a share's tables are served as their columns only
 		s.applyTables(sd, d, current, next, &changes, parts, problem)
 	}
+	changes.Gone = goneFiles(sd.path, current, next, d.Skipped)
 	if s.skipUnreadable {
 		parts = nil // served without them, each entry naming its own
 	}
@@ -506,6 +515,40 @@ func (s *Store) apply(sd *servedDir, d *dataset.Dir) (Changes, []error) {
 	slices.Sort(changes.Changed)
 	slices.Sort(changes.Removed)
 	return changes, errs
+}
+
+// goneFiles returns the files the entries of the directory root in current were made of that
+// none of next is, other than the files skipped (unreadable: named otherwise), sorted.
+func goneFiles(root string, current, next map[string]*entry, skipped []error) []string {
+	was, now := map[string]bool{}, map[string]bool{}
+	for _, e := range current {
+		if e.root == root && e.source != nil {
+			for _, f := range e.source.Files() {
+				was[f] = true
+			}
+		}
+	}
+	for _, e := range next {
+		if e.source != nil {
+			for _, f := range e.source.Files() {
+				now[f] = true
+			}
+		}
+	}
+	for _, err := range skipped {
+		var sf *dataset.SkippedFile
+		if errors.As(err, &sf) {
+			now[sf.Path] = true
+		}
+	}
+	var gone []string
+	for f := range was {
+		if !now[f] {
+			gone = append(gone, f)
+		}
+	}
+	slices.Sort(gone)
+	return gone
 }
 
 // applyTables adds to next, the entries of the scan d of sd, those of its tables of two

@@ -253,3 +253,47 @@ func TestTableOfNoReadableFileIsListed(t *testing.T) {
 	assert.NotContains(t, added.Error(), "serves the rest", "there is no rest: %v", added)
 	assert.True(t, slices.ContainsFunc(infos[1].Unreadable, func(s string) bool { return strings.HasPrefix(s, "t.parquet: t.arrow beside it") }))
 }
+
+// TestRescanNamesTheFilesGone: a Rescan after a part of a served table is removed names the
+// part in Changes.Gone (the table is served smaller: never in silence), and the table as
+// changed; a part replaced by a rename, or cut short (an unreadable part, which the Rescan's
+// error names), is not gone.
+func TestRescanNamesTheFilesGone(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(t *testing.T, paths []string)
+		gone   []int // the parts gone
+	}{
+		{"a part removed", func(t *testing.T, paths []string) { require.NoError(t, os.Remove(paths[1])) }, []int{1}},
+		{"two parts removed", func(t *testing.T, paths []string) {
+			require.NoError(t, os.Remove(paths[0]))
+			require.NoError(t, os.Remove(paths[2]))
+		}, []int{0, 2}},
+		{"a part renamed away", func(t *testing.T, paths []string) {
+			require.NoError(t, os.Rename(paths[2], filepath.Join(filepath.Dir(paths[2]), ".hidden")))
+		}, []int{2}},
+		{"a part replaced by a rename", func(t *testing.T, paths []string) {
+			tmp := filepath.Join(t.TempDir(), "p.parquet")
+			writeUserParquetFrom(t, tmp, 0, servedPartRows, 50)
+			require.NoError(t, os.Rename(tmp, paths[1]))
+		}, nil},
+		{"a part cut short", func(t *testing.T, paths []string) { cutShort(t, paths[1]) }, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			paths := writeServedParts(t, dir, 3)
+			s := serve(t, Options{}, "grpc")
+			s.store.SetSkipUnreadable(true)
+			_, err := s.store.AddDir(dir, limits.Limits{})
+			require.NoError(t, err)
+			tc.change(t, paths)
+			changes, _ := s.store.Rescan()
+			var want []string
+			for _, i := range tc.gone {
+				want = append(want, paths[i])
+			}
+			assert.Equal(t, want, changes.Gone)
+			assert.Contains(t, changes.Changed, "train", "served anew")
+		})
+	}
+}

@@ -291,9 +291,12 @@ func followDir(ctx context.Context, store *flight.Store, watch, skipUnreadable b
 	report := func(c flight.Changes, err error) {
 		mu.Lock()
 		defer mu.Unlock()
-		if !c.Empty() {
+		if len(c.Added)+len(c.Changed)+len(c.Removed) > 0 {
 			fmt.Fprintf(stdout, "%s changed:%s%s%s\n", strings.Join(store.Dirs(), ", "),
 				changeList(" added", c.Added), changeList(" changed", c.Changed), changeList(" removed", c.Removed))
+		}
+		for _, f := range c.Gone { // a table of parts served smaller: never in silence
+			fmt.Fprintf(stderr, "ndarrow serve: gone: %s: what was made of it is served without it\n", f)
 		}
 		reportSkipped(stderr, err, skipUnreadable)
 	}

@@ -272,6 +272,19 @@ func TestServeOfTwoFilesOfOneBaseName(t *testing.T) {
 	}
 }
 
+// TestServeLogsAPartGone: a part of a served table deleted is named in serve's log — the
+// table is served without it, fewer rows — besides the table's change on standard output.
+func TestServeLogsAPartGone(t *testing.T) {
+	dir := t.TempDir()
+	paths := writeTrainParts(t, filepath.Join(dir, "train"), 3)
+	s := startServe(t, dir)
+	require.NoError(t, os.Remove(paths[1]))
+	says := "ndarrow serve: gone: " + paths[1] + ": what was made of it is served without it\n"
+	require.Eventually(t, func() bool { return strings.Contains(s.stderr.String(), says) }, 5*followLimit, 10*time.Millisecond, "%s", s.stderr.String())
+	assert.Equal(t, 1, strings.Count(s.stderr.String(), "gone: "), "named once: %s", s.stderr.String())
+	assert.Contains(t, s.stdout.String(), " changed train")
+}
+
 // TestADirectoryOfOnePartIsItsTable: a directory of one part is the table named after it, as
 // one of three is, for serve, take and batches alike: a client's flight name does not change
 // as parts are added.
