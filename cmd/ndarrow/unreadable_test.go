@@ -131,12 +131,14 @@ func TestUnreadablePartFailsTheCommand(t *testing.T) {
 }
 
 // TestInspectOfAnUnreadablePartPrintsNoTable: inspect of a directory of four parts one of
-// which is cut short prints nothing of the table — as text or --json — and exits 1 naming the
-// part; with --skip-unreadable it prints the table of the other three parts (their 120 rows).
+// which is cut short, and a file of its own, prints nothing of the table — as text or --json
+// — and exits 1 naming the part, the other file's tensor printed; with --skip-unreadable it
+// prints the table of the other three parts (their 120 rows).
 func TestInspectOfAnUnreadablePartPrintsNoTable(t *testing.T) {
 	train := filepath.Join(t.TempDir(), "train")
 	paths := writeTrainParts(t, train, 4)
 	truncateHalf(t, paths[2])
+	require.NoError(t, dataset.Save(filepath.Join(train, "other.npy"), []dataset.Tensor{{Dense: ndarray.New[int64](3)}}, dataset.WriteOptions{}))
 	for _, tc := range []struct {
 		name  string
 		flags []string
@@ -148,7 +150,9 @@ func TestInspectOfAnUnreadablePartPrintsNoTable(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := ndarrowProcess(t, slices.Concat([]string{"inspect"}, tc.flags, []string{train})...)
 			assert.Equal(t, exitFail, code, stderr)
-			assert.Empty(t, string(stdout), "never a smaller table")
+			assert.NotContains(t, string(stdout), "train", "never a smaller table")
+			assert.Contains(t, string(stdout), "other", "a table of its own, whole")
+			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %s", stderr)
 			assert.Contains(t, stderr, paths[2])
 
 			code, stdout, stderr = ndarrowProcess(t, slices.Concat([]string{"inspect", "--skip-unreadable"}, tc.flags, []string{train})...)
