@@ -145,6 +145,20 @@ func TestErrorsSayWhatToDo(t *testing.T) {
 	}
 }
 
+// TestGetOfAnEmptyShardSaysWhatToChange: get --batch-size of a shard of a served table that
+// has no batch says why and what to change, as batches does, from the rows the flight holds.
+func TestGetOfAnEmptyShardSaysWhatToChange(t *testing.T) {
+	dir := t.TempDir()
+	writeLabelled(t, filepath.Join(dir, "ten.parquet"), 10)
+	s := startServe(t, dir)
+	out := filepath.Join(t.TempDir(), "o.arrows")
+	code, stdout, stderr := runCLI("get", "--batch-size", "4", "--shard", "2/3", "--drop-last", s.uri, "ten", out)
+	assert.Equal(t, exitFail, code, stderr)
+	assert.Empty(t, stdout)
+	assert.Equal(t, "ndarrow get: ten: no batch to write: shard 2 of 3 evened by --drop-last holds 3 of the 10 rows, fewer than a batch of 4, and --drop-last leaves a short batch out: give --batch-size 3 or less, fewer shards, or leave out --drop-last\n", stderr)
+	assert.NoFileExists(t, out)
+}
+
 // readStream returns the schema's field names and the record batches' rows of the Arrow IPC
 // stream b.
 func readStream(t *testing.T, b []byte) (fields []string, rows []int64) {
