@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -70,10 +71,45 @@ func sameVersion(was, now fs.FileInfo) bool {
 // for a Source's, or ""), else nil. A file replaced (renamed over) or removed and not written
 // to is unchanged: its contents stay whole under the mapping; one written to and then replaced
 // or removed is changed, unless the write kept its size and modification time (see
-// mmap.Mapping.Changes). An object's reads are checked against the version listed instead.
+// mmap.Mapping.Changes). An object's reads are checked against the version listed instead;
+// a File that maps nothing (its tensors made in memory) has nothing that can change.
 func (f *File) changedInPlace(what string) error {
+	if f.mapping == nil {
+		return nil
+	}
 	if c := f.mapping.Changes(); c != 0 {
 		return &FileError{Path: f.Path, Err: fmt.Errorf("%s%w: %v", what, ErrFileChanged, c)}
+	}
+	return nil
+}
+
+// changedFirst returns err, which a read of f failed with, or — when f was modified since it
+// was mapped (changedInPlace, what naming it) and err is neither that change already nor the
+// end of the read's context — the change instead: a decode that fails on a file rewritten
+// under it ("invalid Parquet file", a batch that no longer verifies) says what became of the
+// file, not that it is corrupt. The one place a read's error asks its file.
+func (f *File) changedFirst(what string, err error) error {
+	if err == nil || errors.Is(err, ErrFileChanged) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if changed := f.changedInPlace(what); changed != nil {
+		return changed
+	}
+	return err
+}
+
+// checkRead returns the *FileError of the first of files (each once) modified since it was
+// mapped, naming it with what ("NAME: " of the Source read), or nil: what a read that copied
+// rows out of them asks once it is done, so that its copy is of the version the files were
+// opened at or an error. One fstat a file.
+func checkRead(files []*File, what []string) error {
+	for i, f := range files {
+		if slices.Index(files, f) != i {
+			continue
+		}
+		if err := f.changedInPlace(what[i]); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -105,6 +141,26 @@ func (s *Source) CheckUnchanged() error {
 		}
 	}
 	return nil
+}
+
+// CheckChunks returns the *FileError, wrapping ErrFileChanged, of the first file of chunk i of
+// srcs (see Chunks; columns of one table, whose chunk i is one file's, or tensors of their
+// own) that was modified since it was opened, naming it and what differs, or nil — each file
+// asked once (an fstat). A stream that sends a chunk's bytes from views of its file's mapping
+// asks it after it copied a message of them and before it sends it, so that no message it
+// sends holds bytes of a version after the one it opened. A chunk index outside a Source is
+// no file of it.
+func CheckChunks(srcs []*Source, i int) error {
+	var files []*File
+	var what []string
+	for _, s := range srcs {
+		p, _, err := s.chunkAt(i)
+		if err != nil {
+			continue
+		}
+		files, what = append(files, p.file), append(what, s.Name+": ")
+	}
+	return checkRead(files, what)
 }
 
 // SameAs reports whether o reads the same chunks of the same mapped files as s: a Source of

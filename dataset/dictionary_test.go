@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -278,7 +279,7 @@ func (p *positioned) Seek(offset int64, whence int) (int64, error) {
 // stream keeps its type and its dictionary's order (its Dictionary), and Batch writes it back
 // as that dictionary: Save as Arrow, Arrow stream or Parquet and read again gives the same
 // type and rows; a dictionary of values that are not all UTF-8 is written of binary values,
-// and a row selection (TakeRows) keeps the dictionary.
+// and a row selection (TakeRows) keeps the encoding, its dictionary the values the rows hold.
 func TestDictionaryColumnsRoundTrip(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -314,7 +315,8 @@ func TestDictionaryColumnsRoundTrip(t *testing.T) {
 	rec, err = dataset.Batch(mem, []dataset.Tensor{taken})
 	require.NoError(t, err)
 	col = rec.Column(0).(*array.Dictionary)
-	assert.Equal(t, `[2 (null) 0]`, col.Indices().String(), "indices into the dictionary kept")
+	assert.Equal(t, `["blue" "red"]`, col.Dictionary().String(), "the values the rows hold, as they come")
+	assert.Equal(t, `[0 (null) 1]`, col.Indices().String(), "indices into the narrowed dictionary")
 	rec.Release()
 
 	bytesCat := dataset.Tensor{Name: "b", Column: "b", Dense: ndarray.Must(ndarray.FromSlice([]string{"\xff", "ok", "\xff"}, 3)), Dictionary: &dataset.Dictionary{Type: catType}}
@@ -442,7 +444,60 @@ func TestDictionaryBytes(t *testing.T) {
 	}
 	_, err = dataset.SplitRecord(rec, 19)
 	require.ErrorIs(t, err, dataset.ErrBatchTooLarge)
-	assert.ErrorContains(t, err, "column cat's dictionary holds 20 bytes, a message at most 19")
+	var tl *dataset.TooLargeError
+	require.ErrorAs(t, err, &tl)
+	assert.Equal(t, dataset.TooLargeError{Row: -1, Column: "cat", Bytes: 20, Most: 19}, *tl)
+	// a dictionary, not a row (the error once said "one row exceeds the batch size")
+	assert.EqualError(t, err, "dataset: a dictionary exceeds the batch size: column cat's dictionary holds 20 bytes, a batch at most 19")
+	wide := dataset.Tensor{Name: "x", Dense: ndarray.Full(float32(1), 2, 100)} // rows of 400 bytes
+	_, err = wide.Records(mem, "x", 100)
+	require.ErrorAs(t, err, &tl)
+	assert.Equal(t, dataset.TooLargeError{Row: 0, Bytes: 400, Most: 100}, *tl)
+	assert.EqualError(t, err, "dataset: one row exceeds the batch size: row 0 holds 400 bytes, a batch at most 100")
+}
+
+// TestTakeNarrowsTheDictionary: rows taken of a dictionary-encoded column keep its encoding,
+// their dictionary the values they hold alone — a take of two rows of a column of many values
+// carries two, as a Parquet file's take does — in order and repeated as asked.
+func TestTakeNarrowsTheDictionary(t *testing.T) {
+	values := make([]string, 1000)
+	for i := range values {
+		values[i] = fmt.Sprintf("category-%03d", i)
+	}
+	rows := make([]string, 5000)
+	for i := range rows {
+		rows[i] = values[(i*7)%len(values)]
+	}
+	cat := dataset.Tensor{Name: "t.cat", Column: "cat", Dense: ndarray.Must(ndarray.FromSlice(rows, int64(len(rows)))),
+		Dictionary: &dataset.Dictionary{Type: catType, Values: values}}
+	half := cat
+	half.Dense = ndarray.Must(cat.Dense.(*ndarray.Dense[string]).Slice(ndarray.Range(0, 2500)))
+	rest := cat
+	rest.Dense = ndarray.Must(cat.Dense.(*ndarray.Dense[string]).Slice(ndarray.Range(2500, 5000)))
+	for _, tc := range []struct {
+		name string
+		take func(rows []int64) (dataset.Tensor, error)
+	}{
+		{"TakeRows", cat.TakeRows},
+		{"TakeRowsOf", func(rows []int64) (dataset.Tensor, error) {
+			return dataset.TakeRowsOf([]dataset.Tensor{half, rest}, rows)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.take([]int64{4999, 3, 4999})
+			require.NoError(t, err)
+			require.NotNil(t, got.Dictionary, "still dictionary-encoded")
+			assert.Equal(t, catType, got.Dictionary.Type)
+			assert.Nil(t, got.Dictionary.Values, "not the column's every value")
+			assert.Equal(t, []string{rows[4999], rows[3], rows[4999]}, must(dataset.DenseOf[string](got)).Ravel())
+			assert.Len(t, cat.Dictionary.Values, 1000, "the column's own dictionary untouched")
+			rec, err := dataset.Batch(memory.DefaultAllocator, []dataset.Tensor{got})
+			require.NoError(t, err)
+			defer rec.Release()
+			col := rec.Column(0).(*array.Dictionary)
+			assert.Equal(t, fmt.Sprintf("[%q %q]", rows[4999], rows[3]), col.Dictionary().String(), "the values the rows hold, as they come")
+		})
+	}
 }
 
 // BenchmarkBatchCategory: Batch of a category of 2^20 rows and 64 values, as its strings and

@@ -41,3 +41,51 @@ func TestTensorMessagesKeepWhatTheyCan(t *testing.T) {
 	flags := dataset.Tensor{Name: "b", Dense: ndarray.New[bool](2)}
 	assert.ErrorIs(t, flags.WriteTensorMessage(&buf), ndarray.ErrDType)
 }
+
+// TestSparseMessagesReadableBack: a sparse tensor is written as a SparseTensor message (COO,
+// CSR, CSC, its own format) only when a reader takes its shape — at most the default
+// limits.Limits.MaxElements elements, and each dimension too — and is then read back; one of
+// more is refused with limits.ErrExceeded naming the limit and the formats that keep it,
+// nothing written.
+func TestSparseMessagesReadableBack(t *testing.T) {
+	most := limits.Default().MaxElements
+	for _, tc := range []struct {
+		name     string
+		rows     int64
+		columns  int64
+		readable bool
+	}{
+		{"a shape of the limit", 1, most, true},
+		{"3×1e12", 3, 1e12, false},
+		{"no rows of a dimension above the limit", 0, most + 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			indptr := make([]int64, tc.rows+1)
+			var indices []int64
+			var values []float64
+			if tc.rows > 0 {
+				indptr[tc.rows], indices, values = 1, []int64{tc.columns - 1}, []float64{7}
+			}
+			m, err := sparse.MakeCSR(ndarray.Shape{tc.rows, tc.columns}, sparse.Int64Indices(indptr), sparse.Int64Indices(indices), values)
+			require.NoError(t, err)
+			x := dataset.Tensor{Name: "m", Sparse: m}
+			for _, f := range []dataset.Format{dataset.FormatCOO, dataset.FormatCSR, dataset.FormatTensor} {
+				var buf bytes.Buffer
+				err := dataset.Write(&buf, f, []dataset.Tensor{x}, dataset.WriteOptions{})
+				if !tc.readable {
+					require.ErrorIs(t, err, limits.ErrExceeded, f)
+					assert.ErrorContains(t, err, "m: a SparseTensor message (.coo, .csr, .csc, .csf or .tensor) of shape")
+					assert.ErrorContains(t, err, "a shape of at most 1099511627776 elements, each dimension too (limits.Limits.MaxElements), so ndarrow could not read it back: write .npz, .arrow, .arrows or .parquet")
+					assert.Zero(t, buf.Len(), "nothing written")
+					continue
+				}
+				require.NoError(t, err, f)
+				back, _, err := dataset.Read(buf.Bytes(), "m", limits.Limits{})
+				require.NoError(t, err, "%s read back", f)
+				require.Len(t, back, 1)
+				assert.Equal(t, ndarray.Shape{tc.rows, tc.columns}, back[0].Shape(), f)
+				assert.Equal(t, int64(1), back[0].NNZ(), f)
+			}
+		})
+	}
+}

@@ -224,7 +224,8 @@ func manyBatches(b []byte, lim limits.Limits) bool {
 // mapped maps the file at path into memory and reads its tensors with read, under Guard:
 // the one place the package opens a file. path may name an object (IsURI): it is fetched
 // (see fetched), whole or, unless whole, only a Parquet object's footer. Its errors past
-// opening are *FileError.
+// opening are *FileError; a read that fails on a file modified since it was mapped fails with
+// that change (ErrFileChanged, what differs), not with what the decoder made of the new bytes.
 func mapped(ctx context.Context, path string, lim limits.Limits, whole bool, read func(b []byte) ([]Tensor, error)) (*File, error) {
 	if IsURI(path) {
 		obj, err := objstore.Open(ctx, path)
@@ -244,6 +245,7 @@ func mapped(ctx context.Context, path string, lim limits.Limits, whole bool, rea
 		return err
 	})
 	if err != nil {
+		err = (&File{Path: path, mapping: m}).changedFirst("", err) // rewritten under the read: told so, not as corrupt
 		m.Release()
 		var fe *FileError
 		if errors.As(err, &fe) && fe.Path == path {

@@ -17,9 +17,39 @@ import (
 	"github.com/ndarrow/ndarrow/ndarray"
 )
 
-// ErrBatchTooLarge is returned by Records when one row of a tensor alone needs more bytes
-// than a batch may hold.
+// ErrBatchTooLarge is returned by Records and SplitRecord when what must go whole in one
+// batch — a row, a dictionary-encoded column's dictionary — needs more bytes than a batch may
+// hold; the error is a *TooLargeError, which says which and how many.
 var ErrBatchTooLarge = errors.New("dataset: one row exceeds the batch size")
+
+// TooLargeError is what goes whole in one batch and is larger than a batch may be: a row, or
+// a dictionary-encoded column's dictionary (which goes whole in a message of its own). It
+// wraps ErrBatchTooLarge.
+type TooLargeError struct {
+	Row    int64  // the row; -1 for a dictionary
+	Column string // the dictionary's column; "" for a row
+	Bytes  int64  // what it holds
+	Most   int64  // what a batch may hold
+}
+
+// What names what is too large: "row 5", "column cat's dictionary".
+func (e *TooLargeError) What() string {
+	if e.Row < 0 {
+		return "column " + e.Column + "'s dictionary"
+	}
+	return fmt.Sprintf("row %d", e.Row)
+}
+
+func (e *TooLargeError) Error() string {
+	lead := ErrBatchTooLarge.Error()
+	if e.Row < 0 {
+		lead = "dataset: a dictionary exceeds the batch size"
+	}
+	return fmt.Sprintf("%s: %s holds %d bytes, a batch at most %d", lead, e.What(), e.Bytes, e.Most)
+}
+
+// Unwrap returns ErrBatchTooLarge.
+func (e *TooLargeError) Unwrap() error { return ErrBatchTooLarge }
 
 // Records returns t as record batches whose buffers together hold at most maxBatchBytes
 // bytes each (no limit when maxBatchBytes ≤ 0): a dense tensor as an arrow.fixed_shape_tensor
@@ -294,9 +324,9 @@ func (t Tensor) fieldMetadata() arrow.Metadata {
 // SplitRecord slices rec between rows into record batches whose buffers hold at most
 // maxBatchBytes bytes each, as many rows in each as fit; with maxBatchBytes ≤ 0 the one batch
 // is rec itself, retained. The batches are views of rec; release each. A record of no rows
-// gives one empty batch; a row that alone exceeds maxBatchBytes fails with ErrBatchTooLarge,
-// and so does a dictionary-encoded column's dictionary, which goes whole in a message of its
-// own (a batch counts its indices).
+// gives one empty batch; a row that alone exceeds maxBatchBytes fails with a *TooLargeError
+// (ErrBatchTooLarge), and so does a dictionary-encoded column's dictionary, which goes whole
+// in a message of its own (a batch counts its indices).
 func SplitRecord(rec arrow.Record, maxBatchBytes int64) ([]arrow.Record, error) {
 	n := rec.NumRows()
 	if maxBatchBytes <= 0 || n == 0 {
@@ -309,7 +339,7 @@ func SplitRecord(rec arrow.Record, maxBatchBytes int64) ([]arrow.Record, error) 
 			return nil, err
 		}
 		if d > maxBatchBytes {
-			return nil, fmt.Errorf("%w: column %s's dictionary holds %d bytes, a message at most %d", ErrBatchTooLarge, rec.ColumnName(i), d, maxBatchBytes)
+			return nil, &TooLargeError{Row: -1, Column: rec.ColumnName(i), Bytes: d, Most: maxBatchBytes}
 		}
 	}
 	span := func(lo, hi int64) (int64, error) {
@@ -340,7 +370,7 @@ func SplitRecord(rec arrow.Record, maxBatchBytes int64) ([]arrow.Record, error) 
 			release()
 			if err == nil {
 				b, _ := span(lo, lo+1)
-				err = fmt.Errorf("%w: row %d holds %d bytes, a batch at most %d", ErrBatchTooLarge, lo, b, maxBatchBytes)
+				err = &TooLargeError{Row: lo, Bytes: b, Most: maxBatchBytes}
 			}
 			return nil, err
 		}

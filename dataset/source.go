@@ -452,9 +452,12 @@ func (s *Source) fetchRowGroup(ctx context.Context, buf *objstore.Buffer, r *par
 }
 
 // failer returns the function that ends a part's iteration with err, named after the part's
-// file and the Source.
+// file and the Source — or, when the file was modified since it was mapped, with that change
+// instead (changedFirst): a read that fails on a file rewritten under it is told as the
+// change, not as a corrupt file.
 func (s *Source) failer(p sourcePart, yield func(Tensor, error) bool) func(error) bool {
 	return func(err error) bool {
+		err = p.file.changedFirst(s.Name+": ", err)
 		var fe *FileError
 		if !errors.As(err, &fe) || fe.Path != p.file.Path {
 			err = &FileError{Path: p.file.Path, Err: fmt.Errorf("%s: %w", s.Name, err)}

@@ -58,6 +58,10 @@ func OpenParquetStream(path string, lim limits.Limits) *ParquetStream {
 func (s *ParquetStream) Write(w io.Writer, o parquet.StreamOptions) error {
 	o.OnlyFromFile = true
 	if err := s.r.WriteArrowStream(w, o); err != nil {
+		var fe *FileError
+		if errors.As(err, &fe) { // w's own, naming a file already (a check of this one)
+			return err
+		}
 		return fmt.Errorf("%s: %w", s.path, err)
 	}
 	return nil

@@ -23,8 +23,11 @@ import (
 
 // TakeRows returns the rows of t at the given indices, in that order (an index may repeat),
 // as a copy that views nothing of t: a dense tensor's cells and their validity (nil when no
-// row taken is null), a ragged tensor's rows. An index outside [0, Rows) fails with an error wrapping ndarray.ErrShape; a
-// sparse tensor has no rows to take (ndarray.ErrShape).
+// row taken is null), a ragged tensor's rows. A dictionary-encoded column's rows keep its
+// encoding, their dictionary narrowed to the values they hold (Dictionary.Values nil: Batch
+// indexes them as the rows give them, as of a Parquet file's take): a take of two rows
+// carries two values, not the file's every one. An index outside [0, Rows) fails with an
+// error wrapping ndarray.ErrShape; a sparse tensor has no rows to take (ndarray.ErrShape).
 func (t Tensor) TakeRows(rows []int64) (Tensor, error) {
 	n := t.Rows()
 	for _, r := range rows {
@@ -49,6 +52,7 @@ func (t Tensor) TakeRows(rows []int64) (Tensor, error) {
 		return Tensor{}, err
 	}
 	out.Dense = ops.takeRows(t.Dense, rows)
+	out.Dictionary = narrowed(t.Dictionary)
 	out.Valid = nil // unless a row taken is null
 	for _, r := range rows {
 		if t.Valid != nil && !t.Valid[r] {
@@ -60,6 +64,15 @@ func (t Tensor) TakeRows(rows []int64) (Tensor, error) {
 		}
 	}
 	return out, nil
+}
+
+// narrowed returns the dictionary of rows taken of a column of dictionary d: its type, no
+// values (nil for no dictionary).
+func narrowed(d *Dictionary) *Dictionary {
+	if d == nil {
+		return nil
+	}
+	return &Dictionary{Type: d.Type}
 }
 
 // takeRows returns the rows of a (a *ndarray.Dense[T] of rank 1 or more) at rows, checked,
@@ -125,6 +138,7 @@ func TakeRowsOf(parts []Tensor, rows []int64) (Tensor, error) {
 	}
 	out := parts[0]
 	out.Dense = ops.takeRowsOf(arrays, rows)
+	out.Dictionary = narrowed(parts[0].Dictionary)
 	out.Valid = nil
 	if nulls {
 		firsts := partFirsts(parts)
@@ -209,7 +223,8 @@ func (s *Source) ChunkRows() []int64 {
 // IPC file's record batch, that batch (fetched, in object storage); of a .npy object, the
 // rows' bytes, fetched in runs of adjacent rows. rows must be ascending and distinct, each
 // inside the chunk: anything else fails with an error wrapping ndarray.ErrShape, before
-// anything is read. Errors name the file as Chunks' do; ctx ends a fetch under way.
+// anything is read. Errors name the file as Chunks' do; a file modified since it was mapped
+// fails the read once the rows are copied (see ReadRowsOf); ctx ends a fetch under way.
 func (s *Source) ReadRows(ctx context.Context, i int, rows []int64) (Tensor, error) {
 	ts, err := ReadRowsOf(ctx, []*Source{s}, i, rows)
 	if err != nil {
@@ -221,7 +236,12 @@ func (s *Source) ReadRows(ctx context.Context, i int, rows []int64) (Tensor, err
 // ReadRowsOf returns the given rows of chunk i of each of srcs — columns of one table, whose
 // chunks hold the same rows — as ReadRows does, each file read once for every column it
 // holds: a Parquet row group's pages of all those columns, an Arrow IPC record batch decoded
-// once.
+// once. Once the rows are copied it asks each file it read (and only those: one fstat each)
+// whether it was modified since it was mapped — its size, modification time or change time
+// differs (File.CheckUnchanged) — and fails then with a *FileError naming the file and what
+// differs, wrapping ErrFileChanged: the rows it returns are of the version the files were
+// opened at, never of two (a page of a page cache and a page of the file rewritten since,
+// among them). A read that fails on a file so modified fails with that change too.
 func ReadRowsOf(ctx context.Context, srcs []*Source, i int, rows []int64) ([]Tensor, error) {
 	if len(srcs) == 0 {
 		return nil, nil
@@ -317,6 +337,15 @@ func ReadRowsOf(ctx context.Context, srcs []*Source, i int, rows []int64) ([]Ten
 			}
 			out[m], done[m] = srcs[m].named(t), true
 		}
+	}
+	// Every file read, asked once the rows are copied: a copy of one version, or an error.
+	files := make([]*File, len(parts))
+	what := make([]string, len(parts))
+	for k, p := range parts {
+		files[k], what[k] = p.file, srcs[k].Name+": "
+	}
+	if err := checkRead(files, what); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -196,13 +196,14 @@ func (s *Server) plannedBatches(ctx context.Context, raw []byte, method string) 
 
 // batchesStatus maps what planning or streaming batches failed with to a gRPC status: a
 // cursor of a changed table FailedPrecondition, a cursor of other options InvalidArgument,
-// anything else as fileStatus maps it.
+// anything else as fileStatus maps it. The files a cursor's refusal names are named under the
+// served directory, as fileStatus names them.
 func (s *Server) batchesStatus(e *entry, method string, err error) error {
 	switch {
 	case errors.Is(err, table.ErrTableChanged):
-		return status.Error(codes.FailedPrecondition, err.Error())
+		return status.Error(codes.FailedPrecondition, underDir(e.root, err.Error()))
 	case errors.Is(err, table.ErrCursor), errors.Is(err, ErrBatches):
-		return status.Error(codes.InvalidArgument, err.Error())
+		return status.Error(codes.InvalidArgument, underDir(e.root, err.Error()))
 	}
 	return s.fileStatus(e, method, err)
 }
@@ -399,7 +400,7 @@ func (c *Client) Batches(ctx context.Context, name string, o table.BatchOptions)
 	return func(yield func(table.Batch, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		fail := func(err error) { yield(table.Batch{}, fmt.Errorf("flight: %s: %w", name, err)) }
+		fail := func(err error) { yield(table.Batch{}, ofFlight(name, err)) }
 		stream, err := c.fc.DoGet(ctx, &arrowflight.Ticket{Ticket: BatchesTicket(name, o)}, grpc.ForceCodec(flightDataCodec{}))
 		if err != nil {
 			fail(c.remote(err))

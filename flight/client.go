@@ -450,6 +450,14 @@ type GetOption func(*getConfig)
 type getConfig struct {
 	progress func(received, total int64)
 	version  func(string)
+	info     func(Info)
+}
+
+// WithInfo has Get, GetTable and Take call f, once the tensors have arrived, with the Info
+// of the flight they were fetched by (of a take, the take's: its rows and columns), whose
+// Skipped names the files of a served directory the flight is served without.
+func WithInfo(f func(Info)) GetOption {
+	return func(g *getConfig) { g.info = f }
 }
 
 // WithVersion has Get call f, once the tensor has arrived, with the version of what it
@@ -706,6 +714,9 @@ func (c *Client) fetch(ctx context.Context, f found, opts []GetOption) ([]datase
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("flight: %s: %w", name, err)
 	}
+	if cfg.info != nil {
+		cfg.info(info)
+	}
 	if cfg.version != nil {
 		if slices.Contains(versions, "") {
 			cfg.version("")
@@ -920,7 +931,9 @@ func (c *Client) Put(ctx context.Context, name string, t dataset.Tensor) error {
 		return err
 	}
 	recs, err := t.Records(c.opts.Allocator, name, int64(c.opts.MaxMessageBytes-messageHeadroom))
-	if err != nil {
+	if errors.Is(err, dataset.ErrBatchTooLarge) {
+		return fmt.Errorf("flight: %s: %w", name, splitTooLarge(err, c.opts.MaxMessageBytes, "put it with --max-message-bytes", "flight.ClientOptions.MaxMessageBytes"))
+	} else if err != nil {
 		return err // dataset's error names the tensor
 	}
 	defer func() {
@@ -963,7 +976,7 @@ func (c *Client) PutTable(ctx context.Context, name string, tensors []dataset.Te
 	defer rec.Release()
 	recs, err := dataset.SplitRecord(rec, int64(c.opts.MaxMessageBytes-messageHeadroom))
 	if err != nil {
-		return fmt.Errorf("flight: %s: %w", name, err)
+		return fmt.Errorf("flight: %s: %w", name, splitTooLarge(err, c.opts.MaxMessageBytes, "put it with --max-message-bytes", "flight.ClientOptions.MaxMessageBytes"))
 	}
 	defer func() {
 		for _, r := range recs {
@@ -1017,7 +1030,9 @@ func (c *Client) PutAll(ctx context.Context, names []string, tensors []dataset.T
 // stage uploads t under name in transaction tx.
 func (c *Client) stage(ctx context.Context, tx, name string, t dataset.Tensor) error {
 	recs, err := t.Records(c.opts.Allocator, name, int64(c.opts.MaxMessageBytes-messageHeadroom))
-	if err != nil {
+	if errors.Is(err, dataset.ErrBatchTooLarge) {
+		return fmt.Errorf("flight: %s: %w", name, splitTooLarge(err, c.opts.MaxMessageBytes, "put it with --max-message-bytes", "flight.ClientOptions.MaxMessageBytes"))
+	} else if err != nil {
 		return err // dataset's error names the tensor
 	}
 	defer func() {

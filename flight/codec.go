@@ -184,13 +184,20 @@ func (w *frameWriter) free() {
 // each message's metadata and gives its body buffers, which are copied once, from the record
 // (a mapped file's, on the handler's goroutine, under Guard) into frame buffers, and sent as
 // they are. appMetadata, when set, goes with the next record batch message sent (a batches
-// stream's cursor), and is cleared then.
+// stream's cursor), and is cleared then. check, when set (setCheck), is asked once a
+// message's body is copied into its frames and before it is sent: an error from it (the file
+// the body was copied from changed) fails the stream with that message unsent, so that no
+// message holds bytes of a version after the one the stream began with.
 type payloadSender struct {
 	stream      grpc.ServerStream
 	appMetadata []byte
 	call        *call // of stream, for its access record; found at the first message
 	found       bool
+	check       func() error
 }
+
+// setCheck has the messages sent from now on checked by check (nil: none).
+func (s *payloadSender) setCheck(check func() error) { s.check = check }
 
 func (s *payloadSender) Start() error { return nil }
 
@@ -207,6 +214,11 @@ func (s *payloadSender) WritePayload(p arrowipc.Payload) error {
 	defer fd.body.free() // what Marshal did not hand to gRPC
 	if err := p.SerializeBody(&fd.body); err != nil {
 		return err
+	}
+	if s.check != nil && fd.body.size > 0 { // copied: what is sent is what the check vouches for
+		if err := s.check(); err != nil {
+			return err
+		}
 	}
 	if !s.found {
 		s.call, s.found = callOf(s.stream.Context()), true

@@ -9,9 +9,52 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/ndarrow/ndarrow/dataset"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/table"
 )
+
+// tooLargeForMessage is a row or a dictionary larger than a message of the limit holds, and the
+// option that raises the limit: it wraps the *dataset.TooLargeError (ErrBatchTooLarge).
+type tooLargeForMessage struct {
+	err    *dataset.TooLargeError
+	limit  int    // the message limit, framing included
+	raise  string // what raises it: "serve it with --max-message-bytes"
+	option string // the option in Go: "flight.Options.MaxMessageBytes"
+}
+
+func (e *tooLargeForMessage) Error() string {
+	need := (e.err.Bytes + messageHeadroom + minMessageBytes - 1) / minMessageBytes * minMessageBytes
+	alone := "a row goes whole in one message"
+	if e.err.Row < 0 {
+		alone = "a dictionary goes whole in a message of its own"
+	}
+	return fmt.Sprintf("%s holds %d bytes, more than a message of the %d-byte limit holds (%d, the rest is framing; %s): %s %d or more (%s)",
+		e.err.What(), e.err.Bytes, e.limit, e.limit-messageHeadroom, alone, e.raise, need, e.option)
+}
+
+// Unwrap returns the dataset's error.
+func (e *tooLargeForMessage) Unwrap() error { return e.err }
+
+// splitTooLarge returns err, an error of splitting a record into messages of limit bytes,
+// saying what raises the limit (raise, and option in Go) when what did not fit is a row or a
+// dictionary; err itself otherwise.
+func splitTooLarge(err error, limit int, raise, option string) error {
+	var tl *dataset.TooLargeError
+	if errors.As(err, &tl) {
+		return &tooLargeForMessage{err: tl, limit: limit, raise: raise, option: option}
+	}
+	return err
+}
+
+// ofFlight returns err prefixed "flight: NAME: ", unless its text begins so already (a
+// server's error about the flight, passed on): the flight named once.
+func ofFlight(name string, err error) error {
+	if strings.HasPrefix(err.Error(), "flight: "+name+": ") {
+		return err
+	}
+	return fmt.Errorf("flight: %s: %w", name, err)
+}
 
 // ErrUnauthenticated is returned by a Client when the server refused its credentials.
 var ErrUnauthenticated = errors.New("flight: unauthenticated")

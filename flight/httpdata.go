@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -278,6 +279,12 @@ func oneLine(msg string) string {
 // status — where net/http would cut the connection and the client learn nothing. Small
 // buffers, and every buffer over TLS, are copied into a chunk first, by a copy a fault stops
 // before anything of the chunk is written.
+//
+// check, when set (setCheck), is asked before the last byte of each message's body is
+// written: the rest of the body is written (straight from the mapping) and that byte copied
+// first, so that a message read from a file that changed meanwhile is never whole on the wire —
+// the stream ends one byte short of it, which no Arrow reader takes as a stream's end (a body
+// is read whole, its length said by its metadata), and the trailer says why.
 type streamWriter struct {
 	srv     *Server
 	w       http.ResponseWriter
@@ -290,7 +297,11 @@ type streamWriter struct {
 	inChunk bool         // a chunk is begun and not completed: the response cannot end well
 	sent    atomic.Int64 // the bytes of the stream written to the connection
 	rows    int64        // the rows of the record batches written
+	check   func() error
 }
+
+// setCheck has the messages written from now on checked by check (nil: none).
+func (s *streamWriter) setCheck(check func() error) { s.check = check }
 
 // directWrite is the size from which a plaintext buffer is written straight to the socket.
 const directWrite = 64 << 10
@@ -425,18 +436,64 @@ func (s *streamWriter) writeCopied(p []byte) (int, error) {
 	return done, nil
 }
 
-// WritePayload writes one message.
+// WritePayload writes one message: its body's last byte only once check says its file is
+// unchanged.
 func (s *streamWriter) WritePayload(p arrowipc.Payload) error {
 	meta := p.Meta()
 	defer meta.Release()
 	if err := ipc.WriteMessageMetadata(s, meta.Bytes()); err != nil {
 		return err
 	}
-	if err := p.SerializeBody(s); err != nil {
+	if err := s.writeBody(p); err != nil {
 		return err
 	}
 	s.rows += recordBatchRows(meta.Bytes())
 	return nil
+}
+
+// writeBody writes p's body; with a check, all but its last byte, then the check, then the
+// last byte, so that a message of a file's bytes is whole only once found unchanged.
+func (s *streamWriter) writeBody(p arrowipc.Payload) error {
+	if s.check == nil {
+		return p.SerializeBody(s)
+	}
+	body := &heldBack{w: s}
+	if err := p.SerializeBody(body); err != nil {
+		return err
+	}
+	if !body.holds {
+		return nil // no body: nothing of a file
+	}
+	if err := s.check(); err != nil {
+		return err // the message one byte short: never taken as whole
+	}
+	_, err := s.Write(body.last[:])
+	return err
+}
+
+// heldBack writes what it is given but its last byte, which it copies and holds.
+type heldBack struct {
+	w     io.Writer
+	last  [1]byte
+	holds bool // last holds a byte not yet written
+}
+
+func (h *heldBack) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if h.holds {
+		if _, err := h.w.Write(h.last[:]); err != nil {
+			return 0, err
+		}
+		h.holds = false
+	}
+	memcopy.Copy(h.last[:], p[len(p)-1:]) // read now, before the check (a fault panics here)
+	if _, err := h.w.Write(p[:len(p)-1]); err != nil {
+		return 0, err
+	}
+	h.holds = true
+	return len(p), nil
 }
 
 // Close writes the end-of-stream marker.

@@ -199,7 +199,8 @@ func TestServedDirectoryFollowsItsFiles(t *testing.T) {
 		require.NoError(t, os.Truncate(x, 1_000_000))
 		err = collect(held.Recv)
 		require.Equal(t, codes.DataLoss, status.Code(err), "%v", err)
-		require.Contains(t, status.Convert(err).Message(), "x.npy: file changed while being read")
+		// the fault of a page past the end, or the message's check of the file before it is sent
+		require.Regexp(t, `^x\.npy: (x: )?file changed while being read`, status.Convert(err).Message())
 		require.NotContains(t, err.Error(), dir)
 		dataLoss.Add(1)
 		wait("truncated")

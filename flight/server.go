@@ -813,11 +813,26 @@ func (s *Server) streamEntry(ctx context.Context, e *entry, pw arrowipc.PayloadW
 	return err
 }
 
+// checkedSender is a payload writer that asks a check, once it has a message's body in hand
+// and before the message can be taken as sent whole, whether the file the body comes from is
+// unchanged, and fails the stream when it is not (payloadSender, streamWriter).
+type checkedSender interface {
+	setCheck(check func() error)
+}
+
 // sendEntry writes the stream of the tensor of e to pw: DoGet's FlightData, or the data
-// endpoint's Arrow IPC stream. A Source's files are checked (CheckUnchanged) once every chunk
-// is written and before the stream's end (the data endpoint's end-of-stream marker), so that
-// a stream whose file was modified in place under it never ends as whole.
+// endpoint's Arrow IPC stream. Each message of a file's bytes is checked against the file
+// when pw is a checkedSender — the files of the chunk it comes from (dataset.CheckChunks: an
+// fstat each), once the message is copied and before it is sent — so that no message of a
+// version after the one the stream began with is sent; and a Source's files are checked
+// (CheckUnchanged) once every chunk is written and before the stream's end (the data
+// endpoint's end-of-stream marker), so that a stream whose file was modified in place under
+// it never ends as whole.
 func (s *Server) sendEntry(ctx context.Context, e *entry, pw arrowipc.PayloadWriter) (err error) {
+	setCheck := func(func() error) {}
+	if cs, ok := pw.(checkedSender); ok && (e.source != nil || e.columns != nil) {
+		setCheck = cs.setCheck
+	}
 	gate := &abandonable{PayloadWriter: pw}
 	w := arrowipc.NewWriterWithPayloadWriter(gate, arrowipc.WithSchema(e.schema), arrowipc.WithAllocator(s.opts.Allocator))
 	defer func() {
@@ -826,13 +841,14 @@ func (s *Server) sendEntry(ctx context.Context, e *entry, pw arrowipc.PayloadWri
 		}
 	}()
 	if e.record != nil { // its Source, when it has one, is its file's: the record views it
+		setCheck(e.checkUnchanged)
 		if err := s.send(ctx, w, e.schema, e.record); err != nil {
 			return err
 		}
 		return s.closeWhole(w, e)
 	}
 	if e.columns != nil { // a table's columns, read chunk by chunk in lockstep
-		return s.sendTable(ctx, e, w)
+		return s.sendTable(ctx, e, w, setCheck)
 	}
 	// Each chunk is decoded (as the iteration reaches it) under its share of the memory
 	// budget, reserved before and given back once it is sent.
@@ -857,6 +873,8 @@ func (s *Server) sendEntry(ctx context.Context, e *entry, pw arrowipc.PayloadWri
 		if err != nil {
 			return fmt.Errorf("flight: %s: chunk %d: %w", e.source.Name, chunk, err)
 		}
+		srcs, i := []*dataset.Source{e.source}, chunk
+		setCheck(func() error { return dataset.CheckChunks(srcs, i) })
 		err = s.send(ctx, w, e.schema, rec)
 		rec.Release()
 		if err != nil {
@@ -897,7 +915,7 @@ func (s *Server) fileStatus(e *entry, method string, err error) error {
 		msg = strings.ReplaceAll(msg, fe.Path, relativePath(e.root, fe.Path))
 	}
 	if errors.Is(err, dataset.ErrFileChanged) {
-		return status.Error(codes.DataLoss, msg)
+		return status.Error(codes.DataLoss, msg+s.store.rescanHint(e))
 	}
 	st := status.Convert(statusOf(err))
 	return status.Error(st.Code(), msg)
@@ -931,7 +949,7 @@ func (s *Server) sendPieces(ctx context.Context, w *arrowipc.Writer, schema *arr
 	defer rec.Release()
 	batches, err := dataset.SplitRecord(rec, int64(s.opts.MaxMessageBytes-messageHeadroom))
 	if err != nil {
-		return statusOf(err)
+		return statusOf(splitTooLarge(err, s.opts.MaxMessageBytes, "serve it with --max-message-bytes", "flight.Options.MaxMessageBytes"))
 	}
 	defer func() {
 		for _, b := range batches {

@@ -54,7 +54,8 @@ type Store struct {
 	poll           atomic.Int64 // SetPollInterval's, nanoseconds
 	shareK         int          // SetShare's: this store serves share shareK of shareN of each tensor
 	shareN         int
-	skipUnreadable bool // SetSkipUnreadable's
+	skipUnreadable bool         // SetSkipUnreadable's
+	watching       atomic.Int32 // the Watch calls following the directories
 }
 
 // servedDir is a directory AddDir added: its last scan and the problems already reported.
@@ -353,10 +354,17 @@ func (s *Store) AddDir(dir string, lim limits.Limits) ([]string, error) {
 // changed (a file replaced, rewritten, a part added or removed) and disappeared, sorted.
 type Changes struct {
 	Added, Changed, Removed []string
+	// Gone are the files the tensors were made of that none is now, other than those that
+	// cannot be read (which the Rescan's error names): removed or renamed away, so that a
+	// table of parts is served without them, fewer rows. Paths as AddDir's walk finds them,
+	// sorted.
+	Gone []string
 }
 
 // Empty reports whether nothing changed.
-func (c Changes) Empty() bool { return len(c.Added)+len(c.Changed)+len(c.Removed) == 0 }
+func (c Changes) Empty() bool {
+	return len(c.Added)+len(c.Changed)+len(c.Removed)+len(c.Gone) == 0
+}
 
 // Rescan brings the tensors of every directory added with AddDir up to date with their files:
 // a file that appeared is served, one replaced or modified is served from its new contents,
@@ -387,6 +395,7 @@ func (s *Store) Rescan() (Changes, error) {
 		all.Added = append(all.Added, c.Added...)
 		all.Changed = append(all.Changed, c.Changed...)
 		all.Removed = append(all.Removed, c.Removed...)
+		all.Gone = append(all.Gone, c.Gone...)
 		errs = append(errs, e...)
 	}
 	return all, errors.Join(errs...)
@@ -410,6 +419,10 @@ func (s *Store) apply(sd *servedDir, d *dataset.Dir) (Changes, []error) {
 		reported[err.Error()] = true
 	}
 	parts := map[string][]string{} // by table: its files left out, each "PATH: why" under sd.path
+	readable := map[string]bool{}  // the tables of which a file can be read
+	for _, src := range d.Sources {
+		readable[tableOfSource(src)] = true
+	}
 	for _, err := range d.Skipped {
 		var sf *dataset.SkippedFile
 		if !errors.As(err, &sf) {
@@ -417,9 +430,12 @@ func (s *Store) apply(sd *servedDir, d *dataset.Dir) (Changes, []error) {
 			continue
 		}
 		parts[sf.Table] = append(parts[sf.Table], underDir(sd.path, sf.Error()))
-		if s.skipUnreadable {
+		switch {
+		case !readable[sf.Table]: // no rest to serve, --skip-unreadable or not
+			problem(fmt.Errorf("%w: the table %s is not served: no file of it can be read", err, sf.Table))
+		case s.skipUnreadable:
 			problem(fmt.Errorf("%w: the table %s is served without it", err, sf.Table))
-		} else {
+		default:
 			problem(fmt.Errorf("%w: the table %s is not served (serve --skip-unreadable serves the rest)", err, sf.Table))
 		}
 	}
@@ -459,6 +475,7 @@ func (s *Store) apply(sd *servedDir, d *dataset.Dir) (Changes, []error) {
 	if s.shareN <= 1 { // a share's tables are served as their columns only
 		s.applyTables(sd, d, current, next, &changes, parts, problem)
 	}
+	changes.Gone = goneFiles(sd.path, current, next, d.Skipped)
 	if s.skipUnreadable {
 		parts = nil // served without them, each entry naming its own
 	}
@@ -498,6 +515,40 @@ func (s *Store) apply(sd *servedDir, d *dataset.Dir) (Changes, []error) {
 	slices.Sort(changes.Changed)
 	slices.Sort(changes.Removed)
 	return changes, errs
+}
+
+// goneFiles returns the files the entries of the directory root in current were made of that
+// none of next is, other than the files skipped (unreadable: named otherwise), sorted.
+func goneFiles(root string, current, next map[string]*entry, skipped []error) []string {
+	was, now := map[string]bool{}, map[string]bool{}
+	for _, e := range current {
+		if e.root == root && e.source != nil {
+			for _, f := range e.source.Files() {
+				was[f] = true
+			}
+		}
+	}
+	for _, e := range next {
+		if e.source != nil {
+			for _, f := range e.source.Files() {
+				now[f] = true
+			}
+		}
+	}
+	for _, err := range skipped {
+		var sf *dataset.SkippedFile
+		if errors.As(err, &sf) {
+			now[sf.Path] = true
+		}
+	}
+	var gone []string
+	for f := range was {
+		if !now[f] {
+			gone = append(gone, f)
+		}
+	}
+	slices.Sort(gone)
+	return gone
 }
 
 // applyTables adds to next, the entries of the scan d of sd, those of its tables of two
@@ -604,7 +655,7 @@ func (s *Store) get(name string) (*entry, error) {
 	}
 	if len(e.meta.Unreadable) > 0 {
 		e.release()
-		return nil, unreadableFlight(name, e.meta.Unreadable)
+		return nil, unreadableFlight(name, e.meta.Unreadable, true)
 	}
 	return e, nil
 }
@@ -620,8 +671,8 @@ func (s *Store) lookup(name string) (*entry, error) {
 		e, ok = s.fromDir[name]
 	}
 	if !ok {
-		if parts := s.unreadableOf(name); parts != nil {
-			return nil, unreadableFlight(name, parts)
+		if table, parts := s.unreadableOf(name); parts != nil {
+			return nil, unreadableFlight(name, parts, s.servesOf(table))
 		}
 		return nil, fmt.Errorf("%w: %q", ErrNotFound, name)
 	}
@@ -629,19 +680,33 @@ func (s *Store) lookup(name string) (*entry, error) {
 	return e, nil
 }
 
-// unreadableOf returns the files that cannot be read of the table the flight name is of (the
-// table, or TABLE.COLUMN), nil when its table has none. The caller holds mu.
-func (s *Store) unreadableOf(name string) []string {
+// unreadableOf returns the table the flight name is of (the table, or TABLE.COLUMN) and its
+// files that cannot be read, nil when its table has none. The caller holds mu.
+func (s *Store) unreadableOf(name string) (string, []string) {
 	var out []string
-	best := -1
+	of, best := "", -1
 	for _, tables := range s.unreadable {
 		for table, parts := range tables {
 			if (name == table || strings.HasPrefix(name, table+".")) && len(table) > best {
-				out, best = parts, len(table)
+				of, out, best = table, parts, len(table)
 			}
 		}
 	}
-	return out
+	return of, out
+}
+
+// servesOf reports whether a directory's entry serves the table or one of its columns: a
+// file of it could be read. The caller holds mu.
+func (s *Store) servesOf(table string) bool {
+	if s.fromDir[table] != nil {
+		return true
+	}
+	for name := range s.fromDir {
+		if strings.HasPrefix(name, table+".") {
+			return true
+		}
+	}
+	return false
 }
 
 // unreadableTables returns the tables with files that cannot be read that no entry serves
@@ -652,14 +717,7 @@ func (s *Store) unreadableTables() (names []string, parts map[string][]string) {
 	parts = map[string][]string{}
 	for _, tables := range s.unreadable {
 		for table, files := range tables {
-			if s.entries[table] != nil || s.fromDir[table] != nil {
-				continue
-			}
-			served := false
-			for name := range s.fromDir {
-				served = served || strings.HasPrefix(name, table+".")
-			}
-			if !served {
+			if s.entries[table] == nil && !s.servesOf(table) {
 				names, parts[table] = append(names, table), files
 			}
 		}
@@ -675,13 +733,18 @@ func (s *Store) unreadableTables() (names []string, parts map[string][]string) {
 var ErrUnreadable = dataset.ErrUnreadable
 
 // unreadableFlight returns the error of the flight name, of a table whose files parts (one
-// or more, "PATH: why" under the served directory) cannot be read.
-func unreadableFlight(name string, parts []string) error {
+// or more, "PATH: why" under the served directory) cannot be read, and which has other files
+// that can (rest: serve --skip-unreadable serves them) or none.
+func unreadableFlight(name string, parts []string, rest bool) error {
 	more := ""
 	if len(parts) > 1 {
 		more = fmt.Sprintf(" (and %d more)", len(parts)-1)
 	}
-	return fmt.Errorf("flight: %s: %w %s%s: serve --skip-unreadable serves the rest", name, ErrUnreadable, parts[0], more)
+	todo := "serve --skip-unreadable serves the rest"
+	if !rest {
+		todo = "no file of it can be read"
+	}
+	return fmt.Errorf("flight: %s: %w %s%s: %s", name, ErrUnreadable, parts[0], more, todo)
 }
 
 // tableOfSource returns the name of the table a Source of a directory is a column of: its
@@ -727,8 +790,12 @@ func (e *entry) leavesOut(parts []string, skip bool) bool {
 }
 
 // underDir returns msg with the paths of the files of the served directory root given under
-// it (root/x/part-0.parquet: x/part-0.parquet): what a client may be told.
+// it (root/x/part-0.parquet: x/part-0.parquet): what a client may be told; msg itself for no
+// root (an upload's).
 func underDir(root, msg string) string {
+	if root == "" {
+		return msg
+	}
 	for _, prefix := range []string{filepath.Clean(root) + string(filepath.Separator), strings.TrimSuffix(root, "/") + "/"} {
 		msg = strings.ReplaceAll(msg, prefix, "")
 	}

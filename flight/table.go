@@ -211,8 +211,9 @@ func (e *entry) sameTable(cols []*dataset.Source) bool {
 // from the memory budget before it is read — its columns' estimates summed, as sendEntry
 // reserves one column's — and, where the record batch made of it copies more than that (the
 // strings of a dictionary-encoded column written out), that too before the copy; every
-// column's chunk must hold the same rows.
-func (s *Server) sendTable(ctx context.Context, e *entry, w *arrowipc.Writer) error {
+// column's chunk must hold the same rows. Each chunk's messages are checked against its files
+// (setCheck: dataset.CheckChunks) before they are sent.
+func (s *Server) sendTable(ctx context.Context, e *entry, w *arrowipc.Writer, setCheck func(func() error)) error {
 	name := e.columns[0].Table
 	n := e.columns[0].NumChunks()
 	costs := make([]int64, n)
@@ -226,6 +227,7 @@ func (s *Server) sendTable(ctx context.Context, e *entry, w *arrowipc.Writer) er
 		nexts[k] = next
 	}
 	for i := range n {
+		setCheck(func() error { return dataset.CheckChunks(e.columns, i) })
 		if err := s.sendTableChunk(ctx, e, w, name, i, costs[i], nexts); err != nil {
 			return err
 		}

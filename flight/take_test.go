@@ -596,3 +596,64 @@ func TestTakeAboveAMessageLimit(t *testing.T) {
 		assert.EqualValues(t, len(rows), got[0].Rows())
 	})
 }
+
+// TestTakeOfALargeDictionary: a take of rows of a dictionary-encoded column of an Arrow IPC
+// file sends, within a message limit of 64 KiB, the rows and a dictionary of the values they
+// hold — not the file's 200,000 — and a take whose rows hold a dictionary larger than a
+// message fails saying it is the dictionary, not a row, the limit the server was given, and
+// the serve option and value that raise it. Within that, the same take answers.
+func TestTakeOfALargeDictionary(t *testing.T) {
+	ctx := t.Context()
+	const n = 200_000
+	values := make([]string, n)
+	for i := range values {
+		values[i] = fmt.Sprintf("category-%022d", i) // 31 bytes: a dictionary of 6.2 MB
+	}
+	dictType := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+	dir := t.TempDir()
+	require.NoError(t, dataset.Save(filepath.Join(dir, "big.arrow"), []dataset.Tensor{
+		{Name: "big.label", Column: "label", Dense: ndarray.Must(ndarray.Arange[int64](0, n, 1))},
+		{Name: "big.cat", Column: "cat", Dense: ndarray.Must(ndarray.FromSlice(values, n)), Dictionary: &dataset.Dictionary{Type: dictType, Values: values}},
+	}, dataset.WriteOptions{}))
+	many := make([]int64, 2000) // 2000 values of 31 bytes and their offsets: a dictionary of 70,004 bytes
+	for i := range many {
+		many[i] = int64(i * 97)
+	}
+	for _, tc := range []struct {
+		name  string
+		limit int
+		rows  []int64
+		fails string
+	}{
+		{"two rows", 64 << 10, []int64{0, 1}, ""},
+		{"rows whose dictionary is larger than a message", 64 << 10, many,
+			"column cat's dictionary holds 70004 bytes, more than a message of the 65536-byte limit holds (49152, the rest is framing; a dictionary goes whole in a message of its own): serve it with --max-message-bytes 131072 or more (flight.Options.MaxMessageBytes)"},
+		{"the same rows, the limit raised as said", 128 << 10, many, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := serve(t, Options{MaxMessageBytes: tc.limit}, "grpc")
+			_, err := s.store.AddDir(dir, limits.Limits{})
+			require.NoError(t, err)
+			got, err := dial(t, s.uri, ClientOptions{}).Take(ctx, "big", tc.rows, nil)
+			if tc.fails != "" {
+				require.Equal(t, codes.FailedPrecondition, status.Code(err), "%v", err)
+				assert.Contains(t, err.Error(), "flight: big: ")
+				assert.Contains(t, err.Error(), tc.fails)
+				assert.NotContains(t, err.Error(), "one row exceeds")
+				return
+			}
+			require.NoError(t, err)
+			require.Len(t, got, 2)
+			cat := got[1]
+			require.Equal(t, "cat", cat.Column)
+			require.NotNil(t, cat.Dictionary, "still a dictionary")
+			assert.Len(t, cat.Dictionary.Values, len(tc.rows), "the values the rows hold alone")
+			want := make([]string, len(tc.rows))
+			for i, r := range tc.rows {
+				want[i] = values[r]
+			}
+			assert.Equal(t, want, must(dataset.DenseOf[string](cat)).Data())
+			assert.Equal(t, tc.rows, must(dataset.DenseOf[int64](got[0])).Data())
+		})
+	}
+}

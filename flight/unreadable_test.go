@@ -20,6 +20,9 @@ import (
 	"github.com/ndarrow/ndarrow/table"
 )
 
+// rest is what a refusal of a table some of whose files can be read says to do.
+const rest = "serve --skip-unreadable serves the rest"
+
 // servedPartRows is the rows of each part writeServedParts writes.
 const servedPartRows = 100
 
@@ -75,8 +78,9 @@ func cutShort(t *testing.T, path string) {
 
 // requireRefused checks that every way a client asks for the flight name — its FlightInfo,
 // its stream, rows, mini-batches — fails with FailedPrecondition naming the part under the
-// served directory (ErrUnreadable on the client), and never the server's path.
-func requireRefused(t *testing.T, c *Client, dir, name, part string) {
+// served directory (ErrUnreadable on the client) and what to do, todo, and never the
+// server's path.
+func requireRefused(t *testing.T, c *Client, dir, name, part, todo string) {
 	t.Helper()
 	ctx := context.Background()
 	_, infoErr := c.Info(ctx, name)
@@ -91,7 +95,7 @@ func requireRefused(t *testing.T, c *Client, dir, name, part string) {
 		require.ErrorIs(t, err, ErrUnreadable, "%s %s", what, name)
 		assert.Equal(t, codes.FailedPrecondition, status.Code(err), "%s %s", what, name)
 		assert.Contains(t, err.Error(), "unreadable part "+part+": ", "%s %s", what, name)
-		assert.Contains(t, err.Error(), "serve --skip-unreadable serves the rest", "%s %s", what, name)
+		assert.True(t, strings.HasSuffix(err.Error(), ": "+todo), "%s %s: %v", what, name, err)
 		assert.NotContains(t, err.Error(), dir, "%s %s: the server's path stays on the server", what, name)
 	}
 }
@@ -134,7 +138,7 @@ func TestServedTableWithAnUnreadablePart(t *testing.T) {
 					assert.Contains(t, listed[name].Unreadable[0], part+": ", name)
 					assert.Equal(t, int64(-1), listed[name].Rows, "%s: not served, so no rows", name)
 					assert.Empty(t, listed[name].Skipped, name)
-					requireRefused(t, c, dir, name, part)
+					requireRefused(t, c, dir, name, part, rest)
 				}
 				assert.Empty(t, listed["other"].Unreadable)
 				return
@@ -191,8 +195,8 @@ func TestRescanFindsAPartUnreadable(t *testing.T) {
 				assert.NotEqual(t, whole.Version, info.Version)
 				assert.Equal(t, rowsOfParts(0, 2, 3), scoresOf(t, c))
 			} else {
-				requireRefused(t, c, dir, "train", "train/part-1.parquet")
-				requireRefused(t, c, dir, "train.score", "train/part-1.parquet")
+				requireRefused(t, c, dir, "train", "train/part-1.parquet", rest)
+				requireRefused(t, c, dir, "train.score", "train/part-1.parquet", rest)
 			}
 
 			writeUserParquetFrom(t, paths[1], servedPartRows, servedPartRows, 50) // whole again
@@ -229,8 +233,8 @@ func TestTableOfNoReadableFileIsListed(t *testing.T) {
 		require.NoError(t, dataset.Save(filepath.Join(dir, name), labels, dataset.WriteOptions{}))
 	}
 	s := serve(t, Options{}, "grpc")
-	_, err := s.store.AddDir(dir, limits.Limits{})
-	require.ErrorIs(t, err, dataset.ErrUnreadable)
+	_, added := s.store.AddDir(dir, limits.Limits{})
+	require.ErrorIs(t, added, dataset.ErrUnreadable)
 	c := dial(t, s.uri, ClientOptions{})
 	infos, err := c.List(context.Background())
 	require.NoError(t, err)
@@ -243,7 +247,53 @@ func TestTableOfNoReadableFileIsListed(t *testing.T) {
 	}
 	assert.Equal(t, []string{"lone", "t"}, names)
 	assert.Len(t, infos[1].Unreadable, 2, "t.arrow and t.parquet")
-	requireRefused(t, c, dir, "lone.label", "lone.parquet")
-	requireRefused(t, c, dir, "t", "t.arrow")
+	requireRefused(t, c, dir, "lone.label", "lone.parquet", "no file of it can be read") // no rest to serve
+	requireRefused(t, c, dir, "t", "t.arrow", "no file of it can be read")
+	assert.Contains(t, added.Error(), "t.arrow: t.parquet beside it: files whose names differ only in their extension: neither is read (rename or move one): the table t is not served: no file of it can be read")
+	assert.NotContains(t, added.Error(), "serves the rest", "there is no rest: %v", added)
 	assert.True(t, slices.ContainsFunc(infos[1].Unreadable, func(s string) bool { return strings.HasPrefix(s, "t.parquet: t.arrow beside it") }))
+}
+
+// TestRescanNamesTheFilesGone: a Rescan after a part of a served table is removed names the
+// part in Changes.Gone (the table is served smaller: never in silence), and the table as
+// changed; a part replaced by a rename, or cut short (an unreadable part, which the Rescan's
+// error names), is not gone.
+func TestRescanNamesTheFilesGone(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(t *testing.T, paths []string)
+		gone   []int // the parts gone
+	}{
+		{"a part removed", func(t *testing.T, paths []string) { require.NoError(t, os.Remove(paths[1])) }, []int{1}},
+		{"two parts removed", func(t *testing.T, paths []string) {
+			require.NoError(t, os.Remove(paths[0]))
+			require.NoError(t, os.Remove(paths[2]))
+		}, []int{0, 2}},
+		{"a part renamed away", func(t *testing.T, paths []string) {
+			require.NoError(t, os.Rename(paths[2], filepath.Join(filepath.Dir(paths[2]), ".hidden")))
+		}, []int{2}},
+		{"a part replaced by a rename", func(t *testing.T, paths []string) {
+			tmp := filepath.Join(t.TempDir(), "p.parquet")
+			writeUserParquetFrom(t, tmp, 0, servedPartRows, 50)
+			require.NoError(t, os.Rename(tmp, paths[1]))
+		}, nil},
+		{"a part cut short", func(t *testing.T, paths []string) { cutShort(t, paths[1]) }, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			paths := writeServedParts(t, dir, 3)
+			s := serve(t, Options{}, "grpc")
+			s.store.SetSkipUnreadable(true)
+			_, err := s.store.AddDir(dir, limits.Limits{})
+			require.NoError(t, err)
+			tc.change(t, paths)
+			changes, _ := s.store.Rescan()
+			var want []string
+			for _, i := range tc.gone {
+				want = append(want, paths[i])
+			}
+			assert.Equal(t, want, changes.Gone)
+			assert.Contains(t, changes.Changed, "train", "served anew")
+		})
+	}
 }

@@ -66,6 +66,8 @@ func (s *Store) Watch(ctx context.Context, report func(Changes, error)) error {
 			return fmt.Errorf("flight: watching %w", err)
 		}
 	}
+	s.watching.Add(1)
+	defer s.watching.Add(-1)
 	var (
 		timer    = time.NewTimer(time.Hour)
 		pending  bool
@@ -142,4 +144,18 @@ func watchTree(w *fsnotify.Watcher, dir string) error {
 func hidden(path string) bool {
 	base := filepath.Base(path)
 	return strings.HasPrefix(base, ".") || strings.HasPrefix(base, "_")
+}
+
+// rescanHint returns what a client told that a file of e changed under its read may do: of a
+// served directory's file, fetch again once the store has seen the change — which a Watch
+// running sees by itself, and a store not watched at a rescan (serve's SIGHUP, the "reload"
+// action); "" for a flight of no directory.
+func (s *Store) rescanHint(e *entry) string {
+	switch {
+	case e.root == "":
+		return ""
+	case s.watching.Load() > 0:
+		return " (fetch it again: the server serves the new version once it sees the change)"
+	}
+	return " (the server does not watch its directory: once the file is whole, send ndarrow serve SIGHUP or the reload action, then fetch it again)"
 }

@@ -48,9 +48,10 @@ func (t *Table) files() []dataset.Identity {
 // CheckUnchanged returns a *dataset.FileError wrapping dataset.ErrFileChanged, naming the file
 // and what differs, for the first of the table's files modified since the table was opened
 // (dataset.Source.CheckUnchanged: its size, modification time or change time differs, the
-// file mapped itself whatever its path names now), or nil. A reader that wrote out what Take
-// or Batches gave calls it once done, before it takes what it wrote as whole: what it read
-// then came from one version of every file. An object's every read is of the version listed.
+// file mapped itself whatever its path names now), or nil. Take (and so each batch of
+// Batches) asks the files it read itself; CheckUnchanged asks every file of the table, for a
+// reader that wants to know the table is still as it was opened — before it resumes, say. An
+// object's every read is of the version listed.
 func (t *Table) CheckUnchanged() error {
 	for _, src := range t.columns {
 		if err := src.CheckUnchanged(); err != nil {
@@ -480,11 +481,12 @@ func (c *Cursor) UnmarshalText(b []byte) error {
 	if len(f) == 11 {
 		files, f = f[10], f[:10]
 		if files == "" || len(files)%fingerprintLen != 0 || len(files) > fingerprintLen*maxFingerprints || strings.Trim(files, fingerprintAlphabet) != "" {
-			return fmt.Errorf("%w: %q: files %q", ErrCursor, b, files)
+			return fmt.Errorf("%w: %q: its files %q are not a cursor's: up to %d fingerprints of %d characters of %s (paste the cursor whole, as it was written)",
+				ErrCursor, b, files, maxFingerprints, fingerprintLen, "a-z and 2-7")
 		}
 	}
 	if _, err := hex.DecodeString(f[1]); err != nil {
-		return fmt.Errorf("%w: %q: version %q", ErrCursor, b, f[1])
+		return fmt.Errorf("%w: %q: its table version %q is not 16 hexadecimal digits", ErrCursor, b, f[1])
 	}
 	var n [8]int64
 	for i, s := range f[2:] {
@@ -494,16 +496,31 @@ func (c *Cursor) UnmarshalText(b []byte) error {
 			v, err = int64(u), uerr
 		}
 		if err != nil || (i != 1 && v < 0) {
-			return fmt.Errorf("%w: %q: field %d is %q", ErrCursor, b, i+2, s)
+			most := "9223372036854775807"
+			if i == 1 {
+				most = "18446744073709551615"
+			}
+			return fmt.Errorf("%w: %q: field %d, %s, is %q, not a whole number from 0 to %s", ErrCursor, b, i+2, cursorFields[i], s, most)
 		}
 		n[i] = v
 	}
-	if n[0] > 1 || n[6] > 1 || n[5] > MaxShards || CheckShard(int(n[4]), int(n[5])) != nil {
-		return fmt.Errorf("%w: %q: a field out of range", ErrCursor, b)
+	for _, i := range []int{0, 6} {
+		if n[i] > 1 {
+			return fmt.Errorf("%w: %q: field %d, %s, is %d, not 0 or 1", ErrCursor, b, i+2, cursorFields[i], n[i])
+		}
+	}
+	if n[5] > MaxShards {
+		return fmt.Errorf("%w: %q: field 7, SHARDS, is %d, more than %d", ErrCursor, b, n[5], int64(MaxShards))
+	}
+	if err := CheckShard(int(n[4]), int(n[5])); err != nil {
+		return fmt.Errorf("%w: %q: fields 6 and 7, SHARD and SHARDS: %v", ErrCursor, b, err)
 	}
 	*c = Cursor{Version: f[1], Shuffle: n[0] == 1, Seed: uint64(n[1]), Epoch: n[2], Size: n[3], Shard: int(n[4]), Shards: int(n[5]), DropLast: n[6] == 1, Next: n[7], Files: files}
 	return nil
 }
+
+// cursorFields names the numbers of a cursor's text, fields 2 to 9 (see MarshalText).
+var cursorFields = [8]string{"SHUFFLE", "SEED", "EPOCH", "SIZE", "SHARD", "SHARDS", "DROPLAST", "NEXT"}
 
 // ParseCursor returns the cursor whose text is s.
 func ParseCursor(s string) (Cursor, error) {
@@ -642,7 +659,10 @@ func (t *Table) Remaining(o BatchOptions) (batches, rows int64, err error) {
 // its rows (every column, or o.Columns), read ahead of the one in use — as many as
 // o.Readahead bytes hold (at least one), up to GOMAXPROCS of them at once. The order
 // is a pure function of the table's rows, o.Shuffle, o.Seed, o.Epoch, o.Shard and o.Shards:
-// the same options on the same table give the same batches, in any process. Options that do
+// the same options on the same table give the same batches, in any process. Each batch is
+// rows of the version of the files the table opened, as Take checks them: a file modified
+// since fails the first batch that reads it (dataset.ErrFileChanged, naming it), no batch
+// before it holding a row of the new version. Options that do
 // not hold, a cursor of other options or of a changed table (ErrTableChanged), and what Take
 // (or o.Reserve) fails with end the iteration with that error; the cursor of the epoch's last
 // batch ends it at once without one (the epoch is finished). It returns once the goroutine

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -70,6 +71,30 @@ func TestCursorText(t *testing.T) {
 	_, err = ParseCursor("c1.0123456789abcdef.1.1.3.256.1.4.1.17.ab27")
 	require.ErrorIs(t, err, ErrCursor)
 	assert.Contains(t, err.Error(), "a cursor of an earlier ndarrow (c1), which this one does not resume: start the epoch again")
+}
+
+// TestCursorErrorsSayWhatIsWrong: a cursor's text refused names the part that is wrong and
+// what it should be.
+func TestCursorErrorsSayWhatIsWrong(t *testing.T) {
+	const head = "c2.0123456789abcdef.1.1.3.256.1.4.1"
+	for _, tc := range []struct {
+		text, says string
+	}{
+		{head + ".-1", "field 9, NEXT, is \"-1\", not a whole number from 0 to 9223372036854775807"},
+		{"c2.0123456789abcdef.1.x.3.256.1.4.1.17", "field 3, SEED, is \"x\", not a whole number from 0 to 18446744073709551615"},
+		{"c2.0123456789abcdef.2.1.3.256.1.4.1.17", "field 2, SHUFFLE, is 2, not 0 or 1"},
+		{"c2.0123456789abcdef.1.1.3.256.1.4.3.17", "field 8, DROPLAST, is 3, not 0 or 1"},
+		{"c2.0123456789abcdef.1.1.3.256.4.4.1.17", "fields 6 and 7, SHARD and SHARDS: "},
+		{"c2.0123456789abcdef.1.1.3.256.0.4294967296.1.17", "field 7, SHARDS, is 4294967296, more than 2147483648"},
+		{"c2.0123456789abcdeg.1.1.3.256.1.4.1.17", "its table version \"0123456789abcdeg\" is not 16 hexadecimal digits"},
+		{head + ".17.xzm", "its files \"xzm\" are not a cursor's: up to 32 fingerprints of 9 characters of a-z and 2-7 (paste the cursor whole, as it was written)"},
+	} {
+		t.Run(tc.text, func(t *testing.T) {
+			_, err := ParseCursor(tc.text)
+			require.ErrorIs(t, err, ErrCursor)
+			assert.ErrorContains(t, err, fmt.Sprintf("%q: %s", tc.text, tc.says))
+		})
+	}
 }
 
 // TestChangedSince: a cursor's fingerprints are matched to the table's files by name, and

@@ -169,3 +169,42 @@ func BenchmarkShuffledEpoch(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTakeOfAnOpenTable: takes of an open table — its files asked after each take
+// whether they changed (one fstat a file read) — of 1 and 256 random rows of a 65536 x 256
+// float32 + int64 table in one file (an Arrow IPC file, uncompressed and ZSTD Parquet), and
+// of 256 random rows of a table of 64 such parts of 1024 rows (ZSTD Parquet, each take
+// touching most parts) and of 1 row of it (one part). rows/s is reported.
+func BenchmarkTakeOfAnOpenTable(b *testing.B) {
+	const rows, width = 65536, 256
+	paths := benchTable(b, b.TempDir(), rows, width)
+	parts := filepath.Join(b.TempDir(), "parts")
+	require.NoError(b, os.MkdirAll(parts, 0o755))
+	for k := range 64 {
+		p := benchTable(b, b.TempDir(), 1024, width)[2] // table_zstd.parquet
+		require.NoError(b, os.Rename(p, filepath.Join(parts, fmt.Sprintf("part-%02d.parquet", k))))
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, c := range []struct {
+		path string
+		n    int
+	}{{paths[0], 1}, {paths[0], 256}, {paths[1], 1}, {paths[1], 256}, {paths[2], 1}, {paths[2], 256}, {parts, 1}, {parts, 256}} {
+		b.Run(fmt.Sprintf("%s/%d", filepath.Base(c.path), c.n), func(b *testing.B) {
+			t, err := table.Open(c.path, table.Options{})
+			require.NoError(b, err)
+			defer t.Release()
+			want := make([]int64, c.n)
+			for i := range want {
+				want[i] = r.Int64N(t.NumRows())
+			}
+			_, err = t.Take(context.Background(), want, nil) // the footers read, the pages cached
+			require.NoError(b, err)
+			b.ResetTimer()
+			for range b.N {
+				_, err := t.Take(context.Background(), want, nil)
+				require.NoError(b, err)
+			}
+			b.ReportMetric(float64(c.n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}

@@ -392,7 +392,13 @@ func (t *Table) Release() {
 // so does a take whose rows would copy more than the limits' MaxCopySize bytes (wrapping
 // limits.ErrExceeded). Only the fragments holding the rows are read, GOMAXPROCS at a time,
 // each file once for all the columns and only what the rows need (see dataset.ReadRowsOf).
-// ctx ends the reads under way.
+// Each file a take read is asked, once its rows are copied, whether it was modified since the
+// table was opened (one fstat a file read, of those alone): the rows are of the version the
+// table opened, or the take fails with a *dataset.FileError naming the file and what differs
+// (its size, modification time or change time: a rewrite that kept size and modification
+// time, as rsync --inplace -t leaves it, included), wrapping dataset.ErrFileChanged — never
+// rows of two versions, whether from the file or from pages a page cache kept of it. ctx ends
+// the reads under way.
 func (t *Table) Take(ctx context.Context, rows []int64, columns []string) (*dataset.Table, error) {
 	cols, err := t.pick(columns)
 	if err != nil {

@@ -159,7 +159,7 @@ func batches(ctx context.Context, in, out string, open table.Options, cursors st
 	inputLoaded(in)
 	err = writeBatches(ctx, out, cursors, t.Batches(ctx, o), stdout, func() ([]dataset.Tensor, error) {
 		if o.After == nil || left > 0 {
-			return nil, fmt.Errorf("%s: no batch to write (%d rows, batches of %d)", in, t.NumRows(), o.Size)
+			return nil, noBatchError(in, t.NumRows(), o)
 		}
 		none, err := t.Take(ctx, []int64{}, o.Columns) // the columns, of no row: the stream's schema
 		if err != nil {
@@ -359,4 +359,31 @@ func (b budgetSize) Set(s string) error {
 	}
 	*b.v = int64(n)
 	return nil
+}
+
+// noBatchError is the error of batches, or get --batch-size, that have no batch to write of
+// the table what (of rows rows; -1 when not known) as o asks: why, and what to change — an
+// empty table, a shard of no row (more shards than rows), or one whose rows --drop-last
+// leaves out (fewer than a batch).
+func noBatchError(what string, rows int64, o table.BatchOptions) error {
+	shards := int64(max(o.Shards, 1))
+	shard := fmt.Sprintf("shard %d of %d", o.Shard, shards)
+	switch {
+	case rows < 0:
+		return fmt.Errorf("%s: no batch to write (batches of %d)", what, o.Size)
+	case rows == 0:
+		return fmt.Errorf("%s: no batch to write: the table has no rows", what)
+	case o.DropLast && rows < shards:
+		return fmt.Errorf("%s: no batch to write: --drop-last evens the shards to %d rows each (%d rows among %d shards): give at most %d shards, or leave out --drop-last",
+			what, rows/shards, rows, shards, rows)
+	case o.DropLast && rows/shards < o.Size && shards > 1:
+		return fmt.Errorf("%s: no batch to write: %s evened by --drop-last holds %d of the %d rows, fewer than a batch of %d, and --drop-last leaves a short batch out: give --batch-size %d or less, fewer shards, or leave out --drop-last",
+			what, shard, rows/shards, rows, o.Size, rows/shards)
+	case o.DropLast && rows < o.Size:
+		return fmt.Errorf("%s: no batch to write: %d rows, fewer than a batch of %d, and --drop-last leaves a short batch out: give --batch-size %d or less, or leave out --drop-last",
+			what, rows, o.Size, rows)
+	case rows < shards && int64(o.Shard) >= rows%shards:
+		return fmt.Errorf("%s: no batch to write: %s holds no row of the %d: give at most %d shards", what, shard, rows, rows)
+	}
+	return fmt.Errorf("%s: no batch to write (%d rows, batches of %d)", what, rows, o.Size)
 }

@@ -179,9 +179,14 @@ func convert(ctx context.Context, to, pick, in, out string, read readOptions, op
 				return err
 			}
 		}
-		w, done := withProgress(w, stderr, out, total) // the output's bytes, against the values' (compression ends early)
+		w, flush := checkedAsWritten(out, stdout, w, f.check) // to a pipe: each MiB copied, checked, then written
+		w, done := withProgress(w, stderr, out, total)        // the output's bytes, against the values' (compression ends early)
 		defer done()
-		return f.checked(write(format, w, tensors, opts.forOutput(out))) // before OUT is renamed into place
+		err := write(format, w, tensors, opts.forOutput(out))
+		if err == nil {
+			err = flush()
+		}
+		return f.checked(err) // before OUT is renamed into place
 	})
 	if err == nil && pick == "" {
 		for _, l := range f.leftOut {
@@ -212,32 +217,23 @@ func convertParquetStream(ctx context.Context, in, out string, stdout, stderr io
 	defer s.Close()
 	inputLoaded(in)
 	return true, writeOutput(ctx, out, stdout, func(w io.Writer) error {
+		// To a pipe, FIFO or socket, the pages are copied a MiB at a time and written once
+		// the file is found unchanged (checkedAsWritten); to a regular file, from the pages,
+		// checked before it is renamed into place; to /dev/null, never read.
+		w, flush := checkedAsWritten(out, stdout, w, s.CheckUnchanged)
 		w, finish := withProgress(w, stderr, out, st.Size())
 		defer finish()
 		// An output that reads what it is given has the file's pages mapped in ahead; one
 		// that discards it (/dev/null, a character device) never reads them.
 		err := s.Write(w, parquet.StreamOptions{Populate: !discards(out, stdout)})
+		if err == nil {
+			err = flush()
+		}
 		if cerr := s.CheckUnchanged(); cerr != nil { // the pages written were of one version of the file, or it fails
 			return cerr
 		}
 		return err
 	})
-}
-
-// discards reports whether output out ("-": stdout) is a character device, such as /dev/null:
-// what it is given may never be read.
-func discards(out string, stdout io.Writer) bool {
-	var st os.FileInfo
-	var err error
-	switch f, isFile := stdout.(*os.File); {
-	case out != "-":
-		st, err = os.Stat(out)
-	case isFile:
-		st, err = f.Stat()
-	default:
-		return false
-	}
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // filled returns tensors with the null rows of each given value (dataset.Tensor.Filled), or
@@ -492,5 +488,9 @@ func write(to string, w io.Writer, tensors []tensor, opts writeOptions) error {
 	if opts.dense {
 		return maxDenseError(err, opts.maxDense, "write it dense", ", or leave out --dense to keep it sparse")
 	}
-	return maxDenseError(err, opts.maxDense, "write it dense", ", or write .arrow, .arrows, .parquet or .tensor, which keep it sparse")
+	keeps := ".arrow, .arrows, .parquet or .tensor"
+	if e := (*limits.ExceededError)(nil); errors.As(err, &e) && e.Needs > limits.Default().MaxElements {
+		keeps = ".arrow, .arrows or .parquet" // a SparseTensor message of it would not be read back
+	}
+	return maxDenseError(err, opts.maxDense, "write it dense", ", or write "+keeps+", which keep it sparse")
 }

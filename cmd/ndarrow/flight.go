@@ -330,9 +330,12 @@ func followDir(ctx context.Context, store *flight.Store, watch, skipUnreadable b
 	report := func(c flight.Changes, err error) {
 		mu.Lock()
 		defer mu.Unlock()
-		if !c.Empty() {
+		if len(c.Added)+len(c.Changed)+len(c.Removed) > 0 {
 			fmt.Fprintf(stdout, "%s changed:%s%s%s\n", strings.Join(store.Dirs(), ", "),
 				changeList(" added", c.Added), changeList(" changed", c.Changed), changeList(" removed", c.Removed))
+		}
+		for _, f := range c.Gone { // a table of parts served smaller: never in silence
+			fmt.Fprintf(stderr, "ndarrow serve: gone: %s: what was made of it is served without it\n", f)
 		}
 		reportSkipped(stderr, err, skipUnreadable)
 	}
@@ -494,13 +497,17 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			for _, f := range i.Skipped {
 				if !told[f] {
 					told[f] = true
-					fmt.Fprintf(stderr, "ndarrow ls: %s: served without %s\n", i.Name, f)
+					reportServedWithout(stderr, "ls", i.Name, []string{f})
 				}
+			}
+			todo := "serve --skip-unreadable serves the rest"
+			if i.Kind == flight.KindTable && len(i.Columns) == 0 { // listed for its files alone
+				todo = "no file of it can be read"
 			}
 			for _, f := range i.Unreadable {
 				if !told[f] {
 					told[f] = true
-					fmt.Fprintf(stderr, "ndarrow ls: %s: not served: %s %s (serve --skip-unreadable serves the rest)\n", i.Name, dataset.ErrUnreadable, f)
+					fmt.Fprintf(stderr, "ndarrow ls: %s: not served: %s %s (%s)\n", i.Name, dataset.ErrUnreadable, f, todo)
 				}
 			}
 			if i.Kind != flight.KindTable {
@@ -636,7 +643,8 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			opts = append(opts, flight.WithProgress(bar.update))
 		}
 		var received string
-		opts = append(opts, flight.WithVersion(func(v string) { received = v }))
+		var fetched flight.Info
+		opts = append(opts, flight.WithVersion(func(v string) { received = v }), flight.WithInfo(func(i flight.Info) { fetched = i }))
 		var tensors []tensor
 		if rows != nil {
 			tensors, err = takeTensors(ctx, c, name, rows, cols, dataset.Format(format), opts)
@@ -646,6 +654,7 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return err
 		}
+		reportServedWithout(stderr, "get", name, fetched.Skipped)
 		wopts := writeOpts().forOutput(out)
 		if *pick == "" && len(cols) == 0 && dataset.HoldsSeveral(dataset.Format(format)) {
 			// the columns of the flight the stream leaves out, or ndarrow cannot read, named
@@ -695,10 +704,16 @@ func getBatches(ctx context.Context, c *flight.Client, name, out, cursors string
 	if err := checkOutput(out); err != nil {
 		return err
 	}
+	rows := int64(-1) // the table's rows, when its Info tells them
+	// An Info refused is the stream's error too: it says what is wrong.
+	if info, err := c.Info(ctx, name); err == nil {
+		reportServedWithout(stderr, "get", name, info.Skipped)
+		rows = info.Rows
+	}
 	finished := false
 	err := writeBatches(ctx, out, cursors, c.Batches(ctx, name, o), stdout, func() ([]dataset.Tensor, error) {
 		if o.After == nil {
-			return nil, fmt.Errorf("%s: no batch to write (batches of %d)", name, o.Size)
+			return nil, noBatchError(name, rows, o)
 		}
 		// None after a cursor the server took: the epoch is finished.
 		finished = true
@@ -708,6 +723,14 @@ func getBatches(ctx context.Context, c *flight.Client, name, out, cursors string
 		fmt.Fprintf(stderr, "ndarrow get: %s\n", epochFinished(name, o))
 	}
 	return err
+}
+
+// reportServedWithout names on stderr each file of the served directory the flight name is
+// served without (serve --skip-unreadable), as ls does.
+func reportServedWithout(stderr io.Writer, command, name string, skipped []string) {
+	for _, f := range skipped {
+		fmt.Fprintf(stderr, "ndarrow %s: %s: served without %s\n", command, name, f)
+	}
 }
 
 // getTensors fetches what get writes: the column pick of the flight name, or every tensor

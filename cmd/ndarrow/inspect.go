@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -81,6 +82,30 @@ func inspect(ctx context.Context, t tensor, maxDense int64, stderr io.Writer) (i
 	return line, nil
 }
 
+// withoutTablesOf returns tensors and leftOut without those of the tables of the files
+// skipped (each a *dataset.SkippedFile naming its table): a tensor or column of table T is
+// named T or T.COLUMN.
+func withoutTablesOf(skipped []error, tensors []tensor, leftOut []dataset.LeftOut) ([]tensor, []dataset.LeftOut) {
+	tables := map[string]bool{}
+	for _, err := range skipped {
+		var sf *dataset.SkippedFile
+		if errors.As(err, &sf) {
+			tables[sf.Table] = true
+		}
+	}
+	of := func(name string) bool {
+		for table := range tables {
+			if name == table || strings.HasPrefix(name, table+".") {
+				return true
+			}
+		}
+		return false
+	}
+	tensors = slices.DeleteFunc(slices.Clone(tensors), func(t tensor) bool { return of(t.Name) })
+	leftOut = slices.DeleteFunc(slices.Clone(leftOut), func(l dataset.LeftOut) bool { return of(l.Name) })
+	return tensors, leftOut
+}
+
 func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print one JSON object per tensor, and per column left out")
@@ -114,16 +139,23 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			code = exitFail
 			continue
 		}
+		withheld := false // tensors of a table not printed, a file of it unreadable
 		if f.skipUnreadable {
 			f.reportSkipped(stderr, "inspect")
-		} else {
-			for _, err := range f.skipped { // the rest inspected all the same
+		} else if len(f.skipped) > 0 {
+			// Never a smaller table: without --skip-unreadable nothing of a table a file of
+			// which cannot be read is printed; the directory's other tables are.
+			for _, err := range f.skipped {
 				fmt.Fprintf(stderr, "ndarrow inspect: %v (--skip-unreadable leaves it out)\n", err)
-				code = exitFail
 			}
+			code = exitFail
+			tensors, leftOut := withoutTablesOf(f.skipped, f.tensors, f.leftOut)
+			withheld = len(tensors)+len(leftOut) < len(f.tensors)+len(f.leftOut)
+			f.tensors, f.leftOut = tensors, leftOut
 		}
 		switch {
 		case len(f.tensors) > 0:
+		case withheld: // what there is of it is of the tables named above
 		case len(f.leftOut) > 0: // not an error: the columns are named below
 			fmt.Fprintf(stderr, "ndarrow inspect: %s: no tensors: %s\n", path, noTensorForm(f.leftOut, false))
 		case f.dir && len(f.skipped) > 0: // named above

@@ -20,9 +20,13 @@ import (
 
 // writeHugeSparse writes, at path, SciPy's .npz of a CSR float64 matrix of 3×1e12 holding two
 // values: a dense form of 3e12 elements.
-func writeHugeSparse(t *testing.T, path string) {
+func writeHugeSparse(t *testing.T, path string) { writeSparseOfColumns(t, path, 1e12) }
+
+// writeSparseOfColumns writes, at path, SciPy's .npz of a CSR float64 matrix of 3×columns
+// holding two values.
+func writeSparseOfColumns(t *testing.T, path string, columns int64) {
 	t.Helper()
-	m, err := sparse.MakeCSR(ndarray.Shape{3, 1e12}, sparse.Int64Indices([]int64{0, 1, 1, 2}), sparse.Int64Indices([]int64{5, 7}), []float64{1, 2})
+	m, err := sparse.MakeCSR(ndarray.Shape{3, columns}, sparse.Int64Indices([]int64{0, 1, 1, 2}), sparse.Int64Indices([]int64{5, 7}), []float64{1, 2})
 	require.NoError(t, err)
 	require.NoError(t, dataset.Save(path, []dataset.Tensor{{Name: "m", Sparse: m}}, dataset.WriteOptions{}))
 }
@@ -38,6 +42,8 @@ func TestErrorsSayWhatToDo(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "t.parquet")
 	writeLabelled(t, in, 100)
+	ten := filepath.Join(dir, "ten.parquet")
+	writeLabelled(t, ten, 10)
 	cursors := filepath.Join(dir, "cursors.txt")
 	code, _, stderr := runCLI("batches", "--batch-size", "16", "--shard", "0/2", "--cursors", cursors, in, filepath.Join(dir, "b.arrows"))
 	require.Equal(t, exitOK, code, stderr)
@@ -46,6 +52,8 @@ func TestErrorsSayWhatToDo(t *testing.T) {
 	cursor := strings.Fields(string(lines))[0]
 	huge := filepath.Join(dir, "m.npz")
 	writeHugeSparse(t, huge)
+	wide := filepath.Join(dir, "wide.npz") // a dense form of 3e6 elements
+	writeSparseOfColumns(t, wide, 1e6)
 	rowsDir := filepath.Join(dir, "rows.d")
 	require.NoError(t, os.Mkdir(rowsDir, 0o755))
 	badRows := filepath.Join(dir, "bad.txt")
@@ -68,12 +76,34 @@ func TestErrorsSayWhatToDo(t *testing.T) {
 			[]string{"ndarrow batches: --shard: table: shard 0 of 2147483649: a shard counts from 0 to one less than the shards, and the shards from 1 to 2147483648"}, nil},
 		{"more shards than a cursor holds, over Flight", []string{"get", "--batch-size", "16", "--shard", "0/2147483649", "grpc://127.0.0.1:1", "t", "o.arrows"}, exitUsage,
 			[]string{"ndarrow get: --shard: table: shard 0 of 2147483649", "the shards from 1 to 2147483648"}, nil},
-		{"inspect of a dense form above --max-dense", []string{"inspect", huge}, exitFail,
-			[]string{"ndarrow inspect: " + huge + ": m: ", "3000000000000 elements, above the limit of 268435456", "give --max-dense 3000000000000 to hash its dense form"}, nil},
-		{"a dense format of a dense form above --max-dense", []string{"convert", "--max-dense", "1000", huge, "o.npy"}, exitFail,
-			[]string{"above the limit of 1000", "give --max-dense 3000000000000 to write it dense, or write .arrow, .arrows, .parquet or .tensor, which keep it sparse"}, nil},
-		{"--dense of a dense form above --max-dense", []string{"convert", "--dense", huge, "o.arrow"}, exitFail,
-			[]string{"give --max-dense 3000000000000 to write it dense, or leave out --dense to keep it sparse"}, nil},
+		{"inspect of a dense form above --max-dense", []string{"inspect", "--max-dense", "1000", wide}, exitFail,
+			[]string{"ndarrow inspect: " + wide + ": wide: ", "3000000 elements, above the limit of 1000", "give --max-dense 3000000 to hash its dense form"}, nil},
+		{"inspect of a dense form too large to advise", []string{"inspect", huge}, exitFail,
+			[]string{"ndarrow inspect: " + huge + ": m: ", "3000000000000 elements, above the limit of 268435456",
+				"no --max-dense is advised to hash its dense form (inspect's sha256 is of a sparse tensor's dense values): its 3000000000000 elements are more than 4294967296"},
+			[]string{"give --max-dense"}},
+		{"a dense format of a dense form above --max-dense", []string{"convert", "--max-dense", "1000", wide, "o.npy"}, exitFail,
+			[]string{"above the limit of 1000", "give --max-dense 3000000 to write it dense, or write .arrow, .arrows, .parquet or .tensor, which keep it sparse"}, nil},
+		{"a dense format of a dense form too large to advise", []string{"convert", "--max-dense", "1000", huge, "o.npy"}, exitFail,
+			[]string{"above the limit of 1000", "no --max-dense is advised to write it dense: its 3000000000000 elements are more than 4294967296; write .arrow, .arrows or .parquet, which keep it sparse"},
+			[]string{"give --max-dense", ".tensor"}},
+		{"--dense of a dense form above --max-dense", []string{"convert", "--dense", "--max-dense", "1000", wide, "o.arrow"}, exitFail,
+			[]string{"give --max-dense 3000000 to write it dense, or leave out --dense to keep it sparse"}, nil},
+		{"--dense of a dense form too large to advise", []string{"convert", "--dense", huge, "o.arrow"}, exitFail,
+			[]string{"no --max-dense is advised to write it dense: its 3000000000000 elements are more than 4294967296; leave out --dense to keep it sparse"}, nil},
+		{"a .coo of a shape no reader takes", []string{"convert", huge, "o.coo"}, exitFail,
+			[]string{"ndarrow convert: ", "m: a SparseTensor message (.coo, .csr, .csc, .csf or .tensor) of shape (3, 1000000000000) is more than a reader of one takes: a shape of at most 1099511627776 elements",
+				"so ndarrow could not read it back: write .npz, .arrow, .arrows or .parquet, which keep it sparse"}, nil},
+		{"a .csr of a shape no reader takes", []string{"convert", huge, "o.csr"}, exitFail,
+			[]string{"m: a SparseTensor message (.coo, .csr, .csc, .csf or .tensor) of shape (3, 1000000000000) is more than a reader of one takes"}, nil},
+		{"a shard --drop-last leaves empty", []string{"batches", "--batch-size", "4", "--shard", "2/3", "--drop-last", ten, "o.arrows"}, exitFail,
+			[]string{"ndarrow batches: " + ten + ": no batch to write: shard 2 of 3 evened by --drop-last holds 3 of the 10 rows, fewer than a batch of 4, and --drop-last leaves a short batch out: give --batch-size 3 or less, fewer shards, or leave out --drop-last"}, nil},
+		{"fewer rows than a batch, --drop-last", []string{"batches", "--batch-size", "16", "--drop-last", ten, "o.arrows"}, exitFail,
+			[]string{ten + ": no batch to write: 10 rows, fewer than a batch of 16, and --drop-last leaves a short batch out: give --batch-size 10 or less, or leave out --drop-last"}, nil},
+		{"a shard of no row", []string{"batches", "--batch-size", "1", "--shard", "11/12", ten, "o.arrows"}, exitFail,
+			[]string{ten + ": no batch to write: shard 11 of 12 holds no row of the 10: give at most 10 shards"}, nil},
+		{"more shards than rows, --drop-last", []string{"batches", "--batch-size", "1", "--shard", "0/12", "--drop-last", ten, "o.arrows"}, exitFail,
+			[]string{ten + ": no batch to write: --drop-last evens the shards to 0 rows each (10 rows among 12 shards): give at most 10 shards, or leave out --drop-last"}, nil},
 		{"--rows @/dev/zero", []string{"take", "--rows", "@/dev/zero", in, "o.arrow"}, exitFail,
 			[]string{"ndarrow take: --rows: /dev/zero: line 1 is longer than 4096 bytes: a rows file holds one index a line"}, []string{"bufio", "token too long"}},
 		{"--rows of a line without end", []string{"take", "--rows", "@" + longRow, in, "o.arrow"}, exitFail,
@@ -113,6 +143,20 @@ func TestErrorsSayWhatToDo(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestGetOfAnEmptyShardSaysWhatToChange: get --batch-size of a shard of a served table that
+// has no batch says why and what to change, as batches does, from the rows the flight holds.
+func TestGetOfAnEmptyShardSaysWhatToChange(t *testing.T) {
+	dir := t.TempDir()
+	writeLabelled(t, filepath.Join(dir, "ten.parquet"), 10)
+	s := startServe(t, dir)
+	out := filepath.Join(t.TempDir(), "o.arrows")
+	code, stdout, stderr := runCLI("get", "--batch-size", "4", "--shard", "2/3", "--drop-last", s.uri, "ten", out)
+	assert.Equal(t, exitFail, code, stderr)
+	assert.Empty(t, stdout)
+	assert.Equal(t, "ndarrow get: ten: no batch to write: shard 2 of 3 evened by --drop-last holds 3 of the 10 rows, fewer than a batch of 4, and --drop-last leaves a short batch out: give --batch-size 3 or less, fewer shards, or leave out --drop-last\n", stderr)
+	assert.NoFileExists(t, out)
 }
 
 // readStream returns the schema's field names and the record batches' rows of the Arrow IPC

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -161,9 +162,12 @@ func requireFailedNaming(t *testing.T, stderr, name, in string) {
 // decoded (ZSTD) — whose input is rewritten in place once the output has begun, keeping its
 // size and modification time (rsync --inplace -t): the command cannot end before the test
 // reads the rest, so the rewrite is always under it, and it exits 1 with one line naming the
-// file and what differs. Standard output holds what was written: the exit status and the
-// error are what tells its reader.
+// file and what differs. Standard output holds labels of the version read and no byte of the
+// new version: what goes to a pipe is copied, checked against the file, then written (it
+// once wrote on after the rewrite, the exit status alone telling its reader: an Arrow stream
+// cut at a message's end reads as whole).
 func TestConvertToAPipeFailsWhenItsInputIsRewritten(t *testing.T) {
+	v1Label, v2Label := bytes.Repeat([]byte{2}, 8), bytes.Repeat([]byte{3}, 8) // 0x0202020202020202, 0x0303030303030303
 	for _, c := range []parquet.Compression{parquet.Uncompressed, parquet.Zstd} {
 		t.Run(c.String(), func(t *testing.T) {
 			in, v2 := twoVersions(t, t.TempDir(), 1<<20, c) // 8 MiB of labels: more than a pipe holds
@@ -173,11 +177,14 @@ func TestConvertToAPipeFailsWhenItsInputIsRewritten(t *testing.T) {
 			_, err := io.ReadFull(stdout, head) // the file is open and being written out
 			require.NoError(t, err, ch.stderr.String())
 			fileidtest.RewriteKeepingTimes(t, in, v2)
-			rest, err := io.Copy(io.Discard, stdout)
+			rest, err := io.ReadAll(stdout)
 			require.NoError(t, err)
 			assert.Equal(t, exitFail, ch.status(t))
 			requireFailedNaming(t, ch.stderr.String(), "convert", in)
-			assert.Greater(t, rest, int64(8<<20), "the labels went on after the rewrite")
+			got := append(head, rest...)
+			assert.True(t, bytes.Contains(got, v1Label), "labels of the version read")
+			assert.False(t, bytes.Contains(got, v2Label), "a label of the new version, at byte %d of %d", bytes.Index(got, v2Label), len(got))
+			assert.Less(t, len(got), 8<<20, "not every label: it stopped at the rewrite")
 		})
 	}
 }
@@ -271,6 +278,45 @@ func TestCommandsFailWhenTheirInputIsRewritten(t *testing.T) {
 			default:
 				assertOnly(t, dir, "t.parquet")
 			}
+		})
+	}
+}
+
+// TestConvertOfAViewToAPipeWritesNoByteOfARewrite: `convert` of a file whose tensor is a view
+// of its mapping — a .npy file, an Arrow IPC file of one batch — to standard output, a pipe
+// the test reads slowly (as .npy, as an Arrow stream), the input rewritten in place keeping
+// its size and modification time once the output has begun: it exits 1 naming the file, and
+// standard output holds values of the version read and none of the new one (each MiB copied
+// from the mapping, checked, then written).
+func TestConvertOfAViewToAPipeWritesNoByteOfARewrite(t *testing.T) {
+	v1, v2 := math.Float32frombits(0x02020202), math.Float32frombits(0x03030303)
+	for _, tc := range []struct{ in, to string }{{"x.npy", "npy"}, {"x.npy", "arrows"}, {"x.arrow", "arrows"}, {"x.arrow", "tensor"}} {
+		t.Run(tc.in+" to "+tc.to, func(t *testing.T) {
+			dir := t.TempDir()
+			in := filepath.Join(dir, tc.in)
+			version := func(v float32) []byte {
+				path := filepath.Join(t.TempDir(), tc.in)
+				require.NoError(t, dataset.Save(path, []dataset.Tensor{{Name: "x", Dense: ndarray.Full(v, 8192, 256)}}, dataset.WriteOptions{})) // 8 MiB
+				b, err := os.ReadFile(path)
+				require.NoError(t, err)
+				return b
+			}
+			b1, b2 := version(v1), version(v2)
+			require.Len(t, b2, len(b1))
+			require.NoError(t, os.WriteFile(in, b1, 0o644))
+			var stdout io.ReadCloser
+			ch := startChild(t, &stdout, "convert", "--to", tc.to, in, "-")
+			head := make([]byte, 4096)
+			_, err := io.ReadFull(stdout, head)
+			require.NoError(t, err, ch.stderr.String())
+			fileidtest.RewriteKeepingTimes(t, in, b2)
+			rest, err := io.ReadAll(stdout)
+			require.NoError(t, err)
+			assert.Equal(t, exitFail, ch.status(t))
+			requireFailedNaming(t, ch.stderr.String(), "convert", in)
+			got := append(head, rest...)
+			assert.True(t, bytes.Contains(got, bytes.Repeat([]byte{2}, 16)), "values of the version read")
+			assert.False(t, bytes.Contains(got, bytes.Repeat([]byte{3}, 16)), "a value of the new version, at byte %d of %d", bytes.Index(got, bytes.Repeat([]byte{3}, 16)), len(got))
 		})
 	}
 }

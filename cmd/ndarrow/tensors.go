@@ -340,10 +340,15 @@ func noTensorForm(left []dataset.LeftOut, names bool) string {
 	return s + " (" + strings.Join(listed, ", ") + ")"
 }
 
+// maxDenseAdvised bounds the --max-dense an error advises: a dense form of more elements (32
+// GiB of float64 and up) is more work than a hint should start — of a 3×1e12 matrix, a hash
+// or a file of 24 TB.
+const maxDenseAdvised = 1 << 32
+
 // maxDenseError returns err, when it is a dense form above the limit --max-dense sets
 // (maxDense; 0 or less: the default), saying what to do: the --max-dense that expands it
-// (which use says what for: "hash it"), or else instead (", or …"; "" for nothing else).
-// Any other error is returned as it is.
+// (which use says what for: "hash it") when that is at most maxDenseAdvised elements, or else
+// instead (", or …"; "" for nothing else). Any other error is returned as it is.
 func maxDenseError(err error, maxDense int64, use, instead string) error {
 	if maxDense <= 0 {
 		maxDense = limits.Default().MaxDenseElements
@@ -354,6 +359,10 @@ func maxDenseError(err error, maxDense int64, use, instead string) error {
 	}
 	if e.Needs < 0 {
 		return fmt.Errorf("%w: no --max-dense can %s%s", err, use, instead)
+	}
+	if e.Needs > maxDenseAdvised {
+		return fmt.Errorf("%w: no --max-dense is advised to %s: its %d elements are more than %d%s",
+			err, use, e.Needs, int64(maxDenseAdvised), strings.Replace(instead, ", or ", "; ", 1))
 	}
 	return fmt.Errorf("%w: give --max-dense %d to %s%s", err, e.Needs, use, instead)
 }

@@ -130,6 +130,39 @@ func TestUnreadablePartFailsTheCommand(t *testing.T) {
 	}
 }
 
+// TestInspectOfAnUnreadablePartPrintsNoTable: inspect of a directory of four parts one of
+// which is cut short, and a file of its own, prints nothing of the table — as text or --json
+// — and exits 1 naming the part, the other file's tensor printed; with --skip-unreadable it
+// prints the table of the other three parts (their 120 rows).
+func TestInspectOfAnUnreadablePartPrintsNoTable(t *testing.T) {
+	train := filepath.Join(t.TempDir(), "train")
+	paths := writeTrainParts(t, train, 4)
+	truncateHalf(t, paths[2])
+	require.NoError(t, dataset.Save(filepath.Join(train, "other.npy"), []dataset.Tensor{{Dense: ndarray.New[int64](3)}}, dataset.WriteOptions{}))
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		rows  string // what a line of the table says of its rows
+	}{
+		{"text", nil, "(120,)"},
+		{"json", []string{"--json"}, `"shape":[120]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := ndarrowProcess(t, slices.Concat([]string{"inspect"}, tc.flags, []string{train})...)
+			assert.Equal(t, exitFail, code, stderr)
+			assert.NotContains(t, string(stdout), "train", "never a smaller table")
+			assert.Contains(t, string(stdout), "other", "a table of its own, whole")
+			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %s", stderr)
+			assert.Contains(t, stderr, paths[2])
+
+			code, stdout, stderr = ndarrowProcess(t, slices.Concat([]string{"inspect", "--skip-unreadable"}, tc.flags, []string{train})...)
+			require.Equal(t, exitOK, code, stderr)
+			assert.Contains(t, string(stdout), "train.label")
+			assert.Contains(t, string(stdout), tc.rows, "the rows of the parts read")
+		})
+	}
+}
+
 // TestServeNamesTheUnreadablePart: serve of a directory whose table has a part cut short does
 // not serve the table smaller: its log names the part, ls lists the table with no rows and
 // names the part on stderr, and get fails naming the part; with serve --skip-unreadable the
@@ -182,6 +215,78 @@ func TestServeNamesTheUnreadablePart(t *testing.T) {
 	code, _, stderr = runCLI("get", skip.uri, "train", out)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Equal(t, labelsOfParts(0, 1, 3), fileLabels(t, out))
+}
+
+// TestGetNamesTheUnreadablePart: get of a table served without a part cut short (serve
+// --skip-unreadable) — whole, --rows or --batch-size — names the part on stderr as ls does;
+// of a table not served for it, each fails in one line naming the flight once and the part.
+func TestGetNamesTheUnreadablePart(t *testing.T) {
+	dir := t.TempDir()
+	paths := writeTrainParts(t, filepath.Join(dir, "train"), 4)
+	truncateHalf(t, paths[2])
+	skip := startServe(t, dir, "--watch=false", "--skip-unreadable")
+	refuse := startServe(t, dir, "--watch=false")
+	for _, tc := range []struct {
+		name string
+		args []string
+		out  string
+	}{
+		{"whole", nil, "t.arrow"},
+		{"rows", []string{"--rows", "0,-1"}, "t.arrow"},
+		{"batches", []string{"--batch-size", "25"}, "t.arrows"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), tc.out)
+			code, _, stderr := runCLI(slices.Concat([]string{"get"}, tc.args, []string{skip.uri, "train", out})...)
+			require.Equal(t, exitOK, code, stderr)
+			assert.True(t, strings.HasPrefix(stderr, "ndarrow get: train: served without train/part-2.parquet: "), stderr)
+			assert.Equal(t, 1, strings.Count(stderr, "part-2.parquet"), "named once: %s", stderr)
+
+			out = filepath.Join(t.TempDir(), tc.out)
+			code, _, stderr = runCLI(slices.Concat([]string{"get"}, tc.args, []string{refuse.uri, "train", out})...)
+			assert.Equal(t, exitFail, code)
+			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %s", stderr)
+			assert.Contains(t, stderr, "unreadable part train/part-2.parquet: ")
+			assert.Equal(t, 1, strings.Count(stderr, "train: "), "the flight named once: %s", stderr)
+			assert.NoFileExists(t, out)
+		})
+	}
+}
+
+// TestServeOfTwoFilesOfOneBaseName: serve of t.parquet and t.arrow, never joined, says
+// neither is served and that no file of the table can be read — not that --skip-unreadable
+// serves a rest there is none of — in its log, ls and get alike.
+func TestServeOfTwoFilesOfOneBaseName(t *testing.T) {
+	dir := t.TempDir()
+	labels := []dataset.Tensor{{Name: "label", Column: "label", Dense: ndarray.New[int64](10)}}
+	for _, name := range []string{"t.parquet", "t.arrow"} {
+		require.NoError(t, dataset.Save(filepath.Join(dir, name), labels, dataset.WriteOptions{}))
+	}
+	s := startServe(t, dir, "--watch=false")
+	assert.Contains(t, s.stderr.String(), "neither is read (rename or move one): the table t is not served: no file of it can be read\n")
+	code, _, lsErr := runCLI("ls", s.uri)
+	require.Equal(t, exitOK, code, lsErr)
+	assert.Contains(t, lsErr, "ndarrow ls: t: not served: unreadable part t.arrow: t.parquet beside it")
+	out := filepath.Join(t.TempDir(), "t.arrow")
+	code, _, getErr := runCLI("get", s.uri, "t", out)
+	assert.Equal(t, exitFail, code)
+	assert.True(t, strings.HasSuffix(getErr, ": no file of it can be read\n"), getErr)
+	for what, text := range map[string]string{"serve": s.stderr.String(), "ls": lsErr, "get": getErr} {
+		assert.NotContains(t, text, "serves the rest", what)
+	}
+}
+
+// TestServeLogsAPartGone: a part of a served table deleted is named in serve's log — the
+// table is served without it, fewer rows — besides the table's change on standard output.
+func TestServeLogsAPartGone(t *testing.T) {
+	dir := t.TempDir()
+	paths := writeTrainParts(t, filepath.Join(dir, "train"), 3)
+	s := startServe(t, dir)
+	require.NoError(t, os.Remove(paths[1]))
+	says := "ndarrow serve: gone: " + paths[1] + ": what was made of it is served without it\n"
+	require.Eventually(t, func() bool { return strings.Contains(s.stderr.String(), says) }, 5*followLimit, 10*time.Millisecond, "%s", s.stderr.String())
+	assert.Equal(t, 1, strings.Count(s.stderr.String(), "gone: "), "named once: %s", s.stderr.String())
+	assert.Contains(t, s.stdout.String(), " changed train")
 }
 
 // TestADirectoryOfOnePartIsItsTable: a directory of one part is the table named after it, as
