@@ -87,22 +87,30 @@ func startServerChild(t *testing.T, name string, limit int64, env ...string) (ur
 	require.NoError(t, err)
 	cmd.Stderr = cmd.Stdout
 	require.NoError(t, cmd.Start())
-	// The child prints its address, then everything else, which is kept for Check; the pipe is
-	// read to its end before Wait closes it.
+	// The child prints its address, then everything else — its server's log, a record a call —
+	// which is kept for Check: the pipe is read as the child writes (a pipe's buffer holds 64
+	// KiB: a child whose log is not read stops at its next line, mid-call) and to its end before
+	// Wait closes it.
 	var out bytes.Buffer
 	lines := bufio.NewScanner(stdout)
+	lines.Buffer(make([]byte, 64<<10), 16<<20)
 	for uri == "" && lines.Scan() {
 		out.WriteString(lines.Text() + "\n")
 		if after, ok := strings.CutPrefix(strings.TrimSpace(lines.Text()), serverChildPrefix); ok {
 			uri = after
 		}
 	}
-	return uri, func() {
-		t.Helper()
-		stdin.Close()
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
 		for lines.Scan() {
 			out.WriteString(lines.Text() + "\n")
 		}
+	}()
+	return uri, func() {
+		t.Helper()
+		stdin.Close()
+		<-read
 		childtest.Check(t, name, out.String, cmd.Wait())
 	}
 }
