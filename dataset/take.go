@@ -357,8 +357,6 @@ type chunkKey struct {
 	index int
 }
 
-// chunkAt returns the part chunk i of the Source is in and its index among the part's
-// chunks read.
 // ReadsWhole reports whether a read of some rows of chunk i (ReadRows, ReadRowsOf) decodes
 // more than those rows — a Parquet row group whose column is stored compressed (whole pages
 // decompressed) or read whole (strings, ragged lists) — so that reads of parts of the chunk
@@ -368,6 +366,8 @@ func (s *Source) ReadsWhole(i int) bool {
 	return err == nil && p.rowPacked != nil && p.rowPacked[j]
 }
 
+// chunkAt returns the part chunk i of the Source is in and its index among the part's
+// chunks read.
 func (s *Source) chunkAt(i int) (sourcePart, int, error) {
 	at := i
 	for _, p := range s.parts {
