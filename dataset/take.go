@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/ndarrow/ndarrow/internal/fanout"
 	"github.com/ndarrow/ndarrow/internal/fileid"
 	"github.com/ndarrow/ndarrow/internal/objstore"
 	"github.com/ndarrow/ndarrow/ipc"
@@ -646,28 +647,16 @@ func (s *Source) npyRows(ctx context.Context, p sourcePart, i int, rows []int64)
 		runs = append(runs, run{int64(k), first + rows[k], int64(e - k)})
 		k = e
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var wg sync.WaitGroup
-	var once sync.Once
-	var failed error
-	slots := make(chan struct{}, npyRowFetches)
 	obj := p.file.remote.Object()
-	for _, rn := range runs {
-		slots <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-slots }()
-			dst := data[rn.at*rowBytes : (rn.at+rn.n)*rowBytes]
-			if err := obj.ReadFull(ctx, dst, p.npy.DataOffset+rn.row*rowBytes); err != nil {
-				once.Do(func() { failed = objectError(err); cancel(failed) })
-			}
-		}()
-	}
-	wg.Wait()
-	if failed != nil {
-		return Tensor{}, failed
+	if err := fanout.Each(ctx, len(runs), npyRowFetches, func(ctx context.Context, k int) error {
+		rn := runs[k]
+		dst := data[rn.at*rowBytes : (rn.at+rn.n)*rowBytes]
+		if err := obj.ReadFull(ctx, dst, p.npy.DataOffset+rn.row*rowBytes); err != nil {
+			return objectError(err)
+		}
+		return nil
+	}); err != nil {
+		return Tensor{}, err
 	}
 	a, err := p.npy.Rows(int64(len(rows)), data)
 	if err != nil {
