@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -49,6 +50,11 @@ func TestConcurrentUploadsWithinTheBudgetChild(t *testing.T) {
 	// of the sizes.
 	scale := map[bool]int64{false: 1, true: 4}[childtest.RaceEnabled]
 	budget := 256 << 20 / scale
+	// As serve sets it: the collector runs as the heap nears what the budgets bound, not at
+	// twice the live heap, which under a loaded machine's late collections can pass the
+	// child's address space (the runtime's "out of memory", seen in CI) with nothing held
+	// beyond the budget.
+	debug.SetMemoryLimit(budget + DefaultWireBudget(budget) + 256<<20)
 	s := serve(t, Options{Writable: true, MemoryBudget: budget, BudgetWait: 2 * time.Second}, "grpc")
 	keep := randomDense[float64](mrand.New(mrand.NewPCG(1, 2)), 64, 64)
 	require.NoError(t, s.store.Add("keep", dataset.Tensor{Dense: keep}))

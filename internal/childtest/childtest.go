@@ -47,13 +47,35 @@ func Check(t *testing.T, name string, output func() string, err error) {
 	t.Helper()
 	text := output()
 	if err != nil || !strings.Contains(text, "--- PASS: "+name) {
-		t.Fatalf("the child process running %s failed (%v):\n%s", name, err, tail(text, 60))
+		t.Fatalf("the child process running %s failed (%v):\n%s%s", name, err, fatalLines(text), tail(text, 60))
 	}
 	for _, line := range strings.Split(text, "\n") {
 		if strings.Contains(line, "child:") {
 			t.Log(strings.TrimSpace(line))
 		}
 	}
+}
+
+// fatalLines returns the lines of s that say why a Go process died — "fatal error: …",
+// "panic: …", "runtime: …" — each followed by a newline, with a line saying so first: a
+// goroutine dump puts them out of the tail's reach.
+func fatalLines(s string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(s, "\n") {
+		if strings.HasPrefix(line, "fatal error: ") || strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "runtime: ") {
+			if b.Len() == 0 {
+				b.WriteString("why it died:\n")
+			}
+			b.WriteString(line + "\n")
+			if b.Len() > 4<<10 {
+				break
+			}
+		}
+	}
+	if b.Len() > 0 {
+		b.WriteString("its output's end:\n")
+	}
+	return b.String()
 }
 
 // tail returns the last n lines of s.
