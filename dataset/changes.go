@@ -26,6 +26,7 @@ type FileError struct {
 	Err  error
 }
 
+// Error returns "PATH: ERR".
 func (e *FileError) Error() string { return e.Path + ": " + e.Err.Error() }
 
 // Unwrap returns Err.

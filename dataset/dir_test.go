@@ -10,7 +10,7 @@ import (
 
 	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/dataset"
-	"github.com/ndarrow/ndarrow/internal/parquettest"
+	"github.com/ndarrow/ndarrow/dataset/parquettest"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/parquet"

@@ -40,6 +40,8 @@ func (e *TooLargeError) What() string {
 	return fmt.Sprintf("row %d", e.Row)
 }
 
+// Error returns ErrBatchTooLarge's text (a dictionary's own lead for a dictionary), what is
+// too large (What), its bytes and what a batch may hold.
 func (e *TooLargeError) Error() string {
 	lead := ErrBatchTooLarge.Error()
 	if e.Row < 0 {

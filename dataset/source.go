@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"math"
-	"math/bits"
 	"slices"
 	"unicode/utf8"
 
@@ -15,6 +13,7 @@ import (
 
 	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/internal/objstore"
+	"github.com/ndarrow/ndarrow/internal/saturate"
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
@@ -248,9 +247,9 @@ func (s *Source) DecodeBytes() []int64 {
 			case s.desc.DType() == ndarray.String && i < len(p.rowBytes):
 				// the column chunk's bytes, up to four times over for the strings' headers
 				// (a value takes at least four bytes: its length), and a header a row
-				size = saturatingAdd(saturatingMul(p.rowBytes[i], 4), saturatingMul(rows, stringHeader))
+				size = saturate.Add(saturate.Mul(p.rowBytes[i], 4), saturate.Mul(rows, stringHeader))
 			case s.desc.Dense != nil:
-				size = saturatingMul(rows, saturatingMul(s.desc.Dense.Shape()[1:].Size(), int64(max(s.desc.DType().Size(), 1))))
+				size = saturate.Mul(rows, saturate.Mul(s.desc.Dense.Shape()[1:].Size(), int64(max(s.desc.DType().Size(), 1))))
 			}
 			if size < 0 && i < len(p.rowBytes) {
 				size = p.rowBytes[i]
@@ -259,7 +258,7 @@ func (s *Source) DecodeBytes() []int64 {
 			if p.file.remote != nil {
 				factor++ // the column chunk fetched, held until it is decoded
 			}
-			out = append(out, saturatingMul(max(size, 0), factor))
+			out = append(out, saturate.Mul(max(size, 0), factor))
 		}
 	}
 	return out
@@ -267,17 +266,6 @@ func (s *Source) DecodeBytes() []int64 {
 
 // stringHeader is what a Go string takes beside its bytes.
 const stringHeader = 16
-
-// saturatingAdd returns a+b for a, b ≥ 0, or math.MaxInt64 past it.
-func saturatingAdd(a, b int64) int64 { return a + min(b, math.MaxInt64-a) }
-
-// saturatingMul returns a×b for a, b ≥ 0, or math.MaxInt64 past it.
-func saturatingMul(a, b int64) int64 {
-	if hi, lo := bits.Mul64(uint64(a), uint64(b)); hi != 0 || lo > math.MaxInt64 {
-		return math.MaxInt64
-	}
-	return a * b
-}
 
 // Share returns the k-th of n shares of the Source (0 ≤ k < n): the Source of its chunks
 // [⌊k·C/n⌋, ⌊(k+1)·C/n⌋) of C, whole files and Parquet row groups, so that the n shares in

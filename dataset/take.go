@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/ndarrow/ndarrow/internal/fanout"
 	"github.com/ndarrow/ndarrow/internal/fileid"
 	"github.com/ndarrow/ndarrow/internal/objstore"
 	"github.com/ndarrow/ndarrow/ipc"
@@ -357,8 +358,6 @@ type chunkKey struct {
 	index int
 }
 
-// chunkAt returns the part chunk i of the Source is in and its index among the part's
-// chunks read.
 // ReadsWhole reports whether a read of some rows of chunk i (ReadRows, ReadRowsOf) decodes
 // more than those rows — a Parquet row group whose column is stored compressed (whole pages
 // decompressed) or read whole (strings, ragged lists) — so that reads of parts of the chunk
@@ -368,6 +367,8 @@ func (s *Source) ReadsWhole(i int) bool {
 	return err == nil && p.rowPacked != nil && p.rowPacked[j]
 }
 
+// chunkAt returns the part chunk i of the Source is in and its index among the part's
+// chunks read.
 func (s *Source) chunkAt(i int) (sourcePart, int, error) {
 	at := i
 	for _, p := range s.parts {
@@ -646,28 +647,16 @@ func (s *Source) npyRows(ctx context.Context, p sourcePart, i int, rows []int64)
 		runs = append(runs, run{int64(k), first + rows[k], int64(e - k)})
 		k = e
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var wg sync.WaitGroup
-	var once sync.Once
-	var failed error
-	slots := make(chan struct{}, npyRowFetches)
 	obj := p.file.remote.Object()
-	for _, rn := range runs {
-		slots <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-slots }()
-			dst := data[rn.at*rowBytes : (rn.at+rn.n)*rowBytes]
-			if err := obj.ReadFull(ctx, dst, p.npy.DataOffset+rn.row*rowBytes); err != nil {
-				once.Do(func() { failed = objectError(err); cancel(failed) })
-			}
-		}()
-	}
-	wg.Wait()
-	if failed != nil {
-		return Tensor{}, failed
+	if err := fanout.Each(ctx, len(runs), npyRowFetches, func(ctx context.Context, k int) error {
+		rn := runs[k]
+		dst := data[rn.at*rowBytes : (rn.at+rn.n)*rowBytes]
+		if err := obj.ReadFull(ctx, dst, p.npy.DataOffset+rn.row*rowBytes); err != nil {
+			return objectError(err)
+		}
+		return nil
+	}); err != nil {
+		return Tensor{}, err
 	}
 	a, err := p.npy.Rows(int64(len(rows)), data)
 	if err != nil {

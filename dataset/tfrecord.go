@@ -22,6 +22,7 @@ type UnmappedRecordsError struct {
 	Records int // the number of records the file holds
 }
 
+// Error says how many records the file holds and that their type is not one ndarrow maps.
 func (e *UnmappedRecordsError) Error() string {
 	return fmt.Sprintf("a TFRecord file of %d records of a type ndarrow does not map (not tf.train.Example, SequenceExample or TensorProto)", e.Records)
 }

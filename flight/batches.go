@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/internal/saturate"
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/table"
@@ -260,9 +261,9 @@ func (s *Server) planBatches(req batchesRequest, o table.BatchOptions, e *entry)
 		if src := srcs[min(c, len(srcs)-1)]; src.Bytes() < 0 && src.Rows() > 0 {
 			decode := int64(0)
 			for _, d := range src.DecodeBytes() {
-				decode = addSat(decode, d)
+				decode = saturate.Add(decode, d)
 			}
-			unknown = addSat(unknown, ceilDiv(decode, src.Rows()))
+			unknown = saturate.Add(unknown, ceilDiv(decode, src.Rows()))
 		}
 	}
 	md := e.schema.Metadata()
@@ -319,7 +320,7 @@ func (s *Server) doGetBatches(raw []byte, stream arrowflight.FlightService_DoGet
 	o.Readahead = 1 // one batch read ahead: the budget, not the stream, decides what is held
 	o.Reserve = func(ctx context.Context, rows int64) error {
 		n, _, err := p.table.TakeBytes(rows, o.Columns)
-		n = addSat(n, mulSat(p.unknownPerRow, rows))
+		n = saturate.Add(n, saturate.Mul(p.unknownPerRow, rows))
 		if err != nil || s.budget == nil || n <= 0 {
 			return err
 		}

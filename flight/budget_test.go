@@ -31,8 +31,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/dataset/parquettest"
 	"github.com/ndarrow/ndarrow/internal/childtest"
-	"github.com/ndarrow/ndarrow/internal/parquettest"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/parquet"

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"math"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	arrowipc "github.com/apache/arrow/go/v17/arrow/ipc"
 
 	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/internal/saturate"
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/ragged"
@@ -180,7 +180,7 @@ func (s *Store) sourceTableEntry(root, name string, cols []*dataset.Source, left
 		if b := streamBytes(c); b < 0 || bytes < 0 {
 			bytes = -1
 		} else {
-			bytes += min(b, math.MaxInt64-bytes)
+			bytes = saturate.Add(bytes, b)
 		}
 	}
 	for _, c := range cols {
@@ -220,7 +220,7 @@ func (s *Server) sendTable(ctx context.Context, e *entry, w *arrowipc.Writer, se
 	nexts := make([]func() (dataset.Tensor, error, bool), len(e.columns))
 	for k, c := range e.columns {
 		for i, b := range c.DecodeBytes() {
-			costs[i] += min(b, math.MaxInt64-costs[i])
+			costs[i] = saturate.Add(costs[i], b)
 		}
 		next, stop := iter.Pull2(c.Chunks(ctx))
 		defer stop()
@@ -267,7 +267,7 @@ func (s *Server) sendTableChunk(ctx context.Context, e *entry, w *arrowipc.Write
 		}
 		t.Column = col.Column
 		chunk[k] = t
-		copies += min(recordCopyBound(t), math.MaxInt64-copies)
+		copies = saturate.Add(copies, recordCopyBound(t))
 	}
 	if copies > cost {
 		more, err := s.budget.acquireMore(ctx, name, cost, copies-cost)
@@ -293,7 +293,7 @@ func fromRecordsCopies(records []arrow.Record) int64 {
 	total := int64(0)
 	for _, rec := range records {
 		for _, c := range rec.Columns() {
-			total += min(arrayCopies(c, len(records) > 1), math.MaxInt64-total)
+			total = saturate.Add(total, arrayCopies(c, len(records) > 1))
 		}
 	}
 	return total

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"math/bits"
 	"runtime"
 	"slices"
 	"strings"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/ndarrow/ndarrow/arrowtensor"
 	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/internal/saturate"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/table"
@@ -74,7 +73,7 @@ func isTake(ticket []byte) bool { return len(ticket) > 0 && ticket[0] == '{' }
 // of commas are a few million rows), twice over as the list grows, and the decoder's copy of
 // the ticket.
 func parseBytes(ticket []byte) int64 {
-	return addSat(mulSat(int64(bytes.Count(ticket, []byte(",")))+1, 16), int64(len(ticket)))
+	return saturate.Add(saturate.Mul(int64(bytes.Count(ticket, []byte(",")))+1, 16), int64(len(ticket)))
 }
 
 // parseTake decodes a take ticket: one JSON object, no field unknown, a name, a list of rows
@@ -277,11 +276,11 @@ func (s *Server) estimateTake(p *takePlan) error {
 				perRow = ceilDiv(b, src.Rows())
 			}
 			for f, n := range perFrag {
-				cost := mulSat(perRow, n)
+				cost := saturate.Mul(perRow, n)
 				if f < len(decode) && f < len(chunkRows) && chunkRows[f] > 0 && (perRow == 0 || src.DType() == ndarray.String) {
-					cost = max(cost, mulSat(ceilDiv(decode[f], chunkRows[f]), n))
+					cost = max(cost, saturate.Mul(ceilDiv(decode[f], chunkRows[f]), n))
 				}
-				p.answer = addSat(p.answer, cost)
+				p.answer = saturate.Add(p.answer, cost)
 				if f < len(decode) {
 					working = append(working, decode[f])
 				}
@@ -290,10 +289,10 @@ func (s *Server) estimateTake(p *takePlan) error {
 		slices.Sort(working)
 		slices.Reverse(working)
 		for _, w := range working[:min(len(working), runtime.GOMAXPROCS(0))] {
-			p.working = addSat(p.working, w)
+			p.working = saturate.Add(p.working, w)
 		}
 	case p.e.rows > 0:
-		p.answer = mulSat(ceilDiv(max(p.e.bytes, 0), p.e.rows), k)
+		p.answer = saturate.Mul(ceilDiv(max(p.e.bytes, 0), p.e.rows), k)
 	}
 	if most := s.opts.Limits.MaxCopySize; p.answer > most {
 		return fmt.Errorf("flight: %s: %d rows take about %d bytes, more than the server copies for one request (%d, Limits.MaxCopySize): %w",
@@ -352,7 +351,7 @@ func (s *Server) takeEntry(ctx context.Context, ticket []byte) (*entry, error) {
 	defer releaseParse()
 	defer e.release()
 	req := p.req
-	release, err := s.reserve(ctx, req.Name, addSat(mulSat(p.answer, 2), p.working))
+	release, err := s.reserve(ctx, req.Name, saturate.Add(saturate.Mul(p.answer, 2), p.working))
 	if err != nil {
 		return nil, err
 	}
@@ -373,7 +372,7 @@ func (s *Server) takeEntry(ctx context.Context, ticket []byte) (*entry, error) {
 	}
 	copies := int64(0)
 	for _, t := range tensors {
-		copies = addSat(copies, recordCopyBound(t))
+		copies = saturate.Add(copies, recordCopyBound(t))
 	}
 	more, err := s.reserve(ctx, req.Name, copies)
 	if err != nil {
@@ -498,14 +497,3 @@ func (s *Server) takeInfo(ctx context.Context, cmd []byte) (*arrowflight.FlightI
 
 // ceilDiv returns ⌈a/b⌉ for a ≥ 0, b > 0.
 func ceilDiv(a, b int64) int64 { return a/b + min(a%b, 1) }
-
-// addSat returns a+b for a, b ≥ 0, or math.MaxInt64 past it.
-func addSat(a, b int64) int64 { return a + min(b, math.MaxInt64-a) }
-
-// mulSat returns a×b for a, b ≥ 0, or math.MaxInt64 past it.
-func mulSat(a, b int64) int64 {
-	if hi, lo := bits.Mul64(uint64(a), uint64(b)); hi != 0 || lo > math.MaxInt64 {
-		return math.MaxInt64
-	}
-	return a * b
-}

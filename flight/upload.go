@@ -3,7 +3,6 @@ package flight
 import (
 	"encoding/json"
 	"io"
-	"math"
 	"strings"
 	"sync/atomic"
 
@@ -13,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/internal/saturate"
 )
 
 // entryOverhead is what every stored or staged upload counts against the memory budget beyond
@@ -232,7 +232,7 @@ func (u *upload) entries(names []string, tensors []dataset.Tensor) ([]*entry, er
 func (u *upload) tableEntries(tensors []dataset.Tensor) ([]string, []*entry, error) {
 	need := int64(len(tensors)+1) * entryOverhead
 	for _, t := range tensors { // each names its Column (dataset.FromRecords)
-		need += min(recordCopyBound(t), math.MaxInt64-need)
+		need = saturate.Add(need, recordCopyBound(t))
 	}
 	if err := u.res.Reserve(need); err != nil {
 		return nil, nil, statusOf(err)

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"math"
 	"runtime"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -18,6 +17,7 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
 	"github.com/ndarrow/ndarrow/internal/mmap"
+	"github.com/ndarrow/ndarrow/internal/saturate"
 	"github.com/ndarrow/ndarrow/internal/sentinel"
 	"github.com/ndarrow/ndarrow/ipc"
 	"github.com/ndarrow/ndarrow/limits"
@@ -449,7 +449,7 @@ func (r *Reader) ColumnBytes(i int, name string) int64 {
 		total := int64(0)
 		for _, leaf := range c.leaves {
 			if cc := r.md.FileMetaData.RowGroups[i].Columns[leaf]; cc.MetaData != nil && cc.MetaData.TotalUncompressedSize > 0 {
-				total += min(cc.MetaData.TotalUncompressedSize, math.MaxInt64-total) // saturating
+				total = saturate.Add(total, cc.MetaData.TotalUncompressedSize)
 			}
 		}
 		return total

@@ -17,10 +17,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/ndarrow/ndarrow/dataset"
+	"github.com/ndarrow/ndarrow/internal/fanout"
 	"github.com/ndarrow/ndarrow/limits"
 )
 
@@ -434,31 +434,17 @@ func (t *Table) Take(ctx context.Context, rows []int64, columns []string) (*data
 	for c := range got {
 		got[c] = make([]dataset.Tensor, len(pieces))
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var wg sync.WaitGroup
-	var once sync.Once
-	var failed error
-	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for p, pc := range pieces {
-		slots <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-slots }()
-			ts, err := dataset.ReadRowsOf(ctx, srcs, pc.frag, pc.local)
-			if err != nil {
-				once.Do(func() { failed = err; cancel(err) })
-				return
-			}
-			for c, tn := range ts {
-				got[c][p] = tn
-			}
-		}()
-	}
-	wg.Wait()
-	if failed != nil {
-		return nil, failed
+	if err := fanout.Each(ctx, len(pieces), runtime.GOMAXPROCS(0), func(ctx context.Context, p int) error {
+		ts, err := dataset.ReadRowsOf(ctx, srcs, pieces[p].frag, pieces[p].local)
+		if err != nil {
+			return err
+		}
+		for c, tn := range ts {
+			got[c][p] = tn
+		}
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	out := make([]dataset.Tensor, len(cols))
 	var pos []int64 // where each row asked is among uniq, unless they are the same

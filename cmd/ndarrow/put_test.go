@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndarrow/ndarrow/dataset"
-	"github.com/ndarrow/ndarrow/internal/parquettest"
+	"github.com/ndarrow/ndarrow/dataset/parquettest"
 	"github.com/ndarrow/ndarrow/limits"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/npy"

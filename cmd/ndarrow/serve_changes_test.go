@@ -19,8 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndarrow/ndarrow/dataset/parquettest"
 	"github.com/ndarrow/ndarrow/internal/childtest"
-	"github.com/ndarrow/ndarrow/internal/parquettest"
 	"github.com/ndarrow/ndarrow/ndarray"
 	"github.com/ndarrow/ndarrow/npy"
 )
