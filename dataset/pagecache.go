@@ -268,6 +268,11 @@ func (p *filePages) Keep(offset int64, values []byte) []byte {
 		p.cache.free(kept)
 		return values
 	}
+	// kept meanwhile by a read that decoded it without a claim (the cache full when it looked)
+	if v, ok := p.pages[offset]; ok {
+		p.cache.free(kept)
+		return v
+	}
 	p.pages[offset] = kept
 	p.cache.kept.Add(1)
 	return kept
@@ -319,6 +324,11 @@ func (p *filePages) KeepChunk(offset int64, arr arrow.Array) arrow.Array {
 		if err == nil {
 			kept := array.MakeFromData(data)
 			data.Release()
+			if prev, ok := p.chunks[offset]; ok { // kept meanwhile, as in Keep
+				kept.Release()
+				prev.Retain()
+				return prev
+			}
 			if !p.dropped {
 				p.chunks[offset] = kept
 				p.cache.kept.Add(1)
